@@ -1,0 +1,472 @@
+//! The chunk allocator: one contiguous reservation per class, prepared ahead of demand.
+
+use std::alloc::Layout;
+use std::fmt;
+use std::ptr::NonNull;
+use std::sync::OnceLock;
+
+use crate::ledger::{Acquired, SlabLedger};
+use crate::os::{Region, PAGE};
+use crate::sync::{thread, Arc, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::{AllocError, ClassId, SlabConfig};
+
+/// The most classes one allocator holds.
+pub const MAX_CLASSES: usize = 4096;
+
+/// The largest alignment a class may ask for: cells are aligned within page-aligned slabs.
+pub const MAX_ALIGN: usize = PAGE;
+
+/// A whole slab handed to one owner for the allocator's lifetime: `cells` cells of
+/// `cell_size` bytes from `base`, pages already faulted in.
+///
+/// The arena takes its memory this way: each of a slab's cells keeps one object-table slot
+/// for life, so it needs the cells in a block, not one at a time.
+#[derive(Debug, Clone, Copy)]
+pub struct SlabGrant {
+    /// The class the slab belongs to.
+    pub class: ClassId,
+    /// The slab's index in the class's reservation (address order).
+    pub index: u32,
+    /// The slab's first cell.
+    pub base: NonNull<u8>,
+    /// Cells in the slab.
+    pub cells: u32,
+    /// Bytes from one cell to the next.
+    pub cell_size: usize,
+    /// Whether the caller had to prepare the slab itself (the worker lagged).
+    pub inline: bool,
+}
+
+/// A snapshot of one class's memory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClassStats {
+    /// Bytes from one cell to the next (the layout's size rounded up to its alignment).
+    pub cell_size: usize,
+    /// Cells in one slab.
+    pub cells_per_slab: u32,
+    /// Bytes from one slab to the next (whole pages).
+    pub slab_bytes: usize,
+    /// Bytes of address space reserved for the class.
+    pub reserved_bytes: usize,
+    /// Slabs carved from the reservation so far (prepared, granted or serving cells).
+    pub carved_slabs: u32,
+    /// Slabs prepared ahead and waiting to be used.
+    pub prepared_slabs: u32,
+    /// Slabs granted whole (to the arena).
+    pub granted_slabs: u32,
+    /// Cells handed out one at a time and not yet freed.
+    pub live_cells: usize,
+    /// Cells ready to be handed out one at a time without taking a slab.
+    pub free_cells: usize,
+    /// Cells in use: granted slabs' cells plus live single cells.
+    pub cells_in_use: usize,
+    /// The most cells ever in use at once.
+    pub high_water: usize,
+    /// Slabs the caller had to prepare itself because none was ready (the worker lagged).
+    pub inline_preparations: u64,
+}
+
+/// The single-cell side of a class: a bump cursor in the current slab, a stack of freed
+/// cells, and one allocated-bit per cell of every slab that serves single cells. The bits
+/// catch double and foreign frees in release builds.
+struct CellState {
+    /// Slab being carved into cells and the next cell in it.
+    bump: Option<(u32, u32)>,
+    /// Freed cells, reused last-in first-out (the warmest first).
+    free: Vec<NonNull<u8>>,
+    /// Allocated bits per slab; `None` for slabs that are not serving single cells.
+    bits: Vec<Option<Box<[u64]>>>,
+}
+
+// SAFETY: the pointers are addresses of cells in a region the allocator owns; the state is
+// only reached through the class's mutex.
+unsafe impl Send for CellState {}
+
+/// One registered class.
+struct Class {
+    id: ClassId,
+    cell_size: usize,
+    config: SlabConfig,
+    shift: u32,
+    region: Region,
+    ledger: SlabLedger,
+    cells: Mutex<CellState>,
+    granted: AtomicU32,
+    live_cells: AtomicUsize,
+    high_water: AtomicUsize,
+    inline_preparations: AtomicU64,
+}
+
+impl Class {
+    fn cells_in_use(&self) -> usize {
+        ((self.granted.load(Ordering::Relaxed) as usize) << self.shift) + self.live_cells.load(Ordering::Relaxed)
+    }
+
+    fn note_use(&self) {
+        self.high_water.fetch_max(self.cells_in_use(), Ordering::Relaxed);
+    }
+
+    /// Slabs the worker should have prepared.
+    fn target(&self) -> u32 {
+        self.config.spare_slabs + self.ledger.wanted()
+    }
+
+    /// Prepares slabs until the target is met or the reservation is used up.
+    fn top_up(&self) {
+        while self.ledger.prepared_len() < self.target() {
+            let Some(slab) = self.ledger.carve_for_worker() else { return };
+            self.region.prepare(slab as usize);
+            self.ledger.publish(slab);
+        }
+    }
+
+    /// A prepared slab for the caller, prepared inline if the worker has none ready.
+    fn take_slab(&self) -> Result<(u32, bool), AllocError> {
+        match self.ledger.acquire(|slab| self.region.prepare(slab as usize)) {
+            Acquired::Prepared(slab) => Ok((slab, false)),
+            Acquired::Inline(slab) => {
+                self.inline_preparations.fetch_add(1, Ordering::Relaxed);
+                Ok((slab, true))
+            }
+            Acquired::Exhausted => Err(AllocError::Exhausted { class: self.id, max_slabs: self.config.max_slabs }),
+        }
+    }
+
+    fn cell_ptr(&self, slab: u32, cell: u32) -> NonNull<u8> {
+        debug_assert!(cell < self.config.cells_per_slab, "cell {cell} beyond its slab");
+        // SAFETY: `cell < cells_per_slab` and `cells_per_slab × cell_size ≤ stride`, so the
+        // address stays inside the slab.
+        unsafe { self.region.slab_ptr(slab as usize).add(cell as usize * self.cell_size) }
+    }
+}
+
+struct Shared {
+    classes: Box<[OnceLock<Box<Class>>]>,
+    count: AtomicUsize,
+    register: Mutex<()>,
+    shutdown: AtomicBool,
+}
+
+impl Shared {
+    fn class(&self, id: ClassId) -> Result<&Class, AllocError> {
+        self.classes.get(id.index()).and_then(OnceLock::get).map(|c| &**c).ok_or(AllocError::UnknownClass(id))
+    }
+
+    fn registered(&self) -> impl Iterator<Item = &Class> {
+        let n = self.count.load(Ordering::Acquire);
+        self.classes[..n].iter().filter_map(|c| c.get().map(|c| &**c))
+    }
+}
+
+/// Reserves one contiguous region of address space per class and carves it, front to back,
+/// into slabs of fixed-size cells; a background thread keeps each class's next slabs
+/// prepared so that the caller neither faults nor makes a system call on its hot path.
+///
+/// Two ways to take memory:
+/// - [`alloc_slab`](Self::alloc_slab): a whole slab, for owners that manage cells
+///   themselves (the arena); no per-cell bookkeeping here.
+/// - [`alloc_cell`](Self::alloc_cell) / [`free_cell`](Self::free_cell): single cells, behind
+///   a per-class lock, with an allocated-bit per cell that turns double and wrong-class
+///   frees into errors in every build.
+///
+/// Dropping the allocator stops and joins the preparation thread, then unmaps every region:
+/// whatever was placed in the cells must have been dropped by then.
+pub struct ChunkAllocator {
+    shared: Arc<Shared>,
+    worker: Option<thread::JoinHandle<()>>,
+}
+
+impl fmt::Debug for ChunkAllocator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChunkAllocator").field("classes", &self.shared.count.load(Ordering::Relaxed)).finish()
+    }
+}
+
+impl Default for ChunkAllocator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ChunkAllocator {
+    /// An allocator with no classes, and its preparation thread.
+    ///
+    /// # Panics
+    /// If the OS cannot start a thread.
+    pub fn new() -> Self {
+        let shared = Arc::new(Shared {
+            classes: (0..MAX_CLASSES).map(|_| OnceLock::new()).collect(),
+            count: AtomicUsize::new(0),
+            register: Mutex::new(()),
+            shutdown: AtomicBool::new(false),
+        });
+        let worker = {
+            let shared = Arc::clone(&shared);
+            thread::Builder::new()
+                .name("respawn-prepare".into())
+                .spawn(move || prepare_loop(&shared))
+                .expect("failed to start the slab preparation thread")
+        };
+        Self { shared, worker: Some(worker) }
+    }
+
+    /// Registers a class of cells that hold `layout`, with its own reservation.
+    ///
+    /// # Errors
+    /// [`AllocError::ZeroSized`], [`AllocError::OverAligned`] (beyond [`MAX_ALIGN`]),
+    /// [`AllocError::BadConfig`], [`AllocError::TooManyClasses`], or
+    /// [`AllocError::Os`] if the address space cannot be reserved.
+    pub fn register_class(&self, layout: Layout, config: SlabConfig) -> Result<ClassId, AllocError> {
+        if layout.size() == 0 {
+            return Err(AllocError::ZeroSized);
+        }
+        if layout.align() > MAX_ALIGN {
+            return Err(AllocError::OverAligned { align: layout.align(), max: MAX_ALIGN });
+        }
+        config.validate()?;
+        let cell_size = layout.pad_to_align().size();
+        let stride = (cell_size * config.cells_per_slab as usize).next_multiple_of(PAGE);
+        let region = Region::reserve(stride, config.max_slabs as usize, config.huge_pages)?;
+
+        let _guard = self.shared.register.lock();
+        let index = self.shared.count.load(Ordering::Acquire);
+        if index >= MAX_CLASSES {
+            return Err(AllocError::TooManyClasses { max: MAX_CLASSES });
+        }
+        let id = ClassId::from_index(index as u16);
+        let class = Class {
+            id,
+            cell_size,
+            config,
+            shift: config.cells_per_slab.trailing_zeros(),
+            region,
+            ledger: SlabLedger::new(config.max_slabs, config.spare_slabs),
+            cells: Mutex::new(CellState { bump: None, free: Vec::new(), bits: Vec::new() }),
+            granted: AtomicU32::new(0),
+            live_cells: AtomicUsize::new(0),
+            high_water: AtomicUsize::new(0),
+            inline_preparations: AtomicU64::new(0),
+        };
+        if self.shared.classes[index].set(Box::new(class)).is_err() {
+            unreachable!("class slot {index} filled twice under the register lock");
+        }
+        self.shared.count.store(index + 1, Ordering::Release);
+        self.wake();
+        Ok(id)
+    }
+
+    /// Takes a whole prepared slab of `class`. The cells are the caller's until the
+    /// allocator drops; they are never handed out again.
+    ///
+    /// # Errors
+    /// [`AllocError::UnknownClass`] or [`AllocError::Exhausted`].
+    pub fn alloc_slab(&self, class: ClassId) -> Result<SlabGrant, AllocError> {
+        let c = self.shared.class(class)?;
+        let (index, inline) = c.take_slab()?;
+        self.wake();
+        c.granted.fetch_add(1, Ordering::Relaxed);
+        c.note_use();
+        Ok(SlabGrant {
+            class,
+            index,
+            base: c.region.slab_ptr(index as usize),
+            cells: c.config.cells_per_slab,
+            cell_size: c.cell_size,
+            inline,
+        })
+    }
+
+    /// One cell of `class`, uninitialised, aligned to the class's layout.
+    ///
+    /// # Errors
+    /// [`AllocError::UnknownClass`] or [`AllocError::Exhausted`].
+    pub fn try_alloc_cell(&self, class: ClassId) -> Result<NonNull<u8>, AllocError> {
+        let c = self.shared.class(class)?;
+        let mut st = c.cells.lock();
+        let ptr = if let Some(ptr) = st.free.pop() {
+            let (slab, off) = c.region.locate(ptr.as_ptr()).expect("a freed cell lies in its region");
+            set_bit(&mut st, slab, off / c.cell_size, true);
+            ptr
+        } else {
+            let (slab, cell) = match st.bump {
+                Some((slab, next)) if next < c.config.cells_per_slab => (slab, next),
+                _ => {
+                    let (slab, _) = c.take_slab()?;
+                    self.wake();
+                    let words = (c.config.cells_per_slab as usize).div_ceil(64);
+                    if st.bits.len() <= slab as usize {
+                        st.bits.resize_with(slab as usize + 1, || None);
+                    }
+                    st.bits[slab as usize] = Some(vec![0; words].into_boxed_slice());
+                    (slab, 0)
+                }
+            };
+            st.bump = Some((slab, cell + 1));
+            set_bit(&mut st, slab as usize, cell as usize, true);
+            c.cell_ptr(slab, cell)
+        };
+        drop(st);
+        c.live_cells.fetch_add(1, Ordering::Relaxed);
+        c.note_use();
+        Ok(ptr)
+    }
+
+    /// One cell of `class`, uninitialised, aligned to the class's layout.
+    ///
+    /// # Panics
+    /// If [`try_alloc_cell`](Self::try_alloc_cell) fails: the class is unknown or its
+    /// reservation is used up.
+    pub fn alloc_cell(&self, class: ClassId) -> NonNull<u8> {
+        self.try_alloc_cell(class).unwrap_or_else(|e| panic!("alloc_cell({class:?}): {e}"))
+    }
+
+    /// Returns a cell obtained from [`alloc_cell`](Self::alloc_cell) of the same class.
+    /// Whatever the cell held must already have been dropped; the memory may be handed out
+    /// again at once.
+    ///
+    /// # Errors
+    /// Nothing changes and the error names the mistake: [`AllocError::WrongClass`],
+    /// [`AllocError::ForeignPointer`], [`AllocError::Misaligned`],
+    /// [`AllocError::DoubleFree`] (also for cells of slabs granted whole) or
+    /// [`AllocError::UnknownClass`]. These checks run in release builds too.
+    pub fn free_cell(&self, class: ClassId, ptr: NonNull<u8>) -> Result<(), AllocError> {
+        let c = self.shared.class(class)?;
+        let Some((slab, off)) = c.region.locate(ptr.as_ptr()) else {
+            return Err(match self.class_of(ptr.as_ptr()) {
+                Some(found) => AllocError::WrongClass { expected: class, found },
+                None => AllocError::ForeignPointer,
+            });
+        };
+        if off % c.cell_size != 0 || off / c.cell_size >= c.config.cells_per_slab as usize {
+            return Err(AllocError::Misaligned);
+        }
+        let mut st = c.cells.lock();
+        if !set_bit(&mut st, slab, off / c.cell_size, false) {
+            return Err(AllocError::DoubleFree);
+        }
+        st.free.push(ptr);
+        drop(st);
+        c.live_cells.fetch_sub(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Asks the preparation thread to have `cells` more cells of `class` ready (whole slabs,
+    /// beyond the spares), and returns at once.
+    ///
+    /// # Errors
+    /// [`AllocError::UnknownClass`], or [`AllocError::Exhausted`] if the reservation's
+    /// uncarved and prepared slabs together cannot hold `cells` cells; nothing is asked then.
+    pub fn reserve(&self, class: ClassId, cells: usize) -> Result<(), AllocError> {
+        let c = self.shared.class(class)?;
+        let slabs = cells.div_ceil(c.config.cells_per_slab as usize);
+        let available = c.ledger.remaining() as usize + c.ledger.prepared_len() as usize;
+        if slabs > available {
+            return Err(AllocError::Exhausted { class, max_slabs: c.config.max_slabs });
+        }
+        c.ledger.want(slabs as u32);
+        self.wake();
+        Ok(())
+    }
+
+    /// Prepares `class`'s spare and reserved slabs on the calling thread, now. For start-up,
+    /// before the first frame, so the first spawns find memory ready.
+    ///
+    /// # Errors
+    /// [`AllocError::UnknownClass`].
+    pub fn prepare_now(&self, class: ClassId) -> Result<(), AllocError> {
+        self.shared.class(class)?.top_up();
+        Ok(())
+    }
+
+    /// Whether `ptr` lies in any class's region.
+    pub fn contains(&self, ptr: *const u8) -> bool {
+        self.class_of(ptr).is_some()
+    }
+
+    /// The class whose region holds `ptr`.
+    pub fn class_of(&self, ptr: *const u8) -> Option<ClassId> {
+        self.shared.registered().find(|c| c.region.locate(ptr).is_some()).map(|c| c.id)
+    }
+
+    /// The address range of `class`'s reservation: every cell of the class lies in it, in
+    /// slab order. `None` for an unknown class, and under Miri (slabs are separate
+    /// allocations there).
+    pub fn region(&self, class: ClassId) -> Option<std::ops::Range<usize>> {
+        self.shared.class(class).ok()?.region.span()
+    }
+
+    /// Cell size, slab geometry and counters of `class`.
+    ///
+    /// # Errors
+    /// [`AllocError::UnknownClass`].
+    pub fn stats(&self, class: ClassId) -> Result<ClassStats, AllocError> {
+        let c = self.shared.class(class)?;
+        let st = c.cells.lock();
+        let bump_left = st.bump.map_or(0, |(_, next)| (c.config.cells_per_slab - next) as usize);
+        let free_cells = st.free.len() + bump_left;
+        drop(st);
+        Ok(ClassStats {
+            cell_size: c.cell_size,
+            cells_per_slab: c.config.cells_per_slab,
+            slab_bytes: c.region.reserved_bytes() / c.config.max_slabs as usize,
+            reserved_bytes: c.region.reserved_bytes(),
+            carved_slabs: c.ledger.carved(),
+            prepared_slabs: c.ledger.prepared_len(),
+            granted_slabs: c.granted.load(Ordering::Relaxed),
+            live_cells: c.live_cells.load(Ordering::Relaxed),
+            free_cells,
+            cells_in_use: c.cells_in_use(),
+            high_water: c.high_water.load(Ordering::Relaxed),
+            inline_preparations: c.inline_preparations.load(Ordering::Relaxed),
+        })
+    }
+
+    /// Classes registered so far.
+    pub fn class_count(&self) -> usize {
+        self.shared.count.load(Ordering::Acquire)
+    }
+
+    fn wake(&self) {
+        if let Some(w) = &self.worker {
+            w.thread().unpark();
+        }
+    }
+}
+
+/// Sets or clears a cell's allocated bit; returns whether the bit changed.
+fn set_bit(st: &mut CellState, slab: usize, cell: usize, value: bool) -> bool {
+    let Some(Some(bits)) = st.bits.get_mut(slab) else { return false };
+    let (word, mask) = (cell / 64, 1u64 << (cell % 64));
+    let was = bits[word] & mask != 0;
+    if value {
+        bits[word] |= mask;
+    } else {
+        bits[word] &= !mask;
+    }
+    was != value
+}
+
+/// The preparation thread: tops up every class, then parks until a caller takes a slab,
+/// reserves, registers a class or shuts it down.
+fn prepare_loop(shared: &Shared) {
+    while !shared.shutdown.load(Ordering::Acquire) {
+        for class in shared.registered() {
+            class.top_up();
+        }
+        thread::park();
+    }
+}
+
+impl Drop for ChunkAllocator {
+    fn drop(&mut self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        if let Some(worker) = self.worker.take() {
+            worker.thread().unpark();
+            // A panic on the worker would be a bug in `top_up`; surface it, but not while
+            // already unwinding.
+            if worker.join().is_err() && !std::thread::panicking() {
+                panic!("the slab preparation thread panicked");
+            }
+        }
+    }
+}

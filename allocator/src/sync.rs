@@ -1,0 +1,73 @@
+//! The one place that names the synchronisation primitives.
+//!
+//! Everything in respawn that needs an atomic, a lock or a thread imports it from here, so
+//! that `RUSTFLAGS="--cfg loom"` swaps the whole crate over to [loom]'s checked versions
+//! (`scripts/loom.sh`). Outside loom these are `std`'s atomics and `parking_lot`'s locks.
+//!
+//! [loom]: https://docs.rs/loom
+
+#[cfg(not(loom))]
+pub use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+#[cfg(not(loom))]
+pub use std::sync::Arc;
+#[cfg(not(loom))]
+pub use std::thread;
+
+#[cfg(loom)]
+pub use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+#[cfg(loom)]
+pub use loom::sync::Arc;
+#[cfg(loom)]
+pub use loom::thread;
+
+/// A mutual-exclusion lock: `parking_lot::Mutex`, or loom's under `cfg(loom)`.
+///
+/// The two have different `lock` signatures (loom's returns a `LockResult`), so the shim
+/// wraps both behind one `lock()` that returns the guard.
+#[derive(Debug, Default)]
+pub struct Mutex<T> {
+    #[cfg(not(loom))]
+    inner: parking_lot::Mutex<T>,
+    #[cfg(loom)]
+    inner: loom::sync::Mutex<T>,
+}
+
+/// The guard returned by [`Mutex::lock`].
+#[cfg(not(loom))]
+pub type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
+/// The guard returned by [`Mutex::lock`].
+#[cfg(loom)]
+pub type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
+impl<T> Mutex<T> {
+    /// A new unlocked mutex holding `value`.
+    pub fn new(value: T) -> Self {
+        Self {
+            #[cfg(not(loom))]
+            inner: parking_lot::Mutex::new(value),
+            #[cfg(loom)]
+            inner: loom::sync::Mutex::new(value),
+        }
+    }
+
+    /// Blocks until the lock is held.
+    pub fn lock(&self) -> MutexGuard<'_, T> {
+        #[cfg(not(loom))]
+        {
+            self.inner.lock()
+        }
+        #[cfg(loom)]
+        {
+            // A poisoned loom mutex means a model thread panicked: the model has failed anyway.
+            self.inner.lock().expect("loom mutex poisoned")
+        }
+    }
+}
+
+/// Spins politely: a CPU hint outside loom, a yield to the model checker under it.
+pub fn spin_wait() {
+    #[cfg(not(loom))]
+    std::hint::spin_loop();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}

@@ -1,0 +1,853 @@
+//! The arena: typed objects in class-contiguous cells, reached through generational handles.
+
+use std::any::{type_name, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::marker::PhantomData;
+use std::num::NonZeroU32;
+use std::ptr;
+
+use rayon::prelude::*;
+use respawn_allocator::sync::{Arc, Ordering};
+use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, Rejected, SlabConfig};
+
+use crate::class::{ClassEntry, FreeRoute, FreedCell};
+use crate::table::{ObjectTable, Slot, NONE};
+use crate::{ArenaError, Handle, ObjectFlags, RawHandle, Root};
+
+/// Settings of an [`Arena`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArenaConfig {
+    /// Slab configuration for classes registered without one (including those registered
+    /// implicitly by a first `insert`).
+    pub slab: SlabConfig,
+    /// The highest generation a slot may reach; a slot released at this generation is
+    /// retired for good instead of wrapping. `u32::MAX` in production; lower it to test the
+    /// retirement path, or code that must survive it.
+    pub max_generation: u32,
+}
+
+impl ArenaConfig {
+    /// Default slabs, generations up to `u32::MAX`.
+    pub const DEFAULT: Self = Self { slab: SlabConfig::DEFAULT, max_generation: u32::MAX };
+}
+
+impl Default for ArenaConfig {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// Counters of one class in an arena.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArenaClassStats {
+    /// The class's name (its Rust type).
+    pub name: &'static str,
+    /// Objects held, whatever their flags.
+    pub len: usize,
+    /// Vacant slots (with their cells) ready for new objects.
+    pub vacant: usize,
+    /// Slots retired because their generation reached the ceiling.
+    pub retired: usize,
+    /// The allocator's view of the class's memory.
+    pub memory: ClassStats,
+}
+
+/// Hashes a `TypeId` by taking the 64 bits it writes, as bevy and hecs do: `TypeId`s are
+/// already uniformly distributed.
+#[derive(Default)]
+struct TypeIdHasher(u64);
+
+impl Hasher for TypeIdHasher {
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Not reached with today's `TypeId`; FNV-1a keeps it correct if that ever changes.
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Objects of many classes, each class in its own contiguous region, reached through
+/// generational [`Handle`]s.
+///
+/// - `insert` places an object in a vacant cell of its class (taking a prepared slab when
+///   none is vacant) and returns its handle; `remove` moves it out and bumps the slot's
+///   generation, so every handle to it goes stale at once.
+/// - `tick` and `par_tick` visit every visible object of a class in memory order.
+/// - Every object is dropped exactly once: by `remove`/`destroy`, or when the arena drops.
+///
+/// `&Arena` reads, `&mut Arena` writes: Rust's borrows are the access control.
+///
+/// ```
+/// use respawn_arena::Arena;
+///
+/// #[derive(Debug, PartialEq)]
+/// struct Projectile { pos: [f32; 3], vel: [f32; 3], life: f32 }
+///
+/// let mut arena = Arena::new();
+/// let h = arena.insert(Projectile { pos: [0.0; 3], vel: [1.0, 0.0, 0.0], life: 1.0 });
+/// arena.tick::<Projectile>(|p| { p.pos[0] += p.vel[0] * 0.5; p.life -= 0.5; });
+/// assert_eq!(arena.get(h).unwrap().pos[0], 0.5);
+/// let p = arena.remove(h).unwrap();
+/// assert_eq!(p.life, 0.5);
+/// assert!(arena.get(h).is_none()); // stale, forever
+/// ```
+pub struct Arena {
+    table: Arc<ObjectTable>,
+    classes: Vec<ClassEntry>,
+    by_type: HashMap<TypeId, ClassId, BuildHasherDefault<TypeIdHasher>>,
+    config: ArenaConfig,
+    alloc: ChunkAllocator,
+}
+
+// SAFETY: the raw pointers inside are the arena's own cells; every object placed in them is
+// `Send + Sync` (bound on `insert`), free routes are `Send`, and shared access (`&Arena`)
+// only reads objects or updates atomics.
+unsafe impl Send for Arena {}
+// SAFETY: as above; `&Arena` methods never run a free route (`FnMut` needs `&mut Arena`).
+unsafe impl Sync for Arena {}
+
+impl fmt::Debug for Arena {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Arena").field("slots", &self.table.len()).field("classes", &self.classes).finish()
+    }
+}
+
+impl Default for Arena {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+unsafe fn drop_as<T>(p: *mut u8) {
+    // SAFETY: the caller passes a cell holding a live `T`, and drops it once.
+    unsafe { ptr::drop_in_place(p.cast::<T>()) }
+}
+
+impl Arena {
+    /// An empty arena with [`ArenaConfig::DEFAULT`].
+    pub fn new() -> Self {
+        Self::with_config(ArenaConfig::DEFAULT)
+    }
+
+    /// An empty arena.
+    pub fn with_config(config: ArenaConfig) -> Self {
+        Self {
+            table: Arc::new(ObjectTable::new()),
+            classes: Vec::new(),
+            by_type: HashMap::default(),
+            config,
+            alloc: ChunkAllocator::new(),
+        }
+    }
+
+    /// Registers class `T` with the arena's default slab configuration.
+    ///
+    /// # Errors
+    /// As [`register_with`](Self::register_with).
+    pub fn register<T: Send + Sync + 'static>(&mut self) -> Result<ClassId, ArenaError> {
+        self.register_with::<T>(self.config.slab)
+    }
+
+    /// Registers class `T` with its own slab configuration (its own reservation).
+    ///
+    /// # Errors
+    /// [`ArenaError::AlreadyRegistered`], or [`ArenaError::Alloc`] for a zero-sized or
+    /// over-aligned `T`, a bad configuration, or a refused reservation.
+    pub fn register_with<T: Send + Sync + 'static>(&mut self, slab: SlabConfig) -> Result<ClassId, ArenaError> {
+        if self.by_type.contains_key(&TypeId::of::<T>()) {
+            return Err(ArenaError::AlreadyRegistered(type_name::<T>()));
+        }
+        let id = self.alloc.register_class(std::alloc::Layout::new::<T>(), slab)?;
+        debug_assert_eq!(id.index(), self.classes.len(), "arena and allocator class tables diverged");
+        let cell_size = self.alloc.stats(id)?.cell_size;
+        self.classes.push(ClassEntry {
+            id,
+            type_id: TypeId::of::<T>(),
+            name: type_name::<T>(),
+            cell_size,
+            shift: slab.cells_per_slab.trailing_zeros(),
+            drop_fn: std::mem::needs_drop::<T>().then_some(drop_as::<T> as unsafe fn(*mut u8)),
+            bases: Vec::new(),
+            first_slot: Vec::new(),
+            live: Vec::new(),
+            free: Vec::new(),
+            len: 0,
+            retired: 0,
+            route: None,
+        });
+        self.by_type.insert(TypeId::of::<T>(), id);
+        Ok(id)
+    }
+
+    /// The class id of `T`, if registered.
+    pub fn class_of<T: 'static>(&self) -> Option<ClassId> {
+        self.by_type.get(&TypeId::of::<T>()).copied()
+    }
+
+    /// The typed view of class `T`, registering `T` first if needed. Use it to skip the
+    /// per-call class lookup in a hot loop.
+    ///
+    /// # Errors
+    /// As [`register`](Self::register), when `T` was not registered yet.
+    pub fn store_mut<T: Send + Sync + 'static>(&mut self) -> Result<ClassStore<'_, T>, ArenaError> {
+        let id = match self.class_of::<T>() {
+            Some(id) => id,
+            None => self.register::<T>()?,
+        };
+        Ok(ClassStore {
+            table: &self.table,
+            entry: &mut self.classes[id.index()],
+            alloc: &self.alloc,
+            max_generation: self.config.max_generation,
+            _class: PhantomData,
+        })
+    }
+
+    /// Places `value` in a cell of its class and returns its handle; registers the class
+    /// on first use.
+    ///
+    /// # Panics
+    /// If [`try_insert`](Self::try_insert) fails (reservation exhausted, table full,
+    /// zero-sized or over-aligned `T`).
+    pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) -> Handle<T> {
+        self.try_insert(value).unwrap_or_else(|r| panic!("Arena::insert::<{}>: {}", type_name::<T>(), r.error))
+    }
+
+    /// Places `value` in a cell of its class and returns its handle.
+    ///
+    /// # Errors
+    /// The value comes back with the reason: [`ArenaError::Alloc`] (reservation exhausted,
+    /// zero-sized or over-aligned `T`) or [`ArenaError::TableFull`].
+    pub fn try_insert<T: Send + Sync + 'static>(&mut self, value: T) -> Result<Handle<T>, Rejected<T, ArenaError>> {
+        match self.store_mut::<T>() {
+            Ok(mut store) => store.try_insert(value),
+            Err(error) => Err(Rejected { error, value }),
+        }
+    }
+
+    /// Checks that `raw` names a live object and returns its slot.
+    #[inline]
+    fn live_slot(&self, raw: RawHandle) -> Result<&Slot, ArenaError> {
+        let slot = self.table.slot(raw.index()).ok_or(ArenaError::Stale)?;
+        if slot.generation.load(Ordering::Relaxed) != raw.generation().get() {
+            return Err(ArenaError::Stale);
+        }
+        let flags = slot.flags();
+        if flags.contains(ObjectFlags::VACANT) {
+            return Err(ArenaError::Stale);
+        }
+        Ok(slot)
+    }
+
+    /// Checks that `raw` resolves: live, and not hidden by its flags.
+    #[inline]
+    fn visible_slot(&self, raw: RawHandle) -> Result<&Slot, ArenaError> {
+        let slot = self.live_slot(raw)?;
+        let flags = slot.flags();
+        if flags.intersects(ObjectFlags::HIDDEN) {
+            return Err(ArenaError::Hidden(flags));
+        }
+        Ok(slot)
+    }
+
+    #[inline]
+    fn typed_slot<T: 'static>(&self, h: Handle<T>) -> Result<&Slot, ArenaError> {
+        let slot = self.visible_slot(h.raw())?;
+        let entry = &self.classes[slot.class() as usize];
+        if entry.type_id != TypeId::of::<T>() {
+            return Err(ArenaError::WrongClass { expected: type_name::<T>(), found: entry.name });
+        }
+        Ok(slot)
+    }
+
+    /// The object `h` names, or why not.
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`], [`ArenaError::Hidden`] or [`ArenaError::WrongClass`].
+    pub fn try_get<T: 'static>(&self, h: Handle<T>) -> Result<&T, ArenaError> {
+        let slot = self.typed_slot(h)?;
+        // SAFETY: the slot is live, of class `T`, so its cell holds an initialised `T`;
+        // `&self` excludes writers for the borrow's life.
+        Ok(unsafe { &*slot.cell().cast::<T>().as_ptr() })
+    }
+
+    /// The object `h` names, if it resolves.
+    #[inline]
+    pub fn get<T: 'static>(&self, h: Handle<T>) -> Option<&T> {
+        self.try_get(h).ok()
+    }
+
+    /// The object `h` names, mutably, if it resolves.
+    #[inline]
+    pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
+        let slot = self.typed_slot(h).ok()?;
+        // SAFETY: as in `try_get`; `&mut self` makes the borrow unique.
+        Some(unsafe { &mut *slot.cell().cast::<T>().as_ptr() })
+    }
+
+    /// Whether `h` resolves.
+    pub fn contains<T: 'static>(&self, h: Handle<T>) -> bool {
+        self.typed_slot(h).is_ok()
+    }
+
+    /// Moves the object out, if `h` resolves; its handles go stale.
+    pub fn remove<T: Send + Sync + 'static>(&mut self, h: Handle<T>) -> Option<T> {
+        self.try_remove(h).ok()
+    }
+
+    /// Moves the object out and releases its slot; every handle to it goes stale.
+    ///
+    /// # Errors
+    /// Nothing changes on [`ArenaError::Stale`], [`ArenaError::Hidden`],
+    /// [`ArenaError::WrongClass`] or [`ArenaError::Rooted`].
+    pub fn try_remove<T: Send + Sync + 'static>(&mut self, h: Handle<T>) -> Result<T, ArenaError> {
+        self.typed_slot(h)?;
+        let mut store = self.store_mut::<T>().expect("a resolved class is registered");
+        store.try_remove(h)
+    }
+
+    /// Drops the object `raw` names, whatever its class, and releases its slot through the
+    /// class's free route. This is how type-erased code (the collector) ends objects; hidden
+    /// objects (garbage, unreachable) are accepted, vacant slots are not.
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`] or [`ArenaError::Rooted`]; nothing changes.
+    pub fn destroy(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
+        let slot = self.live_slot(raw)?;
+        if slot.is_rooted() {
+            return Err(ArenaError::Rooted);
+        }
+        let (class, cell) = (slot.class() as usize, slot.cell());
+        let entry = &mut self.classes[class];
+        let max_generation = self.config.max_generation;
+        let drop_fn = entry.drop_fn;
+        let token = release(&self.table, entry, raw.index(), max_generation);
+        if let Some(drop_fn) = drop_fn {
+            // SAFETY: the slot was live, so the cell holds an object of this class; it was
+            // just released, so nothing will reach it again before it is routed below.
+            unsafe { drop_fn(cell.as_ptr()) };
+        }
+        route(entry, token);
+        Ok(())
+    }
+
+    /// Sets `cell`'s route: what happens to each cell whose object has ended (removed,
+    /// destroyed). The default, `None`, makes the slot vacant for the class's next object;
+    /// a route receives a [`FreedCell`] token instead (the pool queues it for precreation)
+    /// and returns it with [`recycle`](Self::recycle) when it is done.
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] if `T` is not registered.
+    pub fn set_free_route<T: 'static>(&mut self, route: Option<FreeRoute>) -> Result<(), ArenaError> {
+        let id = self.class_of::<T>().ok_or(ArenaError::Unregistered(type_name::<T>()))?;
+        self.classes[id.index()].route = route;
+        Ok(())
+    }
+
+    /// Gives a routed cell back: its slot becomes vacant for the class's next object.
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`] if the token does not belong to this arena; the token is
+    /// consumed either way.
+    pub fn recycle(&mut self, token: FreedCell) -> Result<(), ArenaError> {
+        let slot = self.table.slot(token.slot).ok_or(ArenaError::Stale)?;
+        let ours = slot.cell() == token.cell
+            && usize::from(slot.class()) == token.class.index()
+            && slot.flags().contains(ObjectFlags::VACANT);
+        if !ours {
+            return Err(ArenaError::Stale);
+        }
+        self.classes[token.class.index()].free.push(token.slot);
+        Ok(())
+    }
+
+    /// The flags of the object `raw` names (hidden objects included).
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`].
+    pub fn flags(&self, raw: RawHandle) -> Result<ObjectFlags, ArenaError> {
+        Ok(self.live_slot(raw)?.flags())
+    }
+
+    /// Sets `flags` on the object `raw` names (hidden objects included), keeping the class's
+    /// live bitmap in step: an object flagged `GARBAGE` or `IN_POOL` leaves `tick` and
+    /// `iter`, and comes back when the flags are cleared.
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`], or [`ArenaError::ReservedFlags`] for `VACANT`.
+    pub fn set_flags(&mut self, raw: RawHandle, flags: ObjectFlags) -> Result<(), ArenaError> {
+        self.change_flags(raw, flags, true)
+    }
+
+    /// Clears `flags` on the object `raw` names; see [`set_flags`](Self::set_flags).
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`], or [`ArenaError::ReservedFlags`] for `VACANT`.
+    pub fn clear_flags(&mut self, raw: RawHandle, flags: ObjectFlags) -> Result<(), ArenaError> {
+        self.change_flags(raw, flags, false)
+    }
+
+    fn change_flags(&mut self, raw: RawHandle, flags: ObjectFlags, set: bool) -> Result<(), ArenaError> {
+        if flags.contains(ObjectFlags::VACANT) {
+            return Err(ArenaError::ReservedFlags(ObjectFlags::VACANT));
+        }
+        let slot = self.live_slot(raw)?;
+        let before = slot.flags();
+        let after = if set { before | flags } else { before - flags };
+        slot.flags.store(after.bits(), Ordering::Release);
+        let (class, n) = (slot.class() as usize, slot.cell_number.load(Ordering::Relaxed));
+        let hides = ObjectFlags::GARBAGE | ObjectFlags::IN_POOL;
+        if before.intersects(hides) != after.intersects(hides) {
+            self.classes[class].set_live(n, !after.intersects(hides));
+        }
+        Ok(())
+    }
+
+    /// Adds the object to the root set by hand (UE's `AddToRoot`).
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`] or [`ArenaError::Hidden`].
+    pub fn add_to_root(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
+        self.visible_slot(raw)?.insert_flags(ObjectFlags::ROOT_SET);
+        Ok(())
+    }
+
+    /// Takes the object out of the root set (UE's `RemoveFromRoot`). [`Root`] guards are
+    /// counted apart and are not affected.
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`], or [`ArenaError::NotRooted`] if it was not added.
+    pub fn remove_from_root(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
+        let before = self.live_slot(raw)?.remove_flags(ObjectFlags::ROOT_SET);
+        if before.contains(ObjectFlags::ROOT_SET) {
+            Ok(())
+        } else {
+            Err(ArenaError::NotRooted)
+        }
+    }
+
+    /// An RAII root of the object: it stays in the root set while the guard (or a clone)
+    /// lives.
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`], [`ArenaError::Hidden`] or [`ArenaError::WrongClass`].
+    pub fn root<T: 'static>(&mut self, h: Handle<T>) -> Result<Root<T>, ArenaError> {
+        self.typed_slot(h)?;
+        Ok(Root::new(Arc::clone(&self.table), h))
+    }
+
+    /// Whether the object is a root (added by hand or guarded by a [`Root`]).
+    pub fn is_rooted(&self, raw: RawHandle) -> bool {
+        self.live_slot(raw).is_ok_and(Slot::is_rooted)
+    }
+
+    /// Records `outer` as the owner of `child` (UE's Outer): sub-objects are destroyed with
+    /// their owner by the collector's immediate destroy.
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`] if either handle does not name a live object.
+    pub fn set_outer(&mut self, child: RawHandle, outer: Option<RawHandle>) -> Result<(), ArenaError> {
+        let index = match outer {
+            Some(o) => self.live_slot(o).map(|_| o.index())?,
+            None => NONE,
+        };
+        self.live_slot(child)?.outer.store(index, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The handle of the object in slot `index` with its current generation, if the slot
+    /// holds one (visible or hidden). For type-erased code that found a slot by index (the
+    /// collector's sweep, an `outer` link).
+    pub fn handle_at(&self, index: u32) -> Option<RawHandle> {
+        let slot = self.table.slot(index)?;
+        if slot.flags().contains(ObjectFlags::VACANT) {
+            return None;
+        }
+        Some(RawHandle::new(index, NonZeroU32::new(slot.generation())?))
+    }
+
+    /// Objects of class `T` held (whatever their flags).
+    pub fn len<T: 'static>(&self) -> usize {
+        self.class_of::<T>().map_or(0, |id| self.classes[id.index()].len)
+    }
+
+    /// Whether the arena holds no object of class `T`.
+    pub fn is_empty<T: 'static>(&self) -> bool {
+        self.len::<T>() == 0
+    }
+
+    /// Every visible object of class `T` with its handle, in memory order.
+    pub fn iter<T: 'static>(&self) -> Iter<'_, T> {
+        let entry = self.class_of::<T>().map(|id| &self.classes[id.index()]);
+        Iter {
+            table: &self.table,
+            entry,
+            word: 0,
+            bits: entry.map_or(0, |e| e.live.first().copied().unwrap_or(0)),
+            _class: PhantomData,
+        }
+    }
+
+    /// Calls `f` on every visible object of class `T`, in memory order: one pass over the
+    /// class's contiguous slabs (the aggregated tick).
+    pub fn tick<T: 'static>(&mut self, mut f: impl FnMut(&mut T)) {
+        if let Some(id) = self.class_of::<T>() {
+            let entry = &self.classes[id.index()];
+            // SAFETY: `entry` is class `T`'s and `&mut self` makes every object ours.
+            unsafe { visit_words::<T>(entry.shift, &entry.bases, 0, &entry.live, &mut f) };
+        }
+    }
+
+    /// Like [`tick`](Self::tick), split across rayon's threads slab by slab.
+    pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
+        let Some(id) = self.class_of::<T>() else { return };
+        let entry = &self.classes[id.index()];
+        let words_per_slab = (entry.cells_per_slab() / 64).max(1);
+        let (shift, bases) = (entry.shift, SharedBases(&entry.bases));
+        entry.live.par_chunks(words_per_slab).enumerate().for_each(|(i, words)| {
+            let bases = &bases;
+            // SAFETY: the geometry is class `T`'s; each object's live bit lies in exactly one
+            // chunk, so each `&mut T` is handed to one task; `&mut self` excludes others.
+            unsafe { visit_words::<T>(shift, bases.0, i * words_per_slab, words, &mut |t| f(t)) };
+        });
+    }
+
+    /// Counters of class `T`, if registered.
+    pub fn stats<T: 'static>(&self) -> Option<ArenaClassStats> {
+        let entry = &self.classes[self.class_of::<T>()?.index()];
+        Some(ArenaClassStats {
+            name: entry.name,
+            len: entry.len,
+            vacant: entry.free.len(),
+            retired: entry.retired,
+            memory: self.alloc.stats(entry.id).ok()?,
+        })
+    }
+
+    /// The object table, for type-erased code (the collector marks it chunk by chunk).
+    pub fn table(&self) -> &ObjectTable {
+        &self.table
+    }
+
+    /// The allocator under the arena, for its statistics and address queries.
+    pub fn allocator(&self) -> &ChunkAllocator {
+        &self.alloc
+    }
+
+    /// The arena's settings.
+    pub fn config(&self) -> &ArenaConfig {
+        &self.config
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        // Walk the table rather than the live bitmaps: hidden objects (garbage, in pool)
+        // have no live bit but are still constructed.
+        for index in 0..self.table.len() {
+            // SAFETY: `index < len`.
+            let slot = unsafe { self.table.slot_unchecked(index) };
+            if slot.flags().contains(ObjectFlags::VACANT) {
+                continue;
+            }
+            slot.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
+            if let Some(drop_fn) = self.classes[slot.class() as usize].drop_fn {
+                // SAFETY: a non-vacant slot's cell holds an object of its class; marking it
+                // vacant first means a panicking destructor cannot lead to a second drop.
+                unsafe { drop_fn(slot.cell().as_ptr()) };
+            }
+        }
+    }
+}
+
+/// Marks slot `index` vacant with the next generation, or retires it at the ceiling, and
+/// takes it out of the live bitmap. Returns the token for the free route (`None`: retired).
+fn release(table: &ObjectTable, entry: &mut ClassEntry, index: u32, max_generation: u32) -> Option<FreedCell> {
+    // SAFETY: the callers resolved `index` through the table just before.
+    let slot = unsafe { table.slot_unchecked(index) };
+    debug_assert!(!slot.flags().contains(ObjectFlags::VACANT), "releasing vacant slot {index}");
+    let generation = slot.generation.load(Ordering::Relaxed);
+    slot.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
+    slot.outer.store(NONE, Ordering::Relaxed);
+    slot.cluster.store(NONE, Ordering::Relaxed);
+    entry.set_live(slot.cell_number.load(Ordering::Relaxed), false);
+    entry.len -= 1;
+    if generation >= max_generation {
+        // Wrapping would let an old handle alias a new object: retire the slot instead. It
+        // stays vacant at its last generation, so no handle resolves to it again.
+        entry.retired += 1;
+        return None;
+    }
+    slot.generation.store(generation + 1, Ordering::Release);
+    Some(FreedCell { class: entry.id, slot: index, cell: slot.cell() })
+}
+
+/// Sends a freed cell down its class's route (default: the class's vacant list).
+fn route(entry: &mut ClassEntry, token: Option<FreedCell>) {
+    let Some(token) = token else { return };
+    match &mut entry.route {
+        Some(route) => route(token),
+        None => entry.free.push(token.slot),
+    }
+}
+
+/// The bases of a class's slabs, shared read-only with rayon's tasks.
+struct SharedBases<'a>(&'a [*mut u8]);
+// SAFETY: the pointers are only read to compute addresses; which task touches which object
+// is decided by the live-bitmap chunk it was given.
+unsafe impl Sync for SharedBases<'_> {}
+
+/// Calls `f` on the object of every set bit of `words`, whose first word is word
+/// `first_word` of the class's live bitmap.
+///
+/// # Safety
+/// `bases`, `shift` and the bitmap belong to class `T`; the caller holds exclusive access to
+/// every object whose bit is in `words`.
+#[inline]
+unsafe fn visit_words<T>(shift: u32, bases: &[*mut u8], first_word: usize, words: &[u64], f: &mut impl FnMut(&mut T)) {
+    let mask = (1usize << shift) - 1;
+    for (w, &word) in words.iter().enumerate() {
+        if word == 0 {
+            continue;
+        }
+        let n0 = (first_word + w) * 64;
+        if shift >= 6 {
+            // Words never straddle slabs: the 64 cells are consecutive.
+            let base = bases[n0 >> shift].cast::<T>();
+            debug_assert!(!base.is_null(), "live bit in a slab the class does not own");
+            // SAFETY: `n0 & mask` + 63 < cells_per_slab, so the cells lie in the slab.
+            let first = unsafe { base.add(n0 & mask) };
+            if word == u64::MAX {
+                for i in 0..64 {
+                    // SAFETY: the bit is set, so the cell holds a live `T` that we own.
+                    f(unsafe { &mut *first.add(i) });
+                }
+            } else {
+                let mut bits = word;
+                while bits != 0 {
+                    let i = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    // SAFETY: as above.
+                    f(unsafe { &mut *first.add(i) });
+                }
+            }
+        } else {
+            let mut bits = word;
+            while bits != 0 {
+                let n = n0 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                // SAFETY: a set bit names a live `T` in a slab the class owns.
+                f(unsafe { &mut *bases[n >> shift].cast::<T>().add(n & mask) });
+            }
+        }
+    }
+}
+
+/// Iterator over the visible objects of one class, in memory order.
+pub struct Iter<'a, T> {
+    table: &'a ObjectTable,
+    entry: Option<&'a ClassEntry>,
+    word: usize,
+    bits: u64,
+    _class: PhantomData<&'a T>,
+}
+
+impl<'a, T: 'static> Iterator for Iter<'a, T> {
+    type Item = (Handle<T>, &'a T);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let entry = self.entry?;
+        while self.bits == 0 {
+            self.word += 1;
+            self.bits = *entry.live.get(self.word)?;
+        }
+        let n = (self.word * 64 + self.bits.trailing_zeros() as usize) as u32;
+        self.bits &= self.bits - 1;
+        let slab = (n >> entry.shift) as usize;
+        let index = entry.first_slot[slab] + (n & ((1 << entry.shift) - 1));
+        // SAFETY: a live cell's slot was handed out when its slab was granted.
+        let slot = unsafe { self.table.slot_unchecked(index) };
+        let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
+        // SAFETY: the live bit says the cell holds a `T`; `&'a Arena` keeps it unchanged.
+        let object = unsafe { &*entry.cell_ptr(n).cast::<T>() };
+        Some((Handle::from_raw(RawHandle::new(index, generation)), object))
+    }
+}
+
+impl<T> fmt::Debug for Iter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter").field("word", &self.word).finish()
+    }
+}
+
+/// The typed view of one class, from [`Arena::store_mut`]: the arena's operations without
+/// the class lookup each call makes.
+pub struct ClassStore<'a, T> {
+    table: &'a ObjectTable,
+    entry: &'a mut ClassEntry,
+    alloc: &'a ChunkAllocator,
+    max_generation: u32,
+    _class: PhantomData<fn() -> T>,
+}
+
+impl<T> fmt::Debug for ClassStore<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClassStore").field("class", &self.entry.name).field("len", &self.entry.len).finish()
+    }
+}
+
+impl<T: Send + Sync + 'static> ClassStore<'_, T> {
+    /// The class's id.
+    pub fn class(&self) -> ClassId {
+        self.entry.id
+    }
+
+    /// Objects held (whatever their flags).
+    pub fn len(&self) -> usize {
+        self.entry.len
+    }
+
+    /// Whether the class holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.entry.len == 0
+    }
+
+    /// Takes a prepared slab and makes its cells vacant slots.
+    #[cold]
+    fn grow(&mut self) -> Result<(), ArenaError> {
+        let cells = self.entry.cells_per_slab() as u32;
+        if self.table.len().checked_add(cells).is_none_or(|end| end >= NONE) {
+            return Err(ArenaError::TableFull);
+        }
+        let grant = self.alloc.alloc_slab(self.entry.id)?;
+        let first = self.table.alloc_run(grant.cells).ok_or(ArenaError::TableFull)?;
+        let slab = grant.index as usize;
+        let e = &mut *self.entry;
+        if e.bases.len() <= slab {
+            e.bases.resize(slab + 1, ptr::null_mut());
+            e.first_slot.resize(slab + 1, NONE);
+            e.live.resize(((slab + 1) << e.shift).div_ceil(64), 0);
+        }
+        e.bases[slab] = grant.base.as_ptr();
+        e.first_slot[slab] = first;
+        for i in 0..grant.cells {
+            // SAFETY: `alloc_run` just handed out `first..first + cells`.
+            let s = unsafe { self.table.slot_unchecked(first + i) };
+            s.cell.store(grant.base.as_ptr().wrapping_add(i as usize * grant.cell_size), Ordering::Relaxed);
+            s.generation.store(1, Ordering::Relaxed);
+            s.class.store(e.id.index() as u16, Ordering::Relaxed);
+            s.cell_number.store((grant.index << e.shift) | i, Ordering::Relaxed);
+            s.outer.store(NONE, Ordering::Relaxed);
+            s.cluster.store(NONE, Ordering::Relaxed);
+            s.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
+        }
+        // Reversed, so the slab fills front to back.
+        e.free.extend((first..first + grant.cells).rev());
+        Ok(())
+    }
+
+    /// Places `value` in a vacant cell and returns its handle.
+    ///
+    /// # Errors
+    /// As [`Arena::try_insert`].
+    #[inline]
+    pub fn try_insert(&mut self, value: T) -> Result<Handle<T>, Rejected<T, ArenaError>> {
+        let index = match self.entry.free.pop() {
+            Some(index) => index,
+            None => {
+                if let Err(error) = self.grow() {
+                    return Err(Rejected { error, value });
+                }
+                self.entry.free.pop().expect("a granted slab has cells")
+            }
+        };
+        // SAFETY: vacant slots were handed out by the table.
+        let slot = unsafe { self.table.slot_unchecked(index) };
+        debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "vacant list holds occupied slot {index}");
+        // SAFETY: a vacant slot's cell is ours, uninitialised, sized and aligned for `T`.
+        unsafe { slot.cell().cast::<T>().as_ptr().write(value) };
+        slot.flags.store(0, Ordering::Release);
+        self.entry.set_live(slot.cell_number.load(Ordering::Relaxed), true);
+        self.entry.len += 1;
+        let generation = slot.generation.load(Ordering::Relaxed);
+        // SAFETY: generations start at 1 and only grow (retired slots never come back).
+        let generation = unsafe { NonZeroU32::new_unchecked(generation) };
+        Ok(Handle::from_raw(RawHandle::new(index, generation)))
+    }
+
+    /// Places `value` in a vacant cell and returns its handle.
+    ///
+    /// # Panics
+    /// If [`try_insert`](Self::try_insert) fails.
+    pub fn insert(&mut self, value: T) -> Handle<T> {
+        self.try_insert(value).unwrap_or_else(|r| panic!("ClassStore::insert::<{}>: {}", type_name::<T>(), r.error))
+    }
+
+    /// The object `h` names, if it resolves.
+    #[inline]
+    pub fn get(&self, h: Handle<T>) -> Option<&T> {
+        let slot = self.slot(h).ok()?;
+        // SAFETY: live, visible, of this class: the cell holds a `T`.
+        Some(unsafe { &*slot.cell().cast::<T>().as_ptr() })
+    }
+
+    /// The object `h` names, mutably, if it resolves.
+    #[inline]
+    pub fn get_mut(&mut self, h: Handle<T>) -> Option<&mut T> {
+        let slot = self.slot(h).ok()?;
+        // SAFETY: as in `get`; `&mut self` makes the borrow unique.
+        Some(unsafe { &mut *slot.cell().cast::<T>().as_ptr() })
+    }
+
+    #[inline]
+    fn slot(&self, h: Handle<T>) -> Result<&Slot, ArenaError> {
+        let slot = self.table.slot(h.index()).ok_or(ArenaError::Stale)?;
+        let flags = slot.flags();
+        if slot.generation.load(Ordering::Relaxed) != h.generation().get() || flags.contains(ObjectFlags::VACANT) {
+            return Err(ArenaError::Stale);
+        }
+        if flags.intersects(ObjectFlags::HIDDEN) {
+            return Err(ArenaError::Hidden(flags));
+        }
+        if usize::from(slot.class()) != self.entry.id.index() {
+            return Err(ArenaError::WrongClass { expected: self.entry.name, found: "another class" });
+        }
+        Ok(slot)
+    }
+
+    /// Moves the object out and releases its slot; every handle to it goes stale.
+    ///
+    /// # Errors
+    /// As [`Arena::try_remove`].
+    #[inline]
+    pub fn try_remove(&mut self, h: Handle<T>) -> Result<T, ArenaError> {
+        let slot = self.slot(h)?;
+        if slot.is_rooted() {
+            return Err(ArenaError::Rooted);
+        }
+        // SAFETY: live and of this class; released right after, so read exactly once.
+        let value = unsafe { slot.cell().cast::<T>().as_ptr().read() };
+        let token = release(self.table, self.entry, h.index(), self.max_generation);
+        route(self.entry, token);
+        Ok(value)
+    }
+
+    /// Moves the object out, if `h` resolves.
+    pub fn remove(&mut self, h: Handle<T>) -> Option<T> {
+        self.try_remove(h).ok()
+    }
+
+    /// See [`Arena::tick`].
+    pub fn tick(&mut self, mut f: impl FnMut(&mut T)) {
+        // SAFETY: the entry is class `T`'s; `&mut self` borrows the arena mutably.
+        unsafe { visit_words::<T>(self.entry.shift, &self.entry.bases, 0, &self.entry.live, &mut f) };
+    }
+}

@@ -1,0 +1,107 @@
+//! Per-class storage: the class's slabs, live bitmap, vacant slots and free route.
+
+use std::any::TypeId;
+use std::fmt;
+use std::ptr::NonNull;
+
+use respawn_allocator::ClassId;
+
+/// A cell whose object has ended, and the slot that comes with it: the token a class's
+/// [free route](crate::Arena::set_free_route) receives.
+///
+/// Whoever holds the token owns the cell (uninitialised memory) and its vacant slot. Hand it
+/// back with [`Arena::recycle`](crate::Arena::recycle) to make the slot available for new
+/// objects; a dropped token just leaves the slot unused (never reused, never unsafe).
+#[derive(Debug)]
+#[must_use = "a dropped FreedCell is never reused; hand it to Arena::recycle"]
+pub struct FreedCell {
+    pub(crate) class: ClassId,
+    pub(crate) slot: u32,
+    pub(crate) cell: NonNull<u8>,
+}
+
+// SAFETY: the token carries the address of memory whose ownership it represents; sending
+// it to another thread (a precreation worker) moves that ownership.
+unsafe impl Send for FreedCell {}
+
+impl FreedCell {
+    /// The class the cell belongs to.
+    pub fn class(&self) -> ClassId {
+        self.class
+    }
+
+    /// The slot index that belongs to the cell.
+    pub fn slot(&self) -> u32 {
+        self.slot
+    }
+
+    /// The cell: uninitialised memory of the class's layout, owned by the token's holder.
+    pub fn cell(&self) -> NonNull<u8> {
+        self.cell
+    }
+}
+
+/// What a class does with each cell whose object has ended. See
+/// [`Arena::set_free_route`](crate::Arena::set_free_route).
+pub type FreeRoute = Box<dyn FnMut(FreedCell) + Send>;
+
+/// One class's storage. Type-erased; [`ClassStore`](crate::ClassStore) is its typed view.
+pub(crate) struct ClassEntry {
+    pub(crate) id: ClassId,
+    pub(crate) type_id: TypeId,
+    pub(crate) name: &'static str,
+    pub(crate) cell_size: usize,
+    /// `log2(cells_per_slab)`: a cell number is `slab << shift | cell`.
+    pub(crate) shift: u32,
+    pub(crate) drop_fn: Option<unsafe fn(*mut u8)>,
+    /// First cell of each slab the class owns, by the slab's index in its reservation
+    /// (address order); null for an index not granted to us yet.
+    pub(crate) bases: Vec<*mut u8>,
+    /// Slot of each slab's first cell; a slab's cells have consecutive slots.
+    pub(crate) first_slot: Vec<u32>,
+    /// One bit per cell number: set while the cell holds an object that is visible
+    /// (constructed, not garbage, not in its pool). `tick` and `iter` walk these words.
+    pub(crate) live: Vec<u64>,
+    /// Vacant slots, reused last in first out (the warmest cell first).
+    pub(crate) free: Vec<u32>,
+    /// Objects constructed in the class's cells, whatever their flags.
+    pub(crate) len: usize,
+    /// Slots retired because their generation reached the ceiling.
+    pub(crate) retired: usize,
+    pub(crate) route: Option<FreeRoute>,
+}
+
+impl ClassEntry {
+    pub(crate) fn cells_per_slab(&self) -> usize {
+        1 << self.shift
+    }
+
+    /// The cell numbered `n` (which must lie in a slab the class owns).
+    #[inline]
+    pub(crate) fn cell_ptr(&self, n: u32) -> *mut u8 {
+        let base = self.bases[(n >> self.shift) as usize];
+        debug_assert!(!base.is_null(), "cell {n} in a slab the class does not own");
+        base.wrapping_add((n as usize & (self.cells_per_slab() - 1)) * self.cell_size)
+    }
+
+    #[inline]
+    pub(crate) fn set_live(&mut self, n: u32, live: bool) {
+        let (word, bit) = ((n >> 6) as usize, 1u64 << (n & 63));
+        if live {
+            self.live[word] |= bit;
+        } else {
+            self.live[word] &= !bit;
+        }
+    }
+}
+
+impl fmt::Debug for ClassEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClassEntry")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("len", &self.len)
+            .field("free", &self.free.len())
+            .finish()
+    }
+}

@@ -1,0 +1,72 @@
+//! Errors of the arena.
+
+use std::fmt;
+
+use respawn_allocator::AllocError;
+
+use crate::ObjectFlags;
+
+/// Why an arena call failed. Nothing is changed when one is returned.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ArenaError {
+    /// The handle's object is gone: its slot was released (the generation moved on) or
+    /// never held an object.
+    Stale,
+    /// The object exists but is flagged out of reach of handles (garbage, in its pool, or
+    /// unreachable in a running collection).
+    Hidden(ObjectFlags),
+    /// The handle names an object of another class.
+    WrongClass {
+        /// The class the caller's type names.
+        expected: &'static str,
+        /// The class of the object in the slot.
+        found: &'static str,
+    },
+    /// The type was never registered (and the call does not register it).
+    Unregistered(&'static str),
+    /// The type is registered already.
+    AlreadyRegistered(&'static str),
+    /// The object is in the root set; take it out of the root set before removing it.
+    Rooted,
+    /// `remove_from_root` on an object that was not added to the root set.
+    NotRooted,
+    /// These flags are the arena's own; set them through the operation that owns them.
+    ReservedFlags(ObjectFlags),
+    /// The object table has no slot left (2³² − 1 slots).
+    TableFull,
+    /// The allocator refused (reservation exhausted, bad layout, ...).
+    Alloc(AllocError),
+}
+
+impl fmt::Display for ArenaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Stale => f.write_str("stale handle: the object it was made for is gone"),
+            Self::Hidden(flags) => write!(f, "the object is flagged {flags:?} and out of reach of handles"),
+            Self::WrongClass { expected, found } => write!(f, "handle of {expected} names an object of {found}"),
+            Self::Unregistered(name) => write!(f, "class {name} is not registered with this arena"),
+            Self::AlreadyRegistered(name) => write!(f, "class {name} is registered already"),
+            Self::Rooted => f.write_str("the object is in the root set; remove it from the root set first"),
+            Self::NotRooted => f.write_str("the object is not in the root set"),
+            Self::ReservedFlags(flags) => write!(f, "flags {flags:?} are set by the arena alone"),
+            Self::TableFull => f.write_str("the object table is full"),
+            Self::Alloc(e) => write!(f, "allocator: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ArenaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Alloc(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<AllocError> for ArenaError {
+    fn from(e: AllocError) -> Self {
+        Self::Alloc(e)
+    }
+}

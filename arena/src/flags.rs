@@ -1,0 +1,39 @@
+//! The per-object flag word.
+
+use bitflags::bitflags;
+
+bitflags! {
+    /// An object's flags, one atomic `u16` in its slot (UE's `EObjectFlags` /
+    /// `EInternalObjectFlags`, the subset the object machinery needs).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+    pub struct ObjectFlags: u16 {
+        /// Manually added to the root set ([`Arena::add_to_root`](crate::Arena::add_to_root)).
+        const ROOT_SET = 1 << 0;
+        /// Not (yet) reached by the collector's current mark; transient within a collection.
+        const UNREACHABLE = 1 << 1;
+        /// Marked as garbage (UE's PendingKill): handles stop resolving, the next
+        /// collection purges it even if referenced.
+        const GARBAGE = 1 << 2;
+        /// Sitting in its pool, ready to be spawned again: handles do not resolve.
+        const IN_POOL = 1 << 3;
+        /// Being built by a precreation worker.
+        const ASYNC = 1 << 4;
+        /// Resides in the permanent pool; the collector disregards it.
+        const PERMANENT = 1 << 5;
+        /// Root of a cluster.
+        const CLUSTER_ROOT = 1 << 6;
+        /// Kept by its cluster in the current collection.
+        const REACHABLE_IN_CLUSTER = 1 << 7;
+        /// The slot holds no object. Set and cleared by the arena alone.
+        const VACANT = 1 << 8;
+    }
+}
+
+impl ObjectFlags {
+    /// Flags that stop a handle from resolving.
+    pub const HIDDEN: Self = Self::VACANT.union(Self::GARBAGE).union(Self::UNREACHABLE).union(Self::IN_POOL);
+    /// Flags that take an object out of `tick` and `iter`; the arena changes them only under
+    /// `&mut` ([`Arena::set_flags`](crate::Arena::set_flags)) so it can keep its live bitmaps
+    /// in step.
+    pub const MEMBERSHIP: Self = Self::VACANT.union(Self::GARBAGE).union(Self::IN_POOL);
+}

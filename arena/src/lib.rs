@@ -1,0 +1,44 @@
+//! # respawn-arena
+//!
+//! Objects of many classes in one [`Arena`]: each class in its own contiguous region of the
+//! [chunk allocator](respawn_allocator), each object reached through a generational
+//! [`Handle`] that can never resolve to an object other than the one it was made for.
+//!
+//! ```text
+//!  ObjectTable (UE's FUObjectArray)                 class regions (respawn-allocator)
+//!  chunks: [*]──►┌──────────────────────────┐       Projectile: ┌─────┬─────┬─────┬───┐
+//!          [*]─┐ │slot 0 │slot 1 │ … 64 Ki  │          slab 0 → │cell │cell │cell │ … │
+//!          [ ] │ └──┬───────────────────────┘                   └──▲──┴─────┴─────┴───┘
+//!              │    │ slot: cell ptr · generation · flags · class ·│cell number
+//!              ▼    │       outer · cluster · root count (32 B)   │
+//!             …     └─────────────────────────────────────────────┘
+//!
+//!  Handle<T> = slot index (u32) + generation (NonZeroU32)  — 8 bytes, Option too
+//!  ClassEntry: slab bases (address order) · live bitmap (1 bit/cell) · vacant slots
+//! ```
+//!
+//! Invariants:
+//! - each cell keeps its slot for life: a slab's cells get consecutive slots when the class
+//!   takes the slab, so a class's vacant slots are its free cells;
+//! - a slot's generation grows by one on every release and never wraps (the slot is retired
+//!   at the ceiling), so `(index, generation)` is never issued twice;
+//! - a handle resolves only if its generation matches and the slot is not `VACANT`,
+//!   `GARBAGE`, `UNREACHABLE` or `IN_POOL`;
+//! - a cell's live bit is set exactly while it holds an object that is neither `GARBAGE` nor
+//!   `IN_POOL`; `tick` visits exactly those, in address order;
+//! - every object is dropped once: when removed or destroyed, or when the arena drops.
+
+mod arena;
+mod class;
+mod error;
+mod flags;
+mod handle;
+mod table;
+
+pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, Iter};
+pub use class::{FreeRoute, FreedCell};
+pub use error::ArenaError;
+pub use flags::ObjectFlags;
+pub use handle::{Handle, RawHandle, Root};
+pub use respawn_allocator::{ClassId, Rejected, SlabConfig};
+pub use table::{ObjectTable, Slot, CHUNK_SLOTS, NONE};
