@@ -1,0 +1,426 @@
+//! Behaviour of the arena: handles, drops, flags, roots, routes, ticks, bad input.
+
+use std::collections::HashSet;
+use std::mem::size_of;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use respawn_arena::{
+    Arena, ArenaConfig, ArenaError, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig, CHUNK_SLOTS,
+};
+
+const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX };
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C)]
+struct Projectile {
+    pos: [f32; 3],
+    vel: [f32; 3],
+    life: f32,
+    id: u32,
+}
+
+fn projectile(id: u32) -> Projectile {
+    Projectile { pos: [0.0; 3], vel: [1.0, 2.0, 3.0], life: 1.0, id }
+}
+
+/// Counts its drops in a shared counter.
+#[derive(Debug)]
+struct Counted(Arc<AtomicUsize>, u32);
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn handles_are_eight_bytes_and_print_index_v_generation() {
+    assert_eq!(size_of::<Handle<Projectile>>(), 8);
+    assert_eq!(size_of::<Option<Handle<Projectile>>>(), 8);
+    assert_eq!(size_of::<RawHandle>(), 8);
+    let mut arena = Arena::with_config(SMALL);
+    let h = arena.insert(projectile(0));
+    assert_eq!(format!("{h:?}"), "0v1");
+    arena.remove(h).unwrap();
+    let h2 = arena.insert(projectile(1));
+    assert_eq!(format!("{h2:?}"), "0v2", "same slot, next generation");
+    assert_eq!(Handle::<Projectile>::from_bits(h2.to_bits()), Some(h2));
+    assert_eq!(RawHandle::from_bits(5), None, "generation zero is no handle");
+}
+
+#[test]
+fn removed_handle_goes_stale_and_never_resolves_to_the_new_tenant() {
+    let mut arena = Arena::with_config(SMALL);
+    let old = arena.insert(projectile(1));
+    assert_eq!(arena.remove(old).unwrap().id, 1);
+    let new = arena.insert(projectile(2));
+    assert_eq!(new.index(), old.index(), "the slot is reused");
+    assert!(arena.get(old).is_none());
+    assert!(arena.get_mut(old).is_none());
+    assert!(!arena.contains(old));
+    assert!(matches!(arena.try_remove(old), Err(ArenaError::Stale)));
+    assert!(matches!(arena.try_get(old), Err(ArenaError::Stale)));
+    assert_eq!(arena.get(new).unwrap().id, 2);
+}
+
+#[test]
+fn double_remove_is_an_error_and_changes_nothing() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = Arena::with_config(SMALL);
+    let h = arena.insert(Counted(Arc::clone(&drops), 0));
+    let keep = arena.insert(Counted(Arc::clone(&drops), 1));
+    drop(arena.remove(h).unwrap());
+    assert!(matches!(arena.try_remove(h), Err(ArenaError::Stale)));
+    assert!(matches!(arena.destroy(h.raw()), Err(ArenaError::Stale)));
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(arena.len::<Counted>(), 1);
+    assert_eq!(arena.get(keep).unwrap().1, 1);
+}
+
+#[test]
+fn forged_and_wrong_class_handles_are_refused() {
+    let mut arena = Arena::with_config(SMALL);
+    let p = arena.insert(projectile(1));
+    let s = arena.insert(String::from("hello"));
+    let forged: Handle<String> = Handle::from_raw(p.raw());
+    assert!(arena.get(forged).is_none());
+    assert!(matches!(arena.try_get(forged), Err(ArenaError::WrongClass { .. })));
+    let err = arena.try_remove(forged).unwrap_err();
+    assert!(err.to_string().contains("Projectile"), "{err}");
+    // Out of range, and a generation never issued.
+    let far = Handle::<Projectile>::from_raw(RawHandle::new(1 << 30, 1.try_into().unwrap()));
+    assert!(matches!(arena.try_get(far), Err(ArenaError::Stale)));
+    let future = Handle::<Projectile>::from_raw(RawHandle::new(p.index(), 9.try_into().unwrap()));
+    assert!(arena.get(future).is_none());
+    // A vacant slot at its current generation does not resolve either.
+    let v = arena.insert(projectile(2));
+    arena.remove(v).unwrap();
+    let vacant = Handle::<Projectile>::from_raw(RawHandle::new(v.index(), 2.try_into().unwrap()));
+    assert!(matches!(arena.try_get(vacant), Err(ArenaError::Stale)));
+    assert_eq!(arena.get(s).unwrap(), "hello");
+    assert_eq!(arena.get(p).unwrap().id, 1);
+}
+
+#[test]
+fn unsupported_classes_are_refused_with_the_value_back() {
+    let mut arena = Arena::with_config(SMALL);
+    let r = arena.try_insert(()).unwrap_err();
+    assert!(matches!(r.error, ArenaError::Alloc(_)), "{}", r.error);
+    assert!(r.error.to_string().contains("zero-sized"));
+    #[repr(align(8192))]
+    struct Huge(#[allow(dead_code)] u8);
+    let r = arena.try_insert(Huge(3)).unwrap_err();
+    assert!(r.error.to_string().contains("alignment"), "{}", r.error);
+    assert_eq!(r.value.0, 3);
+    arena.register::<Projectile>().unwrap();
+    assert!(matches!(arena.register::<Projectile>(), Err(ArenaError::AlreadyRegistered(_))));
+    assert!(matches!(arena.set_free_route::<u64>(None), Err(ArenaError::Unregistered(_))));
+}
+
+#[test]
+fn exhausted_reservation_hands_the_value_back() {
+    let mut arena = Arena::with_config(SMALL);
+    let cfg = SlabConfig { cells_per_slab: 64, spare_slabs: 0, max_slabs: 2, huge_pages: false };
+    arena.register_with::<Projectile>(cfg).unwrap();
+    let hs: Vec<_> = (0..128).map(|i| arena.insert(projectile(i))).collect();
+    let r = arena.try_insert(projectile(999)).unwrap_err();
+    assert!(matches!(r.error, ArenaError::Alloc(_)));
+    assert!(r.error.to_string().contains("max_slabs"), "{}", r.error);
+    assert_eq!(r.value.id, 999);
+    // A removal makes room: no object was lost, the arena still works.
+    arena.remove(hs[5]).unwrap();
+    let h = arena.insert(projectile(1000));
+    assert_eq!(arena.get(h).unwrap().id, 1000);
+    assert_eq!(arena.len::<Projectile>(), 128);
+}
+
+#[test]
+fn every_object_is_dropped_exactly_once() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let n = if cfg!(miri) { 150 } else { 5000 };
+    {
+        let mut arena = Arena::with_config(SMALL);
+        let hs: Vec<_> = (0..n).map(|i| arena.insert(Counted(Arc::clone(&drops), i))).collect();
+        // Removed objects are dropped by whoever takes them out.
+        for h in hs.iter().step_by(3) {
+            drop(arena.remove(*h).unwrap());
+        }
+        // Destroyed ones in place.
+        for h in hs.iter().skip(1).step_by(3) {
+            arena.destroy(h.raw()).unwrap();
+        }
+        // Hidden ones (garbage, in pool) must be dropped with the arena too.
+        arena.set_flags(hs[2].raw(), ObjectFlags::GARBAGE).unwrap();
+        arena.set_flags(hs[5].raw(), ObjectFlags::IN_POOL).unwrap();
+        assert_eq!(drops.load(Ordering::SeqCst), (n as usize).div_ceil(3) + (n as usize - 1).div_ceil(3));
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), n as usize);
+}
+
+#[test]
+fn a_slot_is_retired_at_the_generation_ceiling() {
+    let mut arena = Arena::with_config(ArenaConfig { slab: SlabConfig::SMALL, max_generation: 3 });
+    let mut seen = HashSet::new();
+    let first = arena.insert(projectile(0));
+    let slot = first.index();
+    arena.remove(first).unwrap();
+    let mut last = first;
+    for g in 2..=3 {
+        let h = arena.insert(projectile(g));
+        assert_eq!((h.index(), h.generation().get()), (slot, g));
+        assert!(seen.insert(h));
+        arena.remove(h).unwrap();
+        last = h;
+    }
+    // Released at the ceiling: retired, never handed out again.
+    for i in 0..200 {
+        let h = arena.insert(projectile(100 + i));
+        assert_ne!(h.index(), slot, "a retired slot came back");
+    }
+    assert!(arena.get(last).is_none());
+    assert_eq!(arena.stats::<Projectile>().unwrap().retired, 1);
+}
+
+#[test]
+fn tick_visits_every_visible_object_once_in_memory_order() {
+    let mut arena = Arena::with_config(SMALL);
+    let n = if cfg!(miri) { 300 } else { 10_000 };
+    let hs: Vec<_> = (0..n).map(|i| arena.insert(projectile(i))).collect();
+    for h in hs.iter().step_by(7) {
+        arena.remove(*h).unwrap();
+    }
+    arena.set_flags(hs[1].raw(), ObjectFlags::GARBAGE).unwrap();
+    let mut visited = Vec::new();
+    arena.tick::<Projectile>(|p| {
+        p.life -= 0.25;
+        visited.push((p as *const Projectile as usize, p.id));
+    });
+    let expected: HashSet<u32> = (0..n).filter(|i| i % 7 != 0 && *i != 1).collect();
+    assert_eq!(visited.len(), expected.len());
+    assert_eq!(visited.iter().map(|v| v.1).collect::<HashSet<_>>(), expected);
+    if !cfg!(miri) {
+        assert!(visited.windows(2).all(|w| w[0].0 < w[1].0), "tick is in address order");
+    }
+    // iter agrees, and hands out resolving handles.
+    let listed: Vec<_> = arena.iter::<Projectile>().map(|(h, p)| (h, p.id, p.life)).collect();
+    assert_eq!(listed.len(), expected.len());
+    for (h, id, life) in listed {
+        assert_eq!(arena.get(h).unwrap().id, id);
+        assert_eq!(life, 0.75);
+    }
+    // Un-hiding brings the object back into the tick.
+    arena.clear_flags(hs[1].raw(), ObjectFlags::GARBAGE).unwrap();
+    let mut count = 0;
+    arena.tick::<Projectile>(|_| count += 1);
+    assert_eq!(count, expected.len() + 1);
+}
+
+#[test]
+fn par_tick_matches_tick() {
+    let mut arena = Arena::new();
+    let n = if cfg!(miri) { 200 } else { 50_000 };
+    let hs: Vec<_> = (0..n).map(|i| arena.insert(projectile(i))).collect();
+    for h in hs.iter().step_by(5) {
+        arena.remove(*h).unwrap();
+    }
+    arena.par_tick::<Projectile>(|p| {
+        p.pos[0] += p.vel[0];
+        p.life -= 0.5;
+    });
+    let calls = AtomicUsize::new(0);
+    arena.par_tick::<Projectile>(|_| {
+        calls.fetch_add(1, Ordering::Relaxed);
+    });
+    assert_eq!(calls.into_inner(), n as usize - (n as usize).div_ceil(5));
+    for (i, h) in hs.iter().enumerate() {
+        match arena.get(*h) {
+            Some(p) => assert_eq!((p.pos[0], p.life), (1.0, 0.5), "object {i} ticked once"),
+            None => assert_eq!(i % 5, 0),
+        }
+    }
+}
+
+#[test]
+fn small_slabs_tick_across_shared_bitmap_words() {
+    // 16 cells a slab: one bitmap word covers four slabs.
+    let cfg = SlabConfig { cells_per_slab: 16, spare_slabs: 1, max_slabs: 64, huge_pages: false };
+    let mut arena = Arena::with_config(ArenaConfig { slab: cfg, max_generation: u32::MAX });
+    let hs: Vec<_> = (0..100).map(|i| arena.insert(i as u64)).collect();
+    arena.remove(hs[17]).unwrap();
+    let mut sum = 0;
+    arena.tick::<u64>(|v| sum += *v);
+    assert_eq!(sum, (0..100).sum::<u64>() - 17);
+    let total = AtomicUsize::new(0);
+    arena.par_tick::<u64>(|v| {
+        total.fetch_add(*v as usize, Ordering::Relaxed);
+    });
+    assert_eq!(total.into_inner() as u64, sum);
+}
+
+#[cfg(not(miri))] // under Miri each slab is its own allocation
+#[test]
+fn objects_of_a_class_lie_in_one_contiguous_region_in_slab_order() {
+    let mut arena = Arena::new();
+    let n = 5000;
+    let hs: Vec<_> = (0..n).map(|i| arena.insert(projectile(i))).collect();
+    let _other: Vec<_> = (0..n).map(|i| arena.insert(i as u64)).collect();
+    let region = arena.allocator().region(arena.class_of::<Projectile>().unwrap()).unwrap();
+    let addrs: Vec<usize> = hs.iter().map(|h| arena.get(*h).unwrap() as *const _ as usize).collect();
+    assert!(addrs.iter().all(|a| region.contains(a)));
+    assert!(addrs.windows(2).all(|w| w[1] == w[0] + size_of::<Projectile>()), "inserted front to back, packed");
+    let u64_region = arena.allocator().region(arena.class_of::<u64>().unwrap()).unwrap();
+    assert!(u64_region.end <= region.start || u64_region.start >= region.end);
+}
+
+#[test]
+fn roots_pin_objects_until_released() {
+    let mut arena = Arena::with_config(SMALL);
+    let h = arena.insert(projectile(1));
+    let root = arena.root(h).unwrap();
+    let root2 = root.clone();
+    assert!(arena.is_rooted(h.raw()));
+    assert!(matches!(arena.try_remove(h), Err(ArenaError::Rooted)));
+    drop(root);
+    assert!(matches!(arena.try_remove(h), Err(ArenaError::Rooted)), "a clone still roots it");
+    // Guards may be dropped on another thread.
+    std::thread::spawn(move || drop(root2)).join().unwrap();
+    assert!(!arena.is_rooted(h.raw()));
+    // The manual form.
+    arena.add_to_root(h.raw()).unwrap();
+    assert!(arena.flags(h.raw()).unwrap().contains(ObjectFlags::ROOT_SET));
+    assert!(matches!(arena.destroy(h.raw()), Err(ArenaError::Rooted)));
+    arena.remove_from_root(h.raw()).unwrap();
+    assert!(matches!(arena.remove_from_root(h.raw()), Err(ArenaError::NotRooted)));
+    assert_eq!(arena.remove(h).unwrap().id, 1);
+    assert!(matches!(arena.root(h), Err(ArenaError::Stale)));
+}
+
+#[test]
+fn a_root_may_outlive_its_arena() {
+    let mut arena = Arena::with_config(SMALL);
+    let h = arena.insert(projectile(1));
+    let root = arena.root(h).unwrap();
+    drop(arena);
+    assert_eq!(root.handle(), h);
+    drop(root);
+}
+
+#[test]
+fn hidden_objects_do_not_resolve_and_vacant_is_reserved() {
+    let mut arena = Arena::with_config(SMALL);
+    let h = arena.insert(projectile(1));
+    for flag in [ObjectFlags::GARBAGE, ObjectFlags::IN_POOL, ObjectFlags::UNREACHABLE] {
+        arena.set_flags(h.raw(), flag).unwrap();
+        assert!(arena.get(h).is_none(), "{flag:?} hides");
+        assert!(matches!(arena.try_get(h), Err(ArenaError::Hidden(f)) if f.contains(flag)));
+        assert!(matches!(arena.try_remove(h), Err(ArenaError::Hidden(_))));
+        arena.clear_flags(h.raw(), flag).unwrap();
+        assert!(arena.get(h).is_some());
+    }
+    arena.set_flags(h.raw(), ObjectFlags::PERMANENT | ObjectFlags::CLUSTER_ROOT).unwrap();
+    assert!(arena.get(h).is_some(), "other flags do not hide");
+    assert!(matches!(arena.set_flags(h.raw(), ObjectFlags::VACANT), Err(ArenaError::ReservedFlags(_))));
+    assert!(matches!(arena.clear_flags(h.raw(), ObjectFlags::VACANT), Err(ArenaError::ReservedFlags(_))));
+    // A hidden object can still be destroyed by type-erased code.
+    arena.set_flags(h.raw(), ObjectFlags::GARBAGE).unwrap();
+    arena.destroy(h.raw()).unwrap();
+    assert!(matches!(arena.flags(h.raw()), Err(ArenaError::Stale)));
+}
+
+#[test]
+fn free_route_receives_each_freed_cell_once_and_can_recycle() {
+    let mut arena = Arena::with_config(SMALL);
+    arena.register::<Projectile>().unwrap();
+    let routed: Arc<Mutex<Vec<FreedCell>>> = Arc::default();
+    let sink = Arc::clone(&routed);
+    arena.set_free_route::<Projectile>(Some(Box::new(move |cell| sink.lock().unwrap().push(cell)))).unwrap();
+    let hs: Vec<_> = (0..10).map(|i| arena.insert(projectile(i))).collect();
+    arena.remove(hs[0]).unwrap();
+    arena.destroy(hs[1].raw()).unwrap();
+    let cells: Vec<FreedCell> = std::mem::take(&mut *routed.lock().unwrap());
+    assert_eq!(cells.len(), 2);
+    assert_eq!(cells.iter().map(FreedCell::slot).collect::<Vec<_>>(), vec![hs[0].index(), hs[1].index()]);
+    // Routed cells are not reused until recycled.
+    let h = arena.insert(projectile(10));
+    assert!(h.index() != hs[0].index() && h.index() != hs[1].index());
+    let other = Arena::with_config(SMALL);
+    drop(other);
+    for cell in cells {
+        arena.recycle(cell).unwrap();
+    }
+    let reused = arena.insert(projectile(11));
+    assert!(reused.index() == hs[0].index() || reused.index() == hs[1].index());
+    assert!(arena.get(hs[0]).is_none() && arena.get(hs[1]).is_none());
+}
+
+#[test]
+fn a_token_from_another_arena_is_refused() {
+    let mut a = Arena::with_config(SMALL);
+    let mut b = Arena::with_config(SMALL);
+    a.register::<u64>().unwrap();
+    let got: Arc<Mutex<Option<FreedCell>>> = Arc::default();
+    let sink = Arc::clone(&got);
+    a.set_free_route::<u64>(Some(Box::new(move |c| *sink.lock().unwrap() = Some(c)))).unwrap();
+    let h = a.insert(5u64);
+    a.remove(h).unwrap();
+    let _ = b.insert(6u64);
+    let token = got.lock().unwrap().take().unwrap();
+    assert!(matches!(b.recycle(token), Err(ArenaError::Stale)));
+}
+
+#[test]
+fn outer_links_and_handle_at() {
+    let mut arena = Arena::with_config(SMALL);
+    let owner = arena.insert(projectile(1));
+    let part = arena.insert(projectile(2));
+    arena.set_outer(part.raw(), Some(owner.raw())).unwrap();
+    assert_eq!(arena.table().slot(part.index()).unwrap().outer(), Some(owner.index()));
+    assert_eq!(arena.handle_at(owner.index()), Some(owner.raw()));
+    arena.remove(owner).unwrap();
+    assert!(matches!(arena.set_outer(part.raw(), Some(owner.raw())), Err(ArenaError::Stale)));
+    assert_eq!(arena.handle_at(owner.index()), None);
+    arena.set_outer(part.raw(), None).unwrap();
+    assert_eq!(arena.table().slot(part.index()).unwrap().outer(), None);
+}
+
+#[test]
+fn class_store_is_the_same_arena_without_lookups() {
+    let mut arena = Arena::with_config(SMALL);
+    let mut store = arena.store_mut::<Projectile>().unwrap();
+    let h = store.insert(projectile(4));
+    assert_eq!(store.get(h).unwrap().id, 4);
+    store.get_mut(h).unwrap().id = 5;
+    store.tick(|p| p.life = 0.0);
+    assert_eq!(store.len(), 1);
+    assert_eq!(arena.get(h).unwrap().life, 0.0);
+    let mut store = arena.store_mut::<Projectile>().unwrap();
+    assert_eq!(store.remove(h).unwrap().id, 5);
+    assert!(store.is_empty());
+}
+
+#[test]
+fn the_table_grows_past_one_chunk() {
+    if cfg!(miri) {
+        return; // 64 Ki objects are too many for Miri
+    }
+    let mut arena = Arena::new();
+    let hs: Vec<_> = (0..CHUNK_SLOTS as u32 + 100).map(|i| arena.insert(i)).collect();
+    assert!(arena.table().len() as usize > CHUNK_SLOTS);
+    assert_eq!(arena.table().chunks().count(), 2);
+    for (i, h) in hs.iter().enumerate() {
+        assert_eq!(*arena.get(*h).unwrap(), i as u32);
+    }
+}
+
+#[test]
+fn stats_follow_the_class() {
+    let mut arena = Arena::with_config(SMALL);
+    let hs: Vec<_> = (0..100).map(|i| arena.insert(projectile(i))).collect();
+    arena.remove(hs[0]).unwrap();
+    let s = arena.stats::<Projectile>().unwrap();
+    assert_eq!((s.len, s.vacant), (99, 2 * 64 - 99));
+    assert_eq!(s.memory.granted_slabs, 2);
+    assert_eq!(s.memory.cell_size, size_of::<Projectile>());
+    assert!(s.name.ends_with("Projectile"));
+    assert!(arena.stats::<u8>().is_none());
+}
