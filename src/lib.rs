@@ -1,1 +1,8 @@
-//! x
+#![doc = include_str!("../README.md")]
+
+pub use respawn_allocator as allocator;
+pub use respawn_allocator::{AllocError, ChunkAllocator, ClassId, PermanentPool, SlabConfig};
+pub use respawn_arena as arena;
+pub use respawn_arena::{
+    Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassStore, FreedCell, Handle, ObjectFlags, RawHandle, Root,
+};

@@ -173,7 +173,6 @@ impl PermanentPool {
     ///
     /// # Panics
     /// If the value does not fit.
-    #[expect(clippy::mut_from_ref, reason = "each call hands out a fresh, disjoint range, as bumpalo does")]
     pub fn alloc<T: Send>(&self, value: T) -> &mut T {
         match self.try_alloc(value) {
             Ok(v) => v,

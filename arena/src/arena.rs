@@ -474,6 +474,44 @@ impl Arena {
         Some(RawHandle::new(index, NonZeroU32::new(slot.generation())?))
     }
 
+    /// Asks the allocator's preparation thread to have room for `n` more objects of class
+    /// `T` (beyond its vacant cells) ready ahead of time; returns at once. Registers `T`.
+    ///
+    /// # Errors
+    /// [`ArenaError::Alloc`] if the reservation cannot hold them (nothing is asked then), or
+    /// as [`register`](Self::register).
+    pub fn reserve<T: Send + Sync + 'static>(&mut self, n: usize) -> Result<(), ArenaError> {
+        let store = self.store_mut::<T>()?;
+        let missing = n.saturating_sub(store.entry.free.len());
+        if missing > 0 {
+            store.alloc.reserve(store.entry.id, missing)?;
+        }
+        Ok(())
+    }
+
+    /// Makes room for `n` objects of class `T` now, on this thread: slabs are taken and
+    /// their slots set up until `n` cells are vacant. For loading screens: the next `n`
+    /// inserts touch no allocator at all. Registers `T`.
+    ///
+    /// # Errors
+    /// As [`try_insert`](Self::try_insert); the cells prepared before the error stay.
+    pub fn prefill<T: Send + Sync + 'static>(&mut self, n: usize) -> Result<(), ArenaError> {
+        let mut store = self.store_mut::<T>()?;
+        while store.entry.free.len() < n {
+            store.grow()?;
+        }
+        Ok(())
+    }
+
+    /// Keeps the visible objects of class `T` for which `keep` returns `true` and destroys
+    /// the others (dropped in place, slots released through the class's free route), in one
+    /// pass in memory order. Rooted objects are kept whatever `keep` says.
+    pub fn retain<T: Send + Sync + 'static>(&mut self, keep: impl FnMut(&mut T) -> bool) {
+        if self.class_of::<T>().is_some() {
+            self.store_mut::<T>().expect("registered").retain(keep);
+        }
+    }
+
     /// Objects of class `T` held (whatever their flags).
     pub fn len<T: 'static>(&self) -> usize {
         self.class_of::<T>().map_or(0, |id| self.classes[id.index()].len)
@@ -724,7 +762,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     #[cold]
     fn grow(&mut self) -> Result<(), ArenaError> {
         let cells = self.entry.cells_per_slab() as u32;
-        if self.table.len().checked_add(cells).is_none_or(|end| end >= NONE) {
+        if self.table.len().checked_add(cells).is_none_or(|end| end == NONE) {
             return Err(ArenaError::TableFull);
         }
         let grant = self.alloc.alloc_slab(self.entry.id)?;
@@ -843,6 +881,32 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// Moves the object out, if `h` resolves.
     pub fn remove(&mut self, h: Handle<T>) -> Option<T> {
         self.try_remove(h).ok()
+    }
+
+    /// See [`Arena::retain`].
+    pub fn retain(&mut self, mut keep: impl FnMut(&mut T) -> bool) {
+        let mask = self.entry.cells_per_slab() - 1;
+        for w in 0..self.entry.live.len() {
+            let mut bits = self.entry.live[w];
+            while bits != 0 {
+                let n = (w * 64) as u32 + bits.trailing_zeros();
+                bits &= bits - 1;
+                let object = self.entry.cell_ptr(n).cast::<T>();
+                // SAFETY: the live bit says the cell holds a `T`; `&mut self` makes it ours.
+                if keep(unsafe { &mut *object }) {
+                    continue;
+                }
+                let index = self.entry.first_slot[(n >> self.entry.shift) as usize] + (n & mask as u32);
+                // SAFETY: a live cell's slot was handed out with its slab.
+                if unsafe { self.table.slot_unchecked(index) }.is_rooted() {
+                    continue;
+                }
+                let token = release(self.table, self.entry, index, self.max_generation);
+                // SAFETY: released just now, so nothing reaches the object again; dropped once.
+                unsafe { ptr::drop_in_place(object) };
+                route(self.entry, token);
+            }
+        }
     }
 
     /// See [`Arena::tick`].

@@ -424,3 +424,65 @@ fn stats_follow_the_class() {
     assert!(s.name.ends_with("Projectile"));
     assert!(arena.stats::<u8>().is_none());
 }
+
+#[test]
+fn retain_destroys_the_rejected_once_and_keeps_roots() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = Arena::with_config(SMALL);
+    let hs: Vec<_> = (0..200).map(|i| arena.insert(Counted(Arc::clone(&drops), i))).collect();
+    let pinned = arena.root(hs[4]).unwrap();
+    let mut seen = 0;
+    arena.retain::<Counted>(|c| {
+        seen += 1;
+        c.1 % 2 == 1
+    });
+    assert_eq!(seen, 200);
+    assert_eq!(drops.load(Ordering::SeqCst), 99, "even ones dropped, except the rooted one");
+    assert_eq!(arena.len::<Counted>(), 101);
+    for (i, h) in hs.iter().enumerate() {
+        assert_eq!(arena.get(*h).is_some(), i % 2 == 1 || i == 4, "object {i}");
+    }
+    drop(pinned);
+    drop(arena);
+    assert_eq!(drops.load(Ordering::SeqCst), 200);
+}
+
+#[test]
+fn retain_routes_freed_cells() {
+    let mut arena = Arena::with_config(SMALL);
+    arena.register::<u32>().unwrap();
+    let routed = Arc::new(AtomicUsize::new(0));
+    let sink = Arc::clone(&routed);
+    arena
+        .set_free_route::<u32>(Some(Box::new(move |_cell| {
+            sink.fetch_add(1, Ordering::SeqCst);
+        })))
+        .unwrap();
+    for i in 0..100u32 {
+        arena.insert(i);
+    }
+    arena.retain::<u32>(|v| *v >= 10);
+    assert_eq!(routed.load(Ordering::SeqCst), 10);
+}
+
+#[test]
+fn prefill_makes_room_now_and_reserve_asks_the_worker() {
+    let mut arena = Arena::with_config(SMALL);
+    arena.prefill::<Projectile>(1000).unwrap();
+    let s = arena.stats::<Projectile>().unwrap();
+    assert!(s.vacant >= 1000);
+    let slabs = s.memory.granted_slabs;
+    for i in 0..1000 {
+        arena.insert(projectile(i));
+    }
+    assert_eq!(arena.stats::<Projectile>().unwrap().memory.granted_slabs, slabs, "no slab taken by the inserts");
+
+    arena.reserve::<u64>(64 * 10).unwrap();
+    let class = arena.class_of::<u64>().unwrap();
+    let start = std::time::Instant::now();
+    while arena.allocator().stats(class).unwrap().prepared_slabs < 10 {
+        assert!(start.elapsed().as_secs() < 30, "the worker never prepared the reserved slabs");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(arena.reserve::<u64>(usize::MAX / 2).is_err(), "beyond the reservation is an error");
+}
