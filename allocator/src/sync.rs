@@ -26,15 +26,20 @@ pub use loom::thread;
 /// wraps both behind one `lock()` that returns the guard.
 #[derive(Debug, Default)]
 pub struct Mutex<T> {
-    #[cfg(not(loom))]
+    #[cfg(not(any(loom, miri)))]
     inner: parking_lot::Mutex<T>,
+    #[cfg(all(miri, not(loom)))]
+    inner: std::sync::Mutex<T>,
     #[cfg(loom)]
     inner: loom::sync::Mutex<T>,
 }
 
 /// The guard returned by [`Mutex::lock`].
-#[cfg(not(loom))]
+#[cfg(not(any(loom, miri)))]
 pub type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
+/// The guard returned by [`Mutex::lock`].
+#[cfg(all(miri, not(loom)))]
+pub type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
 /// The guard returned by [`Mutex::lock`].
 #[cfg(loom)]
 pub type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
@@ -43,8 +48,10 @@ impl<T> Mutex<T> {
     /// A new unlocked mutex holding `value`.
     pub fn new(value: T) -> Self {
         Self {
-            #[cfg(not(loom))]
+            #[cfg(not(any(loom, miri)))]
             inner: parking_lot::Mutex::new(value),
+            #[cfg(all(miri, not(loom)))]
+            inner: std::sync::Mutex::new(value),
             #[cfg(loom)]
             inner: loom::sync::Mutex::new(value),
         }
@@ -52,9 +59,15 @@ impl<T> Mutex<T> {
 
     /// Blocks until the lock is held.
     pub fn lock(&self) -> MutexGuard<'_, T> {
-        #[cfg(not(loom))]
+        #[cfg(not(any(loom, miri)))]
         {
             self.inner.lock()
+        }
+        // A poisoned lock only means another thread panicked while holding it; the data
+        // under these locks stays consistent at every unlock, so carry on.
+        #[cfg(all(miri, not(loom)))]
+        {
+            self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
         }
         #[cfg(loom)]
         {

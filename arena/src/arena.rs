@@ -233,34 +233,9 @@ impl Arena {
         }
     }
 
-    /// Checks that `raw` names a live object and returns its slot.
-    #[inline]
-    fn live_slot(&self, raw: RawHandle) -> Result<&Slot, ArenaError> {
-        let slot = self.table.slot(raw.index()).ok_or(ArenaError::Stale)?;
-        if slot.generation.load(Ordering::Relaxed) != raw.generation().get() {
-            return Err(ArenaError::Stale);
-        }
-        let flags = slot.flags();
-        if flags.contains(ObjectFlags::VACANT) {
-            return Err(ArenaError::Stale);
-        }
-        Ok(slot)
-    }
-
-    /// Checks that `raw` resolves: live, and not hidden by its flags.
-    #[inline]
-    fn visible_slot(&self, raw: RawHandle) -> Result<&Slot, ArenaError> {
-        let slot = self.live_slot(raw)?;
-        let flags = slot.flags();
-        if flags.intersects(ObjectFlags::HIDDEN) {
-            return Err(ArenaError::Hidden(flags));
-        }
-        Ok(slot)
-    }
-
     #[inline]
     fn typed_slot<T: 'static>(&self, h: Handle<T>) -> Result<&Slot, ArenaError> {
-        let slot = self.visible_slot(h.raw())?;
+        let slot = self.table.resolve(h.raw())?;
         let entry = &self.classes[slot.class() as usize];
         if entry.type_id != TypeId::of::<T>() {
             return Err(ArenaError::WrongClass { expected: type_name::<T>(), found: entry.name });
@@ -321,7 +296,7 @@ impl Arena {
     /// # Errors
     /// [`ArenaError::Stale`] or [`ArenaError::Rooted`]; nothing changes.
     pub fn destroy(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
-        let slot = self.live_slot(raw)?;
+        let slot = self.table.resolve_live(raw)?;
         if slot.is_rooted() {
             return Err(ArenaError::Rooted);
         }
@@ -374,7 +349,7 @@ impl Arena {
     /// # Errors
     /// [`ArenaError::Stale`].
     pub fn flags(&self, raw: RawHandle) -> Result<ObjectFlags, ArenaError> {
-        Ok(self.live_slot(raw)?.flags())
+        Ok(self.table.resolve_live(raw)?.flags())
     }
 
     /// Sets `flags` on the object `raw` names (hidden objects included), keeping the class's
@@ -399,7 +374,7 @@ impl Arena {
         if flags.contains(ObjectFlags::VACANT) {
             return Err(ArenaError::ReservedFlags(ObjectFlags::VACANT));
         }
-        let slot = self.live_slot(raw)?;
+        let slot = self.table.resolve_live(raw)?;
         let before = slot.flags();
         let after = if set { before | flags } else { before - flags };
         slot.flags.store(after.bits(), Ordering::Release);
@@ -416,7 +391,7 @@ impl Arena {
     /// # Errors
     /// [`ArenaError::Stale`] or [`ArenaError::Hidden`].
     pub fn add_to_root(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
-        self.visible_slot(raw)?.insert_flags(ObjectFlags::ROOT_SET);
+        self.table.resolve(raw)?.insert_flags(ObjectFlags::ROOT_SET);
         Ok(())
     }
 
@@ -426,7 +401,7 @@ impl Arena {
     /// # Errors
     /// [`ArenaError::Stale`], or [`ArenaError::NotRooted`] if it was not added.
     pub fn remove_from_root(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
-        let before = self.live_slot(raw)?.remove_flags(ObjectFlags::ROOT_SET);
+        let before = self.table.resolve_live(raw)?.remove_flags(ObjectFlags::ROOT_SET);
         if before.contains(ObjectFlags::ROOT_SET) {
             Ok(())
         } else {
@@ -446,7 +421,7 @@ impl Arena {
 
     /// Whether the object is a root (added by hand or guarded by a [`Root`]).
     pub fn is_rooted(&self, raw: RawHandle) -> bool {
-        self.live_slot(raw).is_ok_and(Slot::is_rooted)
+        self.table.resolve_live(raw).is_ok_and(Slot::is_rooted)
     }
 
     /// Records `outer` as the owner of `child` (UE's Outer): sub-objects are destroyed with
@@ -456,10 +431,10 @@ impl Arena {
     /// [`ArenaError::Stale`] if either handle does not name a live object.
     pub fn set_outer(&mut self, child: RawHandle, outer: Option<RawHandle>) -> Result<(), ArenaError> {
         let index = match outer {
-            Some(o) => self.live_slot(o).map(|_| o.index())?,
+            Some(o) => self.table.resolve_live(o).map(|_| o.index())?,
             None => NONE,
         };
-        self.live_slot(child)?.outer.store(index, Ordering::Relaxed);
+        self.table.resolve_live(child)?.outer.store(index, Ordering::Relaxed);
         Ok(())
     }
 
@@ -847,14 +822,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
 
     #[inline]
     fn slot(&self, h: Handle<T>) -> Result<&Slot, ArenaError> {
-        let slot = self.table.slot(h.index()).ok_or(ArenaError::Stale)?;
-        let flags = slot.flags();
-        if slot.generation.load(Ordering::Relaxed) != h.generation().get() || flags.contains(ObjectFlags::VACANT) {
-            return Err(ArenaError::Stale);
-        }
-        if flags.intersects(ObjectFlags::HIDDEN) {
-            return Err(ArenaError::Hidden(flags));
-        }
+        let slot = self.table.resolve(h.raw())?;
         if usize::from(slot.class()) != self.entry.id.index() {
             return Err(ArenaError::WrongClass { expected: self.entry.name, found: "another class" });
         }

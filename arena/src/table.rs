@@ -6,7 +6,7 @@ use std::ptr::NonNull;
 
 use respawn_allocator::sync::{AtomicPtr, AtomicU16, AtomicU32, Ordering};
 
-use crate::ObjectFlags;
+use crate::{ArenaError, ObjectFlags, RawHandle};
 
 /// Slots in one chunk (64 Ki).
 pub const CHUNK_SLOTS: usize = 1 << 16;
@@ -166,6 +166,37 @@ impl ObjectTable {
     pub fn slot(&self, index: u32) -> Option<&Slot> {
         // SAFETY: checked just now.
         (index < self.len()).then(|| unsafe { self.slot_unchecked(index) })
+    }
+
+    /// The slot of the object `raw` names, whatever its flags: in range, same generation,
+    /// not vacant.
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`].
+    #[inline]
+    pub fn resolve_live(&self, raw: RawHandle) -> Result<&Slot, ArenaError> {
+        let slot = self.slot(raw.index()).ok_or(ArenaError::Stale)?;
+        if slot.generation.load(Ordering::Relaxed) != raw.generation().get()
+            || slot.flags().contains(ObjectFlags::VACANT)
+        {
+            return Err(ArenaError::Stale);
+        }
+        Ok(slot)
+    }
+
+    /// The slot of the object `raw` names, if a handle may reach it: live and not hidden
+    /// (`GARBAGE`, `UNREACHABLE`, `IN_POOL`).
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`] or [`ArenaError::Hidden`].
+    #[inline]
+    pub fn resolve(&self, raw: RawHandle) -> Result<&Slot, ArenaError> {
+        let slot = self.resolve_live(raw)?;
+        let flags = slot.flags();
+        if flags.intersects(ObjectFlags::HIDDEN) {
+            return Err(ArenaError::Hidden(flags));
+        }
+        Ok(slot)
     }
 
     /// Slot `index` without the range check.
