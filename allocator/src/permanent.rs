@@ -149,6 +149,8 @@ impl PermanentPool {
         // and large enough for `T`.
         unsafe { object.write(value) };
         if mem::needs_drop::<T>() {
+            /// # Safety
+            /// `p` points to a live `T` placed by `try_alloc`, dropped once, by the pool.
             unsafe fn drop_as<T>(p: *mut u8) {
                 // SAFETY: the caller (the pool's `Drop`) passes the `T` placed by `try_alloc`,
                 // once.

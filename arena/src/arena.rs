@@ -126,6 +126,10 @@ impl Default for Arena {
     }
 }
 
+/// Drops the `T` at `p`: the class's type-erased destructor.
+///
+/// # Safety
+/// `p` points to a live, initialised `T` that nobody will use or drop again.
 unsafe fn drop_as<T>(p: *mut u8) {
     // SAFETY: the caller passes a cell holding a live `T`, and drops it once.
     unsafe { ptr::drop_in_place(p.cast::<T>()) }
