@@ -288,9 +288,14 @@ impl Arena {
     /// Nothing changes on [`ArenaError::Stale`], [`ArenaError::Hidden`],
     /// [`ArenaError::WrongClass`] or [`ArenaError::Rooted`].
     pub fn try_remove<T: Send + Sync + 'static>(&mut self, h: Handle<T>) -> Result<T, ArenaError> {
-        self.typed_slot(h)?;
-        let mut store = self.store_mut::<T>().expect("a resolved class is registered");
-        store.try_remove(h)
+        let slot = self.typed_slot(h)?;
+        if slot.is_rooted() {
+            return Err(ArenaError::Rooted);
+        }
+        let class = slot.class() as usize;
+        let entry = &mut self.classes[class];
+        // SAFETY: `typed_slot` found a live, visible `T` in slot `h.index()` of `entry`.
+        Ok(unsafe { take::<T>(&self.table, entry, h.index(), self.config.max_generation) })
     }
 
     /// Drops the object `raw` names, whatever its class, and releases its slot through the
@@ -587,6 +592,7 @@ impl Drop for Arena {
 
 /// Marks slot `index` vacant with the next generation, or retires it at the ceiling, and
 /// takes it out of the live bitmap. Returns the token for the free route (`None`: retired).
+#[inline]
 fn release(table: &ObjectTable, entry: &mut ClassEntry, index: u32, max_generation: u32) -> Option<FreedCell> {
     // SAFETY: the callers resolved `index` through the table just before.
     let slot = unsafe { table.slot_unchecked(index) };
@@ -607,7 +613,22 @@ fn release(table: &ObjectTable, entry: &mut ClassEntry, index: u32, max_generati
     Some(FreedCell { class: entry.id, slot: index, cell: slot.cell() })
 }
 
+/// Moves the object out of slot `index` and releases the slot through the class's route.
+///
+/// # Safety
+/// Slot `index` holds a live `T` of `entry`'s class.
+#[inline]
+unsafe fn take<T>(table: &ObjectTable, entry: &mut ClassEntry, index: u32, max_generation: u32) -> T {
+    // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here
+    // because the slot is released right after.
+    let value = unsafe { table.slot_unchecked(index).cell().cast::<T>().as_ptr().read() };
+    let token = release(table, entry, index, max_generation);
+    route(entry, token);
+    value
+}
+
 /// Sends a freed cell down its class's route (default: the class's vacant list).
+#[inline]
 fn route(entry: &mut ClassEntry, token: Option<FreedCell>) {
     let Some(token) = token else { return };
     match &mut entry.route {
@@ -777,15 +798,25 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// As [`Arena::try_insert`].
     #[inline]
     pub fn try_insert(&mut self, value: T) -> Result<Handle<T>, Rejected<T, ArenaError>> {
-        let index = match self.entry.free.pop() {
-            Some(index) => index,
-            None => {
-                if let Err(error) = self.grow() {
-                    return Err(Rejected { error, value });
-                }
-                self.entry.free.pop().expect("a granted slab has cells")
-            }
-        };
+        match self.entry.free.pop() {
+            Some(index) => Ok(self.place(index, value)),
+            None => self.grow_and_insert(value),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow_and_insert(&mut self, value: T) -> Result<Handle<T>, Rejected<T, ArenaError>> {
+        if let Err(error) = self.grow() {
+            return Err(Rejected { error, value });
+        }
+        let index = self.entry.free.pop().expect("a granted slab has cells");
+        Ok(self.place(index, value))
+    }
+
+    /// Writes `value` into vacant slot `index`'s cell and makes it live.
+    #[inline]
+    fn place(&mut self, index: u32, value: T) -> Handle<T> {
         // SAFETY: vacant slots were handed out by the table.
         let slot = unsafe { self.table.slot_unchecked(index) };
         debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "vacant list holds occupied slot {index}");
@@ -797,7 +828,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let generation = slot.generation.load(Ordering::Relaxed);
         // SAFETY: generations start at 1 and only grow (retired slots never come back).
         let generation = unsafe { NonZeroU32::new_unchecked(generation) };
-        Ok(Handle::from_raw(RawHandle::new(index, generation)))
+        Handle::from_raw(RawHandle::new(index, generation))
     }
 
     /// Places `value` in a vacant cell and returns its handle.
@@ -843,11 +874,8 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         if slot.is_rooted() {
             return Err(ArenaError::Rooted);
         }
-        // SAFETY: live and of this class; released right after, so read exactly once.
-        let value = unsafe { slot.cell().cast::<T>().as_ptr().read() };
-        let token = release(self.table, self.entry, h.index(), self.max_generation);
-        route(self.entry, token);
-        Ok(value)
+        // SAFETY: `slot` resolved `h` to a live, visible object of this class.
+        Ok(unsafe { take::<T>(self.table, self.entry, h.index(), self.max_generation) })
     }
 
     /// Moves the object out, if `h` resolves.

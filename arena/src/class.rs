@@ -26,16 +26,19 @@ unsafe impl Send for FreedCell {}
 
 impl FreedCell {
     /// The class the cell belongs to.
+    #[inline]
     pub fn class(&self) -> ClassId {
         self.class
     }
 
     /// The slot index that belongs to the cell.
+    #[inline]
     pub fn slot(&self) -> u32 {
         self.slot
     }
 
     /// The cell: uninitialised memory of the class's layout, owned by the token's holder.
+    #[inline]
     pub fn cell(&self) -> NonNull<u8> {
         self.cell
     }
@@ -72,6 +75,7 @@ pub(crate) struct ClassEntry {
 }
 
 impl ClassEntry {
+    #[inline]
     pub(crate) fn cells_per_slab(&self) -> usize {
         1 << self.shift
     }

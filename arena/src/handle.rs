@@ -22,26 +22,31 @@ pub struct RawHandle {
 impl RawHandle {
     /// A handle from its parts. Any value is safe: one that names no live object just does
     /// not resolve.
+    #[inline]
     pub const fn new(index: u32, generation: NonZeroU32) -> Self {
         Self { index, generation }
     }
 
     /// The slot index.
+    #[inline]
     pub const fn index(self) -> u32 {
         self.index
     }
 
     /// The generation the slot had when the object was placed in it.
+    #[inline]
     pub const fn generation(self) -> NonZeroU32 {
         self.generation
     }
 
     /// Packs the handle into 64 bits: generation high, index low.
+    #[inline]
     pub const fn to_bits(self) -> u64 {
         (self.generation.get() as u64) << 32 | self.index as u64
     }
 
     /// Unpacks [`to_bits`](Self::to_bits); `None` if the generation half is zero.
+    #[inline]
     pub const fn from_bits(bits: u64) -> Option<Self> {
         match NonZeroU32::new((bits >> 32) as u32) {
             Some(generation) => Some(Self { index: bits as u32, generation }),
@@ -72,31 +77,37 @@ pub struct Handle<T> {
 
 impl<T> Handle<T> {
     /// A typed handle from an untyped one. Safe: the arena checks the class on every use.
+    #[inline]
     pub const fn from_raw(raw: RawHandle) -> Self {
         Self { raw, _class: PhantomData }
     }
 
     /// The untyped handle.
+    #[inline]
     pub const fn raw(self) -> RawHandle {
         self.raw
     }
 
     /// The slot index.
+    #[inline]
     pub const fn index(self) -> u32 {
         self.raw.index
     }
 
     /// The generation.
+    #[inline]
     pub const fn generation(self) -> NonZeroU32 {
         self.raw.generation
     }
 
     /// See [`RawHandle::to_bits`].
+    #[inline]
     pub const fn to_bits(self) -> u64 {
         self.raw.to_bits()
     }
 
     /// See [`RawHandle::from_bits`].
+    #[inline]
     pub const fn from_bits(bits: u64) -> Option<Self> {
         match RawHandle::from_bits(bits) {
             Some(raw) => Some(Self::from_raw(raw)),

@@ -44,11 +44,13 @@ const _: () = assert!(std::mem::size_of::<Slot>() == 32);
 
 impl Slot {
     /// The current generation.
+    #[inline]
     pub fn generation(&self) -> u32 {
         self.generation.load(Ordering::Acquire)
     }
 
     /// The flag word.
+    #[inline]
     pub fn flags(&self) -> ObjectFlags {
         ObjectFlags::from_bits_retain(self.flags.load(Ordering::Acquire))
     }
@@ -56,6 +58,7 @@ impl Slot {
     /// Atomically sets `flags` and returns the flags before. The arena's own flags
     /// ([`ObjectFlags::MEMBERSHIP`]) cannot be set here: they go through
     /// [`Arena::set_flags`](crate::Arena::set_flags), which keeps the live bitmaps in step.
+    #[inline]
     pub fn insert_flags(&self, flags: ObjectFlags) -> ObjectFlags {
         debug_assert!(!flags.intersects(ObjectFlags::MEMBERSHIP), "membership flags need &mut Arena");
         let bits = flags.difference(ObjectFlags::MEMBERSHIP).bits();
@@ -64,6 +67,7 @@ impl Slot {
 
     /// Atomically clears `flags` and returns the flags before; membership flags are left
     /// alone, as in [`insert_flags`](Self::insert_flags).
+    #[inline]
     pub fn remove_flags(&self, flags: ObjectFlags) -> ObjectFlags {
         debug_assert!(!flags.intersects(ObjectFlags::MEMBERSHIP), "membership flags need &mut Arena");
         let bits = flags.difference(ObjectFlags::MEMBERSHIP).bits();
@@ -71,38 +75,49 @@ impl Slot {
     }
 
     /// The class index of the object in the slot (or of the last one).
+    #[inline]
     pub fn class(&self) -> u16 {
         self.class.load(Ordering::Relaxed)
     }
 
     /// Slot index of the object's owner, if it has one.
+    #[inline]
     pub fn outer(&self) -> Option<u32> {
         Some(self.outer.load(Ordering::Relaxed)).filter(|&o| o != NONE)
     }
 
     /// Index of the object's cluster, if it is in one.
+    #[inline]
     pub fn cluster(&self) -> Option<u32> {
         Some(self.cluster.load(Ordering::Relaxed)).filter(|&c| c != NONE)
     }
 
     /// Sets the cluster index ([`NONE`] for none).
+    #[inline]
     pub fn set_cluster(&self, cluster: u32) {
         self.cluster.store(cluster, Ordering::Relaxed);
     }
 
     /// Live [`Root`](crate::Root) guards of the object.
+    #[inline]
     pub fn root_count(&self) -> u32 {
         self.root_count.load(Ordering::Acquire)
     }
 
     /// Whether the object is a root: manually ([`ObjectFlags::ROOT_SET`]) or by a guard.
+    #[inline]
     pub fn is_rooted(&self) -> bool {
         self.flags().contains(ObjectFlags::ROOT_SET) || self.root_count() > 0
     }
 
     /// The object's cell.
+    #[inline]
     pub fn cell(&self) -> NonNull<u8> {
-        NonNull::new(self.cell.load(Ordering::Relaxed)).expect("an initialised slot has a cell")
+        let cell = self.cell.load(Ordering::Relaxed);
+        debug_assert!(!cell.is_null(), "slot read before the arena set it up");
+        // SAFETY: the arena sets every slot's cell (non-null, inside a granted slab) in
+        // `grow`, before any handle or iterator can name the slot, and never clears it.
+        unsafe { NonNull::new_unchecked(cell) }
     }
 }
 
@@ -152,11 +167,13 @@ impl ObjectTable {
     }
 
     /// Slots handed out so far (live, vacant and retired).
+    #[inline]
     pub fn len(&self) -> u32 {
         self.len.load(Ordering::Acquire)
     }
 
     /// Whether no slot was handed out yet.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
