@@ -46,6 +46,7 @@
 mod config;
 mod error;
 mod ledger;
+#[cfg_attr(loom, allow(dead_code, reason = "the loom build models the ledger only; os serves the allocator"))]
 mod os;
 pub mod sync;
 
