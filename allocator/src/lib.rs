@@ -45,6 +45,7 @@
 
 mod config;
 mod error;
+#[cfg_attr(loom, allow(dead_code, reason = "the allocator that calls these is not built under loom"))]
 mod ledger;
 #[cfg_attr(loom, allow(dead_code, reason = "the loom build models the ledger only; os serves the allocator"))]
 mod os;
