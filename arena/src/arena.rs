@@ -309,17 +309,9 @@ impl Arena {
         if slot.is_rooted() {
             return Err(ArenaError::Rooted);
         }
-        let (class, cell) = (slot.class() as usize, slot.cell());
-        let entry = &mut self.classes[class];
-        let max_generation = self.config.max_generation;
-        let drop_fn = entry.drop_fn;
-        let token = release(&self.table, entry, raw.index(), max_generation);
-        if let Some(drop_fn) = drop_fn {
-            // SAFETY: the slot was live, so the cell holds an object of this class; it was
-            // just released, so nothing will reach it again before it is routed below.
-            unsafe { drop_fn(cell.as_ptr()) };
-        }
-        route(entry, token);
+        let class = slot.class() as usize;
+        // SAFETY: `resolve_live` found an object of `class` in slot `raw.index()`.
+        unsafe { destroy_at(&self.table, &mut self.classes[class], raw.index(), self.config.max_generation) };
         Ok(())
     }
 
@@ -627,6 +619,26 @@ unsafe fn take<T>(table: &ObjectTable, entry: &mut ClassEntry, index: u32, max_g
     value
 }
 
+/// Ends the object in slot `index` in place: releases the slot (handles go stale), drops the
+/// object, then routes the cell. Releasing first means a panicking destructor leaves a
+/// vacant, unrouted slot (never reused, never dropped twice); routing last means nobody gets
+/// the cell before the destructor is done.
+///
+/// # Safety
+/// Slot `index` holds a live object of `entry`'s class.
+#[inline]
+unsafe fn destroy_at(table: &ObjectTable, entry: &mut ClassEntry, index: u32, max_generation: u32) {
+    // SAFETY: the caller resolved `index`.
+    let cell = unsafe { table.slot_unchecked(index) }.cell();
+    let drop_fn = entry.drop_fn;
+    let token = release(table, entry, index, max_generation);
+    if let Some(drop_fn) = drop_fn {
+        // SAFETY: the cell holds an object of this class, released just now, dropped once.
+        unsafe { drop_fn(cell.as_ptr()) };
+    }
+    route(entry, token);
+}
+
 /// Sends a freed cell down its class's route (default: the class's vacant list).
 #[inline]
 fn route(entry: &mut ClassEntry, token: Option<FreedCell>) {
@@ -709,8 +721,7 @@ impl<'a, T: 'static> Iterator for Iter<'a, T> {
         }
         let n = (self.word * 64 + self.bits.trailing_zeros() as usize) as u32;
         self.bits &= self.bits - 1;
-        let slab = (n >> entry.shift) as usize;
-        let index = entry.first_slot[slab] + (n & ((1 << entry.shift) - 1));
+        let index = entry.slot_of(n);
         // SAFETY: a live cell's slot was handed out when its slab was granted.
         let slot = unsafe { self.table.slot_unchecked(index) };
         let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
@@ -885,7 +896,6 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
 
     /// See [`Arena::retain`].
     pub fn retain(&mut self, mut keep: impl FnMut(&mut T) -> bool) {
-        let mask = self.entry.cells_per_slab() - 1;
         for w in 0..self.entry.live.len() {
             let mut bits = self.entry.live[w];
             while bits != 0 {
@@ -896,15 +906,13 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
                 if keep(unsafe { &mut *object }) {
                     continue;
                 }
-                let index = self.entry.first_slot[(n >> self.entry.shift) as usize] + (n & mask as u32);
+                let index = self.entry.slot_of(n);
                 // SAFETY: a live cell's slot was handed out with its slab.
                 if unsafe { self.table.slot_unchecked(index) }.is_rooted() {
                     continue;
                 }
-                let token = release(self.table, self.entry, index, self.max_generation);
-                // SAFETY: released just now, so nothing reaches the object again; dropped once.
-                unsafe { ptr::drop_in_place(object) };
-                route(self.entry, token);
+                // SAFETY: the live bit says slot `index` holds a `T` of this class.
+                unsafe { destroy_at(self.table, self.entry, index, self.max_generation) };
             }
         }
     }

@@ -88,6 +88,14 @@ impl ClassEntry {
         base.wrapping_add((n as usize & (self.cells_per_slab() - 1)) * self.cell_size)
     }
 
+    /// The slot that belongs to the cell numbered `n`: a slab's cells have consecutive slots.
+    #[inline]
+    pub(crate) fn slot_of(&self, n: u32) -> u32 {
+        let first = self.first_slot[(n >> self.shift) as usize];
+        debug_assert!(first != crate::NONE, "cell {n} in a slab the class does not own");
+        first + (n & (self.cells_per_slab() as u32 - 1))
+    }
+
     #[inline]
     pub(crate) fn set_live(&mut self, n: u32, live: bool) {
         let (word, bit) = ((n >> 6) as usize, 1u64 << (n & 63));
