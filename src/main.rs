@@ -111,69 +111,94 @@ fn step(p: &mut Projectile) {
     p.life -= DT;
 }
 
-fn storm_boxed(s: &Settings) -> Report {
-    let mut rng = Rng(s.seed);
-    let mut live: Vec<Box<Projectile>> = Vec::new();
-    let mut r = Report::default();
-    for _ in 0..s.frames {
-        let frame = Instant::now();
-        let t = Instant::now();
-        for turret in 0..s.rate {
-            live.push(Box::new(rng.projectile(turret % 64)));
-        }
-        r.spawn += t.elapsed();
-        r.spawned += u64::from(s.rate);
-        r.peak_live = r.peak_live.max(live.len());
-
-        let t = Instant::now();
-        for p in live.iter_mut() {
-            step(p);
-        }
-        r.tick += t.elapsed();
-        r.ticked += live.len() as u64;
-
-        let t = Instant::now();
-        let before = live.len();
-        live.retain(|p| p.life > 0.0);
-        r.retired += (before - live.len()) as u64;
-        r.retire += t.elapsed();
-        r.frames.push(frame.elapsed());
-    }
-    r.checksum = live.iter().map(|p| f64::from(p.pos[0])).sum();
-    r
+/// One way of holding the storm's projectiles. The driver times each phase the same way
+/// for every scenario; a scenario only says how it spawns, ticks and retires.
+trait Storm {
+    /// Spawns `n` projectiles drawn from `rng`.
+    fn spawn(&mut self, rng: &mut Rng, n: u32);
+    /// Steps every live projectile; returns how many.
+    fn tick(&mut self) -> u64;
+    /// Drops the projectiles whose life ran out; returns how many.
+    fn retire(&mut self) -> u64;
+    /// Projectiles alive.
+    fn live(&self) -> usize;
+    /// Sum of x positions, to check that every scenario ran the same storm.
+    fn checksum(&self) -> f64;
 }
 
-fn storm_arena(s: &Settings, arena: &mut Arena) -> Report {
-    let mut rng = Rng(s.seed);
-    let mut r = Report::default();
-    for _ in 0..s.frames {
-        let frame = Instant::now();
-        let t = Instant::now();
-        let mut store = arena.store_mut::<Projectile>().expect("64-byte projectiles are a valid class");
-        for turret in 0..s.rate {
+impl Storm for Vec<Box<Projectile>> {
+    fn spawn(&mut self, rng: &mut Rng, n: u32) {
+        for turret in 0..n {
+            self.push(Box::new(rng.projectile(turret % 64)));
+        }
+    }
+    fn tick(&mut self) -> u64 {
+        self.iter_mut().for_each(|p| step(p));
+        self.len() as u64
+    }
+    fn retire(&mut self) -> u64 {
+        let before = self.len();
+        self.retain(|p| p.life > 0.0);
+        (before - self.len()) as u64
+    }
+    fn live(&self) -> usize {
+        self.len()
+    }
+    fn checksum(&self) -> f64 {
+        self.iter().map(|p| f64::from(p.pos[0])).sum()
+    }
+}
+
+impl Storm for Arena {
+    fn spawn(&mut self, rng: &mut Rng, n: u32) {
+        let mut store = self.store_mut::<Projectile>().expect("64-byte projectiles are a valid class");
+        for turret in 0..n {
             store.insert(rng.projectile(turret % 64));
         }
-        r.spawn += t.elapsed();
-        r.spawned += u64::from(s.rate);
-        r.peak_live = r.peak_live.max(store.len());
-
-        let t = Instant::now();
+    }
+    fn tick(&mut self) -> u64 {
         let mut ticked = 0u64;
-        store.tick(|p| {
+        Arena::tick::<Projectile>(self, |p| {
             step(p);
             ticked += 1;
         });
-        r.tick += t.elapsed();
-        r.ticked += ticked;
+        ticked
+    }
+    fn retire(&mut self) -> u64 {
+        let before = self.len::<Projectile>();
+        self.retain::<Projectile>(|p| p.life > 0.0);
+        (before - self.len::<Projectile>()) as u64
+    }
+    fn live(&self) -> usize {
+        self.len::<Projectile>()
+    }
+    fn checksum(&self) -> f64 {
+        self.iter::<Projectile>().map(|(_, p)| f64::from(p.pos[0])).sum()
+    }
+}
+
+/// Runs the seeded storm on `storm`, timing spawn, tick and retire each frame.
+fn run(s: &Settings, storm: &mut impl Storm) -> Report {
+    let mut rng = Rng(s.seed);
+    let mut r = Report::default();
+    for _ in 0..s.frames {
+        let frame = Instant::now();
+        let t = Instant::now();
+        storm.spawn(&mut rng, s.rate);
+        r.spawn += t.elapsed();
+        r.spawned += u64::from(s.rate);
+        r.peak_live = r.peak_live.max(storm.live());
 
         let t = Instant::now();
-        let before = store.len();
-        store.retain(|p| p.life > 0.0);
-        r.retired += (before - store.len()) as u64;
+        r.ticked += storm.tick();
+        r.tick += t.elapsed();
+
+        let t = Instant::now();
+        r.retired += storm.retire();
         r.retire += t.elapsed();
         r.frames.push(frame.elapsed());
     }
-    r.checksum = arena.iter::<Projectile>().map(|(_, p)| f64::from(p.pos[0])).sum();
+    r.checksum = storm.checksum();
     r
 }
 
@@ -217,12 +242,12 @@ fn main() -> ExitCode {
         s.frames, s.rate, s.seed
     );
 
-    let boxed = storm_boxed(&s);
+    let boxed = run(&s, &mut Vec::<Box<Projectile>>::new());
     let mut arena = Arena::new();
     // What a loading screen does: room for the expected peak (60 frames of fire), now.
     arena.prefill::<Projectile>(s.rate as usize * 60).expect("the default reservation holds the storm");
     let inline_at_load = arena.stats::<Projectile>().expect("registered").memory.inline_preparations;
-    let arena_report = storm_arena(&s, &mut arena);
+    let arena_report = run(&s, &mut arena);
     assert_eq!(boxed.retired, arena_report.retired, "both scenarios ran the same storm");
 
     let mut out = String::new();
