@@ -13,6 +13,7 @@ use respawn_allocator::sync::{Arc, Ordering};
 use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, Rejected, SlabConfig};
 
 use crate::class::{ClassEntry, FreeRoute, FreedCell};
+use crate::outer::Outers;
 use crate::table::{ObjectTable, Slot, NONE};
 use crate::{ArenaError, Handle, ObjectFlags, RawHandle, Root};
 
@@ -105,6 +106,7 @@ pub struct Arena {
     by_type: HashMap<TypeId, ClassId, BuildHasherDefault<TypeIdHasher>>,
     config: ArenaConfig,
     alloc: ChunkAllocator,
+    outers: Outers,
 }
 
 // SAFETY: the raw pointers inside are the arena's own cells; every object placed in them is
@@ -149,6 +151,7 @@ impl Arena {
             by_type: HashMap::default(),
             config,
             alloc: ChunkAllocator::new(),
+            outers: Outers::default(),
         }
     }
 
@@ -210,6 +213,7 @@ impl Arena {
             table: &self.table,
             entry: &mut self.classes[id.index()],
             alloc: &self.alloc,
+            outers: &mut self.outers,
             max_generation: self.config.max_generation,
             _class: PhantomData,
         })
@@ -295,7 +299,7 @@ impl Arena {
         let class = slot.class() as usize;
         let entry = &mut self.classes[class];
         // SAFETY: `typed_slot` found a live, visible `T` in slot `h.index()` of `entry`.
-        Ok(unsafe { take::<T>(&self.table, entry, h.index(), self.config.max_generation) })
+        Ok(unsafe { take::<T>(&self.table, entry, &mut self.outers, h.index(), self.config.max_generation) })
     }
 
     /// Drops the object `raw` names, whatever its class, and releases its slot through the
@@ -311,7 +315,8 @@ impl Arena {
         }
         let class = slot.class() as usize;
         // SAFETY: `resolve_live` found an object of `class` in slot `raw.index()`.
-        unsafe { destroy_at(&self.table, &mut self.classes[class], raw.index(), self.config.max_generation) };
+        let entry = &mut self.classes[class];
+        unsafe { destroy_at(&self.table, entry, &mut self.outers, raw.index(), self.config.max_generation) };
         Ok(())
     }
 
@@ -354,11 +359,13 @@ impl Arena {
     }
 
     /// Sets `flags` on the object `raw` names (hidden objects included), keeping the class's
-    /// live bitmap in step: an object flagged `GARBAGE` or `IN_POOL` leaves `tick` and
-    /// `iter`, and comes back when the flags are cleared.
+    /// live bitmap in step: an object flagged `GARBAGE`, `UNREACHABLE` or `IN_POOL` leaves
+    /// `tick` and `iter`, and comes back when the flags are cleared. Also brings the live bit
+    /// in step with flags set atomically (the collector's `UNREACHABLE`).
     ///
     /// # Errors
-    /// [`ArenaError::Stale`], or [`ArenaError::ReservedFlags`] for `VACANT`.
+    /// [`ArenaError::Stale`], or [`ArenaError::ReservedFlags`] for
+    /// [`ObjectFlags::ARENA_OWNED`].
     pub fn set_flags(&mut self, raw: RawHandle, flags: ObjectFlags) -> Result<(), ArenaError> {
         self.change_flags(raw, flags, true)
     }
@@ -366,23 +373,26 @@ impl Arena {
     /// Clears `flags` on the object `raw` names; see [`set_flags`](Self::set_flags).
     ///
     /// # Errors
-    /// [`ArenaError::Stale`], or [`ArenaError::ReservedFlags`] for `VACANT`.
+    /// [`ArenaError::Stale`], or [`ArenaError::ReservedFlags`] for
+    /// [`ObjectFlags::ARENA_OWNED`].
     pub fn clear_flags(&mut self, raw: RawHandle, flags: ObjectFlags) -> Result<(), ArenaError> {
         self.change_flags(raw, flags, false)
     }
 
     fn change_flags(&mut self, raw: RawHandle, flags: ObjectFlags, set: bool) -> Result<(), ArenaError> {
-        if flags.contains(ObjectFlags::VACANT) {
-            return Err(ArenaError::ReservedFlags(ObjectFlags::VACANT));
+        let reserved = flags & ObjectFlags::ARENA_OWNED;
+        if !reserved.is_empty() {
+            return Err(ArenaError::ReservedFlags(reserved));
         }
         let slot = self.table.resolve_live(raw)?;
         let before = slot.flags();
         let after = if set { before | flags } else { before - flags };
         slot.flags.store(after.bits(), Ordering::Release);
         let (class, n) = (slot.class() as usize, slot.cell_number.load(Ordering::Relaxed));
-        let hides = ObjectFlags::GARBAGE | ObjectFlags::IN_POOL;
-        if before.intersects(hides) != after.intersects(hides) {
-            self.classes[class].set_live(n, !after.intersects(hides));
+        let entry = &mut self.classes[class];
+        let visible = !after.intersects(ObjectFlags::HIDDEN);
+        if entry.is_live(n) != visible {
+            entry.set_live(n, visible);
         }
         Ok(())
     }
@@ -425,18 +435,43 @@ impl Arena {
         self.table.resolve_live(raw).is_ok_and(Slot::is_rooted)
     }
 
-    /// Records `outer` as the owner of `child` (UE's Outer): sub-objects are destroyed with
-    /// their owner by the collector's immediate destroy.
+    /// Records `outer` as the owner of `child` (UE's Outer), or cuts `child` loose with
+    /// `None`. The collector treats the link as a reference from `child` to its owner and
+    /// destroys sub-objects with their owner; removing or destroying an owner through the
+    /// arena alone cuts its sub-objects loose.
     ///
     /// # Errors
-    /// [`ArenaError::Stale`] if either handle does not name a live object.
+    /// Nothing changes on [`ArenaError::Stale`] or [`ArenaError::Hidden`] (both objects
+    /// must be visible), or [`ArenaError::OuterCycle`] if `outer` is `child` or one of its
+    /// sub-objects.
     pub fn set_outer(&mut self, child: RawHandle, outer: Option<RawHandle>) -> Result<(), ArenaError> {
-        let index = match outer {
-            Some(o) => self.table.resolve_live(o).map(|_| o.index())?,
-            None => NONE,
+        let Some(outer) = outer else {
+            self.table.resolve_live(child)?;
+            self.outers.detach_from_outer(&self.table, child.index());
+            return Ok(());
         };
-        self.table.resolve_live(child)?.outer.store(index, Ordering::Relaxed);
+        self.table.resolve(child)?;
+        let mut up = self.table.resolve(outer)?;
+        let mut index = outer.index();
+        loop {
+            if index == child.index() {
+                return Err(ArenaError::OuterCycle);
+            }
+            let Some(next) = up.outer() else { break };
+            index = next;
+            // SAFETY: an `outer` link names a live slot (owners cut sub-objects loose when
+            // they are released).
+            up = unsafe { self.table.slot_unchecked(index) };
+        }
+        self.outers.attach(&self.table, child.index(), outer.index());
         Ok(())
+    }
+
+    /// The direct sub-objects of `raw` (objects whose `outer` it is), hidden ones included;
+    /// empty if `raw` does not name a live object.
+    pub fn sub_objects(&self, raw: RawHandle) -> impl Iterator<Item = RawHandle> + '_ {
+        let first = self.table.resolve_live(raw).is_ok().then_some(raw.index());
+        first.into_iter().flat_map(|p| self.outers.children(p)).filter_map(|i| self.handle_at(i))
     }
 
     /// The handle of the object in slot `index` with its current generation, if the slot
@@ -583,15 +618,25 @@ impl Drop for Arena {
 }
 
 /// Marks slot `index` vacant with the next generation, or retires it at the ceiling, and
-/// takes it out of the live bitmap. Returns the token for the free route (`None`: retired).
+/// takes it out of the live bitmap and out of the sub-object lists (its own sub-objects are
+/// cut loose). Returns the token for the free route (`None`: retired).
 #[inline]
-fn release(table: &ObjectTable, entry: &mut ClassEntry, index: u32, max_generation: u32) -> Option<FreedCell> {
+fn release(
+    table: &ObjectTable,
+    entry: &mut ClassEntry,
+    outers: &mut Outers,
+    index: u32,
+    max_generation: u32,
+) -> Option<FreedCell> {
     // SAFETY: the callers resolved `index` through the table just before.
     let slot = unsafe { table.slot_unchecked(index) };
-    debug_assert!(!slot.flags().contains(ObjectFlags::VACANT), "releasing vacant slot {index}");
+    let flags = slot.flags();
+    debug_assert!(!flags.contains(ObjectFlags::VACANT), "releasing vacant slot {index}");
+    if flags.contains(ObjectFlags::HAS_SUBOBJECTS) || slot.outer.load(Ordering::Relaxed) != NONE {
+        unlink(table, outers, index);
+    }
     let generation = slot.generation.load(Ordering::Relaxed);
     slot.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
-    slot.outer.store(NONE, Ordering::Relaxed);
     slot.cluster.store(NONE, Ordering::Relaxed);
     entry.set_live(slot.cell_number.load(Ordering::Relaxed), false);
     entry.len -= 1;
@@ -605,16 +650,28 @@ fn release(table: &ObjectTable, entry: &mut ClassEntry, index: u32, max_generati
     Some(FreedCell { class: entry.id, slot: index, cell: slot.cell() })
 }
 
+#[cold]
+fn unlink(table: &ObjectTable, outers: &mut Outers, index: u32) {
+    outers.detach_from_outer(table, index);
+    outers.orphan_children(table, index);
+}
+
 /// Moves the object out of slot `index` and releases the slot through the class's route.
 ///
 /// # Safety
 /// Slot `index` holds a live `T` of `entry`'s class.
 #[inline]
-unsafe fn take<T>(table: &ObjectTable, entry: &mut ClassEntry, index: u32, max_generation: u32) -> T {
+unsafe fn take<T>(
+    table: &ObjectTable,
+    entry: &mut ClassEntry,
+    outers: &mut Outers,
+    index: u32,
+    max_generation: u32,
+) -> T {
     // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here
     // because the slot is released right after.
     let value = unsafe { table.slot_unchecked(index).cell().cast::<T>().as_ptr().read() };
-    let token = release(table, entry, index, max_generation);
+    let token = release(table, entry, outers, index, max_generation);
     route(entry, token);
     value
 }
@@ -627,11 +684,17 @@ unsafe fn take<T>(table: &ObjectTable, entry: &mut ClassEntry, index: u32, max_g
 /// # Safety
 /// Slot `index` holds a live object of `entry`'s class.
 #[inline]
-unsafe fn destroy_at(table: &ObjectTable, entry: &mut ClassEntry, index: u32, max_generation: u32) {
+unsafe fn destroy_at(
+    table: &ObjectTable,
+    entry: &mut ClassEntry,
+    outers: &mut Outers,
+    index: u32,
+    max_generation: u32,
+) {
     // SAFETY: the caller resolved `index`.
     let cell = unsafe { table.slot_unchecked(index) }.cell();
     let drop_fn = entry.drop_fn;
-    let token = release(table, entry, index, max_generation);
+    let token = release(table, entry, outers, index, max_generation);
     if let Some(drop_fn) = drop_fn {
         // SAFETY: the cell holds an object of this class, released just now, dropped once.
         unsafe { drop_fn(cell.as_ptr()) };
@@ -743,6 +806,7 @@ pub struct ClassStore<'a, T> {
     table: &'a ObjectTable,
     entry: &'a mut ClassEntry,
     alloc: &'a ChunkAllocator,
+    outers: &'a mut Outers,
     max_generation: u32,
     _class: PhantomData<fn() -> T>,
 }
@@ -886,7 +950,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
             return Err(ArenaError::Rooted);
         }
         // SAFETY: `slot` resolved `h` to a live, visible object of this class.
-        Ok(unsafe { take::<T>(self.table, self.entry, h.index(), self.max_generation) })
+        Ok(unsafe { take::<T>(self.table, self.entry, self.outers, h.index(), self.max_generation) })
     }
 
     /// Moves the object out, if `h` resolves.
@@ -912,7 +976,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
                     continue;
                 }
                 // SAFETY: the live bit says slot `index` holds a `T` of this class.
-                unsafe { destroy_at(self.table, self.entry, index, self.max_generation) };
+                unsafe { destroy_at(self.table, self.entry, self.outers, index, self.max_generation) };
             }
         }
     }

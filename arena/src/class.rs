@@ -97,6 +97,11 @@ impl ClassEntry {
     }
 
     #[inline]
+    pub(crate) fn is_live(&self, n: u32) -> bool {
+        self.live[(n >> 6) as usize] & (1u64 << (n & 63)) != 0
+    }
+
+    #[inline]
     pub(crate) fn set_live(&mut self, n: u32, live: bool) {
         let (word, bit) = ((n >> 6) as usize, 1u64 << (n & 63));
         if live {

@@ -35,6 +35,8 @@ pub enum ArenaError {
     ReservedFlags(ObjectFlags),
     /// The object table has no slot left (2³² − 1 slots).
     TableFull,
+    /// The owner given to `set_outer` is the object itself or one of its sub-objects.
+    OuterCycle,
     /// The allocator refused (reservation exhausted, bad layout, ...).
     Alloc(AllocError),
 }
@@ -51,6 +53,7 @@ impl fmt::Display for ArenaError {
             Self::NotRooted => f.write_str("the object is not in the root set"),
             Self::ReservedFlags(flags) => write!(f, "flags {flags:?} are set by the arena alone"),
             Self::TableFull => f.write_str("the object table is full"),
+            Self::OuterCycle => f.write_str("an object cannot be owned by itself or by one of its sub-objects"),
             Self::Alloc(e) => write!(f, "allocator: {e}"),
         }
     }

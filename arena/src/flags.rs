@@ -26,14 +26,24 @@ bitflags! {
         const REACHABLE_IN_CLUSTER = 1 << 7;
         /// The slot holds no object. Set and cleared by the arena alone.
         const VACANT = 1 << 8;
+        /// The object owns sub-objects (objects whose `outer` it is). Kept by the arena
+        /// alone, in step with its sub-object lists.
+        const HAS_SUBOBJECTS = 1 << 9;
     }
 }
 
 impl ObjectFlags {
     /// Flags that stop a handle from resolving.
     pub const HIDDEN: Self = Self::VACANT.union(Self::GARBAGE).union(Self::UNREACHABLE).union(Self::IN_POOL);
-    /// Flags that take an object out of `tick` and `iter`; the arena changes them only under
-    /// `&mut` ([`Arena::set_flags`](crate::Arena::set_flags)) so it can keep its live bitmaps
-    /// in step.
-    pub const MEMBERSHIP: Self = Self::VACANT.union(Self::GARBAGE).union(Self::IN_POOL);
+    /// Flags that only change under `&mut Arena`: the slot's occupancy, the flags that
+    /// decide whether the object is ticked (the arena keeps its live bitmaps in step when
+    /// [`Arena::set_flags`](crate::Arena::set_flags) changes them), and the sub-object mark.
+    /// The atomic [`Slot::insert_flags`](crate::Slot::insert_flags) refuses them.
+    ///
+    /// `UNREACHABLE` is not among them: the collector sets and clears it atomically from
+    /// many threads during a mark, under `&mut Arena`, and brings the live bitmap of the
+    /// objects that stay unreachable in step before it returns.
+    pub const MEMBERSHIP: Self = Self::VACANT.union(Self::GARBAGE).union(Self::IN_POOL).union(Self::HAS_SUBOBJECTS);
+    /// Flags no caller may set or clear: the arena keeps them.
+    pub const ARENA_OWNED: Self = Self::VACANT.union(Self::HAS_SUBOBJECTS);
 }

@@ -24,8 +24,12 @@
 //!   at the ceiling), so `(index, generation)` is never issued twice;
 //! - a handle resolves only if its generation matches and the slot is not `VACANT`,
 //!   `GARBAGE`, `UNREACHABLE` or `IN_POOL`;
-//! - a cell's live bit is set exactly while it holds an object that is neither `GARBAGE` nor
-//!   `IN_POOL`; `tick` visits exactly those, in address order;
+//! - a cell's live bit is set exactly while it holds an object a handle can reach (not
+//!   `GARBAGE`, `UNREACHABLE` or `IN_POOL`); `tick` visits exactly those, in address order
+//!   (the collector's mark, under `&mut Arena`, is the one place this lags, and it catches
+//!   up before it returns);
+//! - a slot's `outer` names a live owner, and the owner's sub-object list holds the slot;
+//!   releasing an owner cuts its sub-objects loose;
 //! - every object is dropped once: when removed or destroyed, or when the arena drops.
 
 mod arena;
@@ -33,6 +37,7 @@ mod class;
 mod error;
 mod flags;
 mod handle;
+mod outer;
 mod table;
 
 pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, Iter};

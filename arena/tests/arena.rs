@@ -376,11 +376,65 @@ fn outer_links_and_handle_at() {
     arena.set_outer(part.raw(), Some(owner.raw())).unwrap();
     assert_eq!(arena.table().slot(part.index()).unwrap().outer(), Some(owner.index()));
     assert_eq!(arena.handle_at(owner.index()), Some(owner.raw()));
+    assert!(arena.flags(owner.raw()).unwrap().contains(ObjectFlags::HAS_SUBOBJECTS));
     arena.remove(owner).unwrap();
+    assert_eq!(arena.table().slot(part.index()).unwrap().outer(), None, "a removed owner cuts its parts loose");
     assert!(matches!(arena.set_outer(part.raw(), Some(owner.raw())), Err(ArenaError::Stale)));
     assert_eq!(arena.handle_at(owner.index()), None);
     arena.set_outer(part.raw(), None).unwrap();
     assert_eq!(arena.table().slot(part.index()).unwrap().outer(), None);
+}
+
+#[test]
+fn sub_object_lists_follow_set_outer_and_release() {
+    let mut arena = Arena::with_config(SMALL);
+    let [a, b, c, d] = [1, 2, 3, 4].map(|i| arena.insert(projectile(i)).raw());
+    let subs = |arena: &Arena, h: RawHandle| {
+        let mut v: Vec<_> = arena.sub_objects(h).collect();
+        v.sort();
+        v
+    };
+    arena.set_outer(b, Some(a)).unwrap();
+    arena.set_outer(c, Some(a)).unwrap();
+    arena.set_outer(d, Some(c)).unwrap();
+    assert_eq!(subs(&arena, a), vec![b, c]);
+    assert_eq!(subs(&arena, c), vec![d]);
+    // Cycles are refused, and nothing changes.
+    assert!(matches!(arena.set_outer(a, Some(d)), Err(ArenaError::OuterCycle)));
+    assert!(matches!(arena.set_outer(a, Some(a)), Err(ArenaError::OuterCycle)));
+    assert_eq!(arena.table().slot(a.index()).unwrap().outer(), None);
+    // Moving a sub-object to another owner updates both lists and both flags.
+    arena.set_outer(d, Some(b)).unwrap();
+    assert_eq!(subs(&arena, c), vec![]);
+    assert!(!arena.flags(c).unwrap().contains(ObjectFlags::HAS_SUBOBJECTS));
+    assert_eq!(subs(&arena, b), vec![d]);
+    // Releasing a middle sub-object unlinks it from its owner and cuts its own parts loose.
+    arena.destroy(b).unwrap();
+    assert_eq!(subs(&arena, a), vec![c]);
+    assert_eq!(arena.table().slot(d.index()).unwrap().outer(), None);
+    assert_eq!(subs(&arena, b), vec![], "a stale owner has no sub-objects");
+    // The sub-object mark is the arena's: callers can neither set nor clear it.
+    assert!(matches!(arena.clear_flags(a, ObjectFlags::HAS_SUBOBJECTS), Err(ArenaError::ReservedFlags(_))));
+    // A hidden owner is refused: a garbage owner's parts must not outlive it.
+    arena.set_flags(a, ObjectFlags::GARBAGE).unwrap();
+    assert!(matches!(arena.set_outer(d, Some(a)), Err(ArenaError::Hidden(_))));
+}
+
+#[test]
+fn set_flags_brings_the_live_bitmap_in_step_with_atomic_flags() {
+    let mut arena = Arena::with_config(SMALL);
+    let hs: Vec<_> = (0..3).map(|i| arena.insert(projectile(i))).collect();
+    // The collector sets UNREACHABLE atomically, then re-states it through set_flags for
+    // the objects that stay unreachable, which takes them out of tick.
+    arena.table().slot(hs[1].index()).unwrap().insert_flags(ObjectFlags::UNREACHABLE);
+    arena.set_flags(hs[1].raw(), ObjectFlags::UNREACHABLE).unwrap();
+    let mut seen = Vec::new();
+    arena.tick::<Projectile>(|p| seen.push(p.id));
+    assert_eq!(seen, vec![0, 2]);
+    arena.clear_flags(hs[1].raw(), ObjectFlags::UNREACHABLE).unwrap();
+    seen.clear();
+    arena.tick::<Projectile>(|p| seen.push(p.id));
+    assert_eq!(seen, vec![0, 1, 2]);
 }
 
 #[test]
