@@ -314,8 +314,8 @@ impl Arena {
             return Err(ArenaError::Rooted);
         }
         let class = slot.class() as usize;
-        // SAFETY: `resolve_live` found an object of `class` in slot `raw.index()`.
         let entry = &mut self.classes[class];
+        // SAFETY: `resolve_live` found an object of `class` in slot `raw.index()`.
         unsafe { destroy_at(&self.table, entry, &mut self.outers, raw.index(), self.config.max_generation) };
         Ok(())
     }
