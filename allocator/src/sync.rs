@@ -77,6 +77,104 @@ impl<T> Mutex<T> {
     }
 }
 
+/// A reader-writer lock: `parking_lot::RwLock`, std's under Miri, loom's under `cfg(loom)`,
+/// behind one `read`/`write`/`try_write` signature (as [`Mutex`]).
+#[derive(Debug, Default)]
+pub struct RwLock<T> {
+    #[cfg(not(any(loom, miri)))]
+    inner: parking_lot::RwLock<T>,
+    #[cfg(all(miri, not(loom)))]
+    inner: std::sync::RwLock<T>,
+    #[cfg(loom)]
+    inner: loom::sync::RwLock<T>,
+}
+
+/// The shared guard returned by [`RwLock::read`].
+#[cfg(not(any(loom, miri)))]
+pub type RwLockReadGuard<'a, T> = parking_lot::RwLockReadGuard<'a, T>;
+/// The shared guard returned by [`RwLock::read`].
+#[cfg(all(miri, not(loom)))]
+pub type RwLockReadGuard<'a, T> = std::sync::RwLockReadGuard<'a, T>;
+/// The shared guard returned by [`RwLock::read`].
+#[cfg(loom)]
+pub type RwLockReadGuard<'a, T> = loom::sync::RwLockReadGuard<'a, T>;
+
+/// The exclusive guard returned by [`RwLock::write`].
+#[cfg(not(any(loom, miri)))]
+pub type RwLockWriteGuard<'a, T> = parking_lot::RwLockWriteGuard<'a, T>;
+/// The exclusive guard returned by [`RwLock::write`].
+#[cfg(all(miri, not(loom)))]
+pub type RwLockWriteGuard<'a, T> = std::sync::RwLockWriteGuard<'a, T>;
+/// The exclusive guard returned by [`RwLock::write`].
+#[cfg(loom)]
+pub type RwLockWriteGuard<'a, T> = loom::sync::RwLockWriteGuard<'a, T>;
+
+impl<T> RwLock<T> {
+    /// A new unlocked lock holding `value`.
+    pub fn new(value: T) -> Self {
+        Self {
+            #[cfg(not(any(loom, miri)))]
+            inner: parking_lot::RwLock::new(value),
+            #[cfg(all(miri, not(loom)))]
+            inner: std::sync::RwLock::new(value),
+            #[cfg(loom)]
+            inner: loom::sync::RwLock::new(value),
+        }
+    }
+
+    /// Blocks until a shared hold is granted. Poisoning is ignored, as in [`Mutex::lock`].
+    pub fn read(&self) -> RwLockReadGuard<'_, T> {
+        #[cfg(not(any(loom, miri)))]
+        {
+            self.inner.read()
+        }
+        #[cfg(all(miri, not(loom)))]
+        {
+            self.inner.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+        }
+        #[cfg(loom)]
+        {
+            self.inner.read().expect("loom rwlock poisoned")
+        }
+    }
+
+    /// Blocks until the exclusive hold is granted.
+    pub fn write(&self) -> RwLockWriteGuard<'_, T> {
+        #[cfg(not(any(loom, miri)))]
+        {
+            self.inner.write()
+        }
+        #[cfg(all(miri, not(loom)))]
+        {
+            self.inner.write().unwrap_or_else(std::sync::PoisonError::into_inner)
+        }
+        #[cfg(loom)]
+        {
+            self.inner.write().expect("loom rwlock poisoned")
+        }
+    }
+
+    /// The exclusive hold if it is free now, else `None`.
+    pub fn try_write(&self) -> Option<RwLockWriteGuard<'_, T>> {
+        #[cfg(not(any(loom, miri)))]
+        {
+            self.inner.try_write()
+        }
+        #[cfg(all(miri, not(loom)))]
+        {
+            match self.inner.try_write() {
+                Ok(guard) => Some(guard),
+                Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => None,
+            }
+        }
+        #[cfg(loom)]
+        {
+            self.inner.try_write().ok()
+        }
+    }
+}
+
 /// Spins politely: a CPU hint outside loom, a yield to the model checker under it.
 pub fn spin_wait() {
     #[cfg(not(loom))]

@@ -29,6 +29,9 @@ bitflags! {
         /// The object owns sub-objects (objects whose `outer` it is). Kept by the arena
         /// alone, in step with its sub-object lists.
         const HAS_SUBOBJECTS = 1 << 9;
+        /// The collector ran the object's `begin_destroy`; it waits for `finish_destroy`
+        /// and its final free (UE's `RF_BeginDestroyed`). Marks ignore it.
+        const BEGIN_DESTROYED = 1 << 10;
     }
 }
 

@@ -74,6 +74,19 @@ impl Slot {
         ObjectFlags::from_bits_retain(self.flags.fetch_and(!bits, Ordering::AcqRel))
     }
 
+    /// Replaces the caller's flags with `flags` by a plain load and store, leaving the
+    /// arena's own ([`ObjectFlags::MEMBERSHIP`]) as they are. For a caller that is the only
+    /// writer of this slot's flags for the time being (the collector's mark, which holds
+    /// `&mut Arena` and gives each slot to one task) and wants to spare the atomic
+    /// read-modify-write. With another writer about, an update could be lost (never a
+    /// memory error).
+    #[inline]
+    pub fn overwrite_flags(&self, flags: ObjectFlags) {
+        let current = self.flags.load(Ordering::Relaxed);
+        let kept = current & ObjectFlags::MEMBERSHIP.bits();
+        self.flags.store(kept | flags.difference(ObjectFlags::MEMBERSHIP).bits(), Ordering::Release);
+    }
+
     /// The class index of the object in the slot (or of the last one).
     #[inline]
     pub fn class(&self) -> u16 {

@@ -1,0 +1,755 @@
+//! The heap: an [`Arena`] with a mark-sweep collector over it.
+
+use std::any::type_name;
+use std::fmt;
+use std::num::NonZeroU32;
+use std::ops::{Deref, DerefMut};
+use std::time::{Duration, Instant};
+
+use bumpalo::Bump;
+use rayon::prelude::*;
+use respawn_allocator::sync::{Arc, AtomicU32, RwLock, RwLockReadGuard};
+use respawn_arena::{
+    Arena, ArenaConfig, ArenaError, ClassId, ClassStore, Handle, ObjectFlags, ObjectTable, RawHandle, Rejected,
+    SlabConfig, Slot, CHUNK_SLOTS,
+};
+
+use crate::cluster::{ClusterId, Clusters};
+use crate::mark::{Frontier, Marker, Tracer};
+use crate::settings::{CollectOptions, GcSettings, GcStats, GcStep, PurgeProgress};
+use crate::{GcError, Object, Trace};
+
+/// A class's collector entry points, type-erased (the class's vtable).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GcClass {
+    /// `None` when the class's `NEEDS_TRACE` is false: its objects are never scanned.
+    pub(crate) trace: Option<unsafe fn(*const u8, &mut Tracer<'_>)>,
+    begin_destroy: unsafe fn(*mut u8),
+    is_ready: unsafe fn(*mut u8) -> bool,
+    finish_destroy: unsafe fn(*mut u8),
+}
+
+/// # Safety
+/// `p` points to a live `T` that nobody mutates for the call's duration.
+unsafe fn trace_as<T: Trace>(p: *const u8, tracer: &mut Tracer<'_>) {
+    // SAFETY: as the function's contract says.
+    unsafe { (*p.cast::<T>()).trace(tracer) }
+}
+
+/// # Safety
+/// `p` points to a live `T` the caller holds exclusively.
+unsafe fn begin_destroy_as<T: Object>(p: *mut u8) {
+    // SAFETY: as the function's contract says.
+    unsafe { (*p.cast::<T>()).begin_destroy() }
+}
+
+/// # Safety
+/// As [`begin_destroy_as`].
+unsafe fn is_ready_as<T: Object>(p: *mut u8) -> bool {
+    // SAFETY: as the function's contract says.
+    unsafe { (*p.cast::<T>()).is_ready_for_finish_destroy() }
+}
+
+/// # Safety
+/// As [`begin_destroy_as`].
+unsafe fn finish_destroy_as<T: Object>(p: *mut u8) {
+    // SAFETY: as the function's contract says.
+    unsafe { (*p.cast::<T>()).finish_destroy() }
+}
+
+impl GcClass {
+    fn of<T: Object>() -> Self {
+        Self {
+            trace: T::NEEDS_TRACE.then_some(trace_as::<T> as unsafe fn(*const u8, &mut Tracer<'_>)),
+            begin_destroy: begin_destroy_as::<T>,
+            is_ready: is_ready_as::<T>,
+            finish_destroy: finish_destroy_as::<T>,
+        }
+    }
+}
+
+/// The GC lock (UE's `FGCCSyncObject`): workers that publish objects hold it shared
+/// ([`scope`](Self::scope)); a collection holds it exclusively for its whole run. Clone it
+/// into each worker.
+#[derive(Clone, Debug, Default)]
+pub struct GcLock(Arc<RwLock<()>>);
+
+/// A worker's shared hold on the [`GcLock`] (UE's `FGCScopeGuard`): no collection starts
+/// while it lives.
+pub struct GcScope<'a>(#[allow(dead_code)] RwLockReadGuard<'a, ()>);
+
+impl fmt::Debug for GcScope<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("GcScope")
+    }
+}
+
+impl GcLock {
+    /// Holds off collections until the returned guard drops. Blocks while one runs.
+    pub fn scope(&self) -> GcScope<'_> {
+        GcScope(self.0.read())
+    }
+}
+
+/// The collector's scratch arena. `Bump` is not `Sync`; the wrapper is, because the heap
+/// reaches it only through `&mut` (no `&self` method touches it).
+struct Scratch(Bump);
+// SAFETY: see above — shared references to a `Scratch` give no access to the `Bump`.
+unsafe impl Sync for Scratch {}
+
+/// What [`Heap::end_life`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ending {
+    /// Dropped and freed.
+    Ended,
+    /// `begin_destroy` ran; waiting for `is_ready_for_finish_destroy`.
+    Waiting,
+    /// Rooted after all: left alone.
+    Kept,
+}
+
+/// An [`Arena`] with a garbage collector: UE's `CollectGarbage` over respawn's object table.
+///
+/// - Register classes that hold handles as [`Object`]s ([`register`](Self::register), or
+///   implicitly by [`insert`](Self::insert)); objects of classes inserted through the arena
+///   directly are leaves (never scanned).
+/// - [`collect_garbage`](Self::collect_garbage) keeps what is reachable from the roots
+///   ([`Root`](respawn_arena::Root) guards, [`add_to_root`](Arena::add_to_root), keep flags)
+///   and purges the rest; [`purge`](Self::purge) spreads the purge over frames;
+///   [`update`](Self::update) does both on the settings' schedule.
+/// - [`mark_as_garbage`](Self::mark_as_garbage) and [`destroy_now`](Self::destroy_now) end
+///   objects on demand, with their sub-objects.
+///
+/// The heap dereferences to its [`Arena`] for everything else (`get`, `tick`, `flags` …).
+///
+/// ```
+/// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+/// use respawn_arena::Handle;
+///
+/// #[derive(Trace, Object)]
+/// struct Node { next: Option<Handle<Node>> }
+///
+/// let mut heap = Heap::new();
+/// let b = heap.insert(Node { next: None });
+/// let a = heap.insert(Node { next: Some(b) });
+/// let lonely = heap.insert(Node { next: None });
+/// let root = heap.root(a).unwrap();
+///
+/// let stats = heap.collect_garbage(CollectOptions::FULL);
+/// assert_eq!((stats.kept, stats.purged), (2, 1));
+/// assert!(heap.get(b).is_some(), "reachable from a root");
+/// assert!(heap.get(lonely).is_none(), "purged");
+/// drop(root);
+/// ```
+pub struct Heap {
+    arena: Arena,
+    /// Indexed by class id; `None` for classes the collector was not told about.
+    classes: Vec<Option<GcClass>>,
+    clusters: Clusters,
+    settings: GcSettings,
+    stats: GcStats,
+    lock: GcLock,
+    scratch: Scratch,
+    /// Objects found unreachable by the last collection, purged from `purge_cursor` on.
+    purge_queue: Vec<RawHandle>,
+    purge_cursor: usize,
+    /// Objects whose `begin_destroy` ran, waiting to be ready for `finish_destroy`.
+    waiting: Vec<RawHandle>,
+    /// Scratch lists for sub-object walks (kept for their capacity).
+    walk: Vec<RawHandle>,
+    order: Vec<RawHandle>,
+    /// Time since the last collection, for [`update`](Self::update).
+    since_collection: Duration,
+}
+
+impl fmt::Debug for Heap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Heap")
+            .field("arena", &self.arena)
+            .field("clusters", &self.clusters)
+            .field("settings", &self.settings)
+            .field("stats", &self.stats)
+            .field("pending_purge", &self.pending_purge())
+            .finish()
+    }
+}
+
+impl Default for Heap {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Deref for Heap {
+    type Target = Arena;
+    fn deref(&self) -> &Arena {
+        &self.arena
+    }
+}
+
+impl DerefMut for Heap {
+    /// The arena, mutably. Classes registered or first inserted through it are unknown to
+    /// the collector: their objects are never scanned and get no lifecycle hooks.
+    fn deref_mut(&mut self) -> &mut Arena {
+        &mut self.arena
+    }
+}
+
+impl Heap {
+    /// An empty heap with the default arena and [`GcSettings::DEFAULT`].
+    pub fn new() -> Self {
+        Self::from_arena(Arena::new(), GcSettings::DEFAULT).expect("the default settings are valid")
+    }
+
+    /// An empty heap.
+    ///
+    /// # Errors
+    /// [`GcError::BadSettings`].
+    pub fn with_config(arena: ArenaConfig, settings: GcSettings) -> Result<Self, GcError> {
+        Self::from_arena(Arena::with_config(arena), settings)
+    }
+
+    /// Puts a collector over an existing arena. Its classes are leaves until registered with
+    /// [`register`](Self::register).
+    ///
+    /// # Errors
+    /// [`GcError::BadSettings`].
+    pub fn from_arena(arena: Arena, settings: GcSettings) -> Result<Self, GcError> {
+        settings.validate()?;
+        Ok(Self {
+            arena,
+            classes: Vec::new(),
+            clusters: Clusters::default(),
+            settings,
+            stats: GcStats::default(),
+            lock: GcLock::default(),
+            scratch: Scratch(Bump::new()),
+            purge_queue: Vec::new(),
+            purge_cursor: 0,
+            waiting: Vec::new(),
+            walk: Vec::new(),
+            order: Vec::new(),
+            since_collection: Duration::ZERO,
+        })
+    }
+
+    /// The arena under the collector.
+    pub fn arena(&self) -> &Arena {
+        &self.arena
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &GcSettings {
+        &self.settings
+    }
+
+    /// Replaces the settings.
+    ///
+    /// # Errors
+    /// [`GcError::BadSettings`]; the old settings stay.
+    pub fn set_settings(&mut self, settings: GcSettings) -> Result<(), GcError> {
+        settings.validate()?;
+        self.settings = settings;
+        Ok(())
+    }
+
+    /// Figures of the last collection (and of its purge so far).
+    pub fn stats(&self) -> &GcStats {
+        &self.stats
+    }
+
+    /// A clone of the GC lock, for workers that must not run during a collection.
+    pub fn gc_lock(&self) -> GcLock {
+        self.lock.clone()
+    }
+
+    /// Registers `T` with the arena (if needed) and with the collector.
+    ///
+    /// # Errors
+    /// [`GcError::AlreadyRegistered`], or as [`Arena::register`].
+    pub fn register<T: Object>(&mut self) -> Result<ClassId, GcError> {
+        let id = match self.arena.class_of::<T>() {
+            Some(id) => id,
+            None => self.arena.register::<T>()?,
+        };
+        self.attach::<T>(id)
+    }
+
+    /// Registers `T` with its own slab configuration.
+    ///
+    /// # Errors
+    /// As [`Arena::register_with`].
+    pub fn register_with<T: Object>(&mut self, slab: SlabConfig) -> Result<ClassId, GcError> {
+        let id = self.arena.register_with::<T>(slab)?;
+        self.attach::<T>(id)
+    }
+
+    fn attach<T: Object>(&mut self, id: ClassId) -> Result<ClassId, GcError> {
+        if self.classes.len() <= id.index() {
+            self.classes.resize(id.index() + 1, None);
+        }
+        if self.classes[id.index()].is_some() {
+            return Err(GcError::AlreadyRegistered(type_name::<T>()));
+        }
+        self.classes[id.index()] = Some(GcClass::of::<T>());
+        Ok(id)
+    }
+
+    fn ensure_class<T: Object>(&mut self) -> Result<ClassId, ArenaError> {
+        if let Some(id) = self.arena.class_of::<T>() {
+            if self.classes.get(id.index()).is_some_and(Option::is_some) {
+                return Ok(id);
+            }
+        }
+        match self.register::<T>() {
+            Ok(id) => Ok(id),
+            Err(GcError::Arena(e)) => Err(e),
+            Err(e) => unreachable!("registering an unregistered class: {e}"),
+        }
+    }
+
+    /// The typed view of class `T` (registered with the collector first if needed).
+    ///
+    /// # Errors
+    /// As [`Arena::register`].
+    pub fn store_mut<T: Object>(&mut self) -> Result<ClassStore<'_, T>, ArenaError> {
+        self.ensure_class::<T>()?;
+        self.arena.store_mut::<T>()
+    }
+
+    /// Places `value` in the heap and returns its handle; registers the class with the
+    /// collector on first use.
+    ///
+    /// # Panics
+    /// If [`try_insert`](Self::try_insert) fails.
+    pub fn insert<T: Object>(&mut self, value: T) -> Handle<T> {
+        self.try_insert(value).unwrap_or_else(|r| panic!("Heap::insert::<{}>: {}", type_name::<T>(), r.error))
+    }
+
+    /// Places `value` in the heap and returns its handle.
+    ///
+    /// # Errors
+    /// As [`Arena::try_insert`]; the value comes back.
+    pub fn try_insert<T: Object>(&mut self, value: T) -> Result<Handle<T>, Rejected<T, ArenaError>> {
+        if let Err(error) = self.ensure_class::<T>() {
+            return Err(Rejected { error, value });
+        }
+        self.arena.try_insert(value)
+    }
+
+    /// Marks the object and its sub-objects as garbage (UE's `MarkAsGarbage`): handles to
+    /// them stop resolving at once, `tick` skips them, and the next collection purges them
+    /// even if they are referenced. Returns how many objects were marked.
+    ///
+    /// # Errors
+    /// Nothing changes on [`ArenaError::Stale`] / [`ArenaError::Hidden`] (already garbage,
+    /// in its pool), [`ArenaError::Rooted`] if the object or a sub-object is rooted, or
+    /// [`GcError::Permanent`].
+    pub fn mark_as_garbage(&mut self, raw: RawHandle) -> Result<usize, GcError> {
+        self.arena.table().resolve(raw)?;
+        let order = self.subtree(raw)?;
+        for &h in &order {
+            self.arena.set_flags(h, ObjectFlags::GARBAGE)?;
+        }
+        let n = order.len();
+        self.order = order;
+        Ok(n)
+    }
+
+    /// Destroys the object and its sub-objects (objects whose `outer` it is, transitively)
+    /// now, without a mark: `begin_destroy`, then, when ready, `finish_destroy`, drop in
+    /// place and final free through each class's free route — sub-objects before their
+    /// owners. Objects not yet ready for `finish_destroy` are hidden and finish in later
+    /// [`purge`](Self::purge) steps. Returns how many objects ended now.
+    ///
+    /// # Errors
+    /// Nothing changes on [`ArenaError::Stale`] / [`ArenaError::Hidden`],
+    /// [`ArenaError::Rooted`] if the object or a sub-object is rooted, or
+    /// [`GcError::Permanent`].
+    pub fn destroy_now(&mut self, raw: RawHandle) -> Result<usize, GcError> {
+        self.arena.table().resolve(raw)?;
+        let order = self.subtree(raw)?;
+        let mut ended = 0;
+        for &h in order.iter().rev() {
+            let begun = self.arena.flags(h).map_or(true, |f| f.contains(ObjectFlags::BEGIN_DESTROYED));
+            if !begun && self.end_life(h) == Ending::Ended {
+                ended += 1;
+            }
+        }
+        self.order = order;
+        Ok(ended)
+    }
+
+    /// `raw` and every sub-object below it, owners before their sub-objects; refuses if one
+    /// of them is rooted or permanent.
+    fn subtree(&mut self, raw: RawHandle) -> Result<Vec<RawHandle>, GcError> {
+        let (mut walk, mut order) = (std::mem::take(&mut self.walk), std::mem::take(&mut self.order));
+        walk.clear();
+        order.clear();
+        walk.push(raw);
+        let mut refused = None;
+        while let Some(h) = walk.pop() {
+            order.push(h);
+            match self.arena.table().resolve_live(h) {
+                Ok(slot) if slot.is_rooted() => refused = refused.or(Some(GcError::Arena(ArenaError::Rooted))),
+                Ok(slot) if slot.flags().contains(ObjectFlags::PERMANENT) => {
+                    refused = refused.or(Some(GcError::Permanent))
+                }
+                _ => {}
+            }
+            walk.extend(self.arena.sub_objects(h));
+        }
+        self.walk = walk;
+        match refused {
+            Some(e) => {
+                self.order = order;
+                Err(e)
+            }
+            None => Ok(order),
+        }
+    }
+
+    /// Ends one object: hooks, drop, final free. The caller resolved `raw`.
+    fn end_life(&mut self, raw: RawHandle) -> Ending {
+        let Ok(slot) = self.arena.table().resolve_live(raw) else { return Ending::Ended };
+        if slot.is_rooted() {
+            return Ending::Kept;
+        }
+        let (class, cell) = (usize::from(slot.class()), slot.cell().as_ptr());
+        if let Some(Some(gc)) = self.classes.get(class).copied() {
+            // Flag first: a panicking hook must not lead to a second `begin_destroy`.
+            let flagged = self.arena.set_flags(raw, ObjectFlags::BEGIN_DESTROYED | ObjectFlags::GARBAGE);
+            debug_assert!(flagged.is_ok(), "resolved just now");
+            // SAFETY: `raw` resolved to a live object of `class`; `&mut self` holds it
+            // exclusively.
+            unsafe { (gc.begin_destroy)(cell) };
+            // SAFETY: as above.
+            if !unsafe { (gc.is_ready)(cell) } {
+                self.waiting.push(raw);
+                return Ending::Waiting;
+            }
+            // SAFETY: as above.
+            unsafe { (gc.finish_destroy)(cell) };
+        }
+        match self.arena.destroy(raw) {
+            Ok(()) => Ending::Ended,
+            // A hook rooted it: keep it (hidden; the next collection judges it again).
+            Err(_) => Ending::Kept,
+        }
+    }
+
+    /// Tries to finish a waiting object; `None` while it is not ready.
+    fn finish_waiting(&mut self, raw: RawHandle) -> Option<bool> {
+        let Ok(slot) = self.arena.table().resolve_live(raw) else { return Some(false) };
+        let (class, cell) = (usize::from(slot.class()), slot.cell().as_ptr());
+        let gc = self.classes[class].expect("only collector classes wait");
+        // SAFETY: `raw` resolved to a live object of `class`; `&mut self` holds it.
+        if !unsafe { (gc.is_ready)(cell) } {
+            return None;
+        }
+        // SAFETY: as above.
+        unsafe { (gc.finish_destroy)(cell) };
+        Some(self.arena.destroy(raw).is_ok())
+    }
+
+    /// Makes a cluster of `root` and `members`: from now on, reaching any of them keeps all
+    /// of them, and they are never judged one by one — until the cluster is dissolved (by
+    /// hand, or by a collection that finds the root marked as garbage). A member marked as
+    /// garbage leaves the cluster at the next collection.
+    ///
+    /// # Errors
+    /// Nothing changes if an object is stale or hidden ([`GcError::Arena`]), permanent,
+    /// pooled, or in a cluster already.
+    pub fn create_cluster(&mut self, root: RawHandle, members: &[RawHandle]) -> Result<ClusterId, GcError> {
+        for &raw in std::iter::once(&root).chain(members) {
+            let flags = self.arena.table().resolve(raw)?.flags();
+            if flags.contains(ObjectFlags::PERMANENT) {
+                return Err(GcError::Permanent);
+            }
+            if flags.intersects(ObjectFlags::IN_POOL | ObjectFlags::ASYNC) {
+                return Err(GcError::Pooled);
+            }
+            if self.arena.table().resolve(raw)?.cluster().is_some() {
+                return Err(GcError::InCluster);
+            }
+        }
+        Ok(self.clusters.create(self.arena.table(), root, members))
+    }
+
+    /// Dissolves a cluster: its objects are judged one by one again.
+    ///
+    /// # Errors
+    /// [`GcError::UnknownCluster`].
+    pub fn dissolve_cluster(&mut self, id: ClusterId) -> Result<(), GcError> {
+        if self.clusters.dissolve(self.arena.table(), id) {
+            Ok(())
+        } else {
+            Err(GcError::UnknownCluster)
+        }
+    }
+
+    /// The cluster the object is in, if any.
+    pub fn cluster_of(&self, raw: RawHandle) -> Option<ClusterId> {
+        self.arena.table().resolve_live(raw).ok()?.cluster().map(ClusterId)
+    }
+
+    /// The objects of a cluster, root first (stale entries included until the next
+    /// collection tidies them).
+    pub fn cluster_objects(&self, id: ClusterId) -> Option<impl Iterator<Item = RawHandle> + '_> {
+        self.clusters.objects(id)
+    }
+
+    /// Objects waiting to be purged (queued or waiting for `finish_destroy`).
+    pub fn pending_purge(&self) -> usize {
+        self.purge_queue.len() - self.purge_cursor + self.waiting.len()
+    }
+
+    /// Runs a full collection (UE's `CollectGarbage`), waiting for workers to leave the GC
+    /// lock. Purges what the previous collection left first.
+    pub fn collect_garbage(&mut self, options: CollectOptions) -> GcStats {
+        let start = Instant::now();
+        let lock = self.lock.clone();
+        let _exclusive = lock.0.write();
+        self.collect_locked(options, start.elapsed())
+    }
+
+    /// Runs a collection if no worker holds the GC lock (UE's `TryCollectGarbage`).
+    ///
+    /// # Errors
+    /// [`GcError::Locked`]; nothing happened.
+    pub fn try_collect_garbage(&mut self, options: CollectOptions) -> Result<GcStats, GcError> {
+        let lock = self.lock.clone();
+        let Some(_exclusive) = lock.0.try_write() else { return Err(GcError::Locked) };
+        Ok(self.collect_locked(options, Duration::ZERO))
+    }
+
+    /// The frame hook: collects when [`GcSettings::time_between_collections`] has passed
+    /// since the last collection (purging in full if there is no purge budget), otherwise
+    /// spends [`GcSettings::purge_budget`] on pending purge work.
+    pub fn update(&mut self, dt: Duration) -> GcStep {
+        self.since_collection += dt;
+        if self.settings.time_between_collections.is_some_and(|every| self.since_collection >= every) {
+            let options = CollectOptions { full_purge: self.settings.purge_budget.is_none(), ..CollectOptions::FULL };
+            return match self.try_collect_garbage(options) {
+                Ok(stats) => GcStep::Collected(stats),
+                Err(_) => GcStep::Deferred,
+            };
+        }
+        if self.pending_purge() > 0 {
+            return GcStep::Purged(self.purge(self.settings.purge_budget));
+        }
+        GcStep::Idle
+    }
+
+    fn collect_locked(&mut self, options: CollectOptions, lock_time: Duration) -> GcStats {
+        if self.pending_purge() > 0 {
+            self.purge(None);
+        }
+        let parallel = self.settings.parallel && rayon::current_num_threads() > 1;
+        self.since_collection = Duration::ZERO;
+        self.stats = GcStats {
+            cycles: self.stats.cycles + 1,
+            threads: if parallel { rayon::current_num_threads() } else { 1 },
+            lock_time,
+            ..GcStats::default()
+        };
+        let min = self.settings.min_objects_per_task;
+        let table = self.arena.table();
+        self.stats.clusters_dissolved = self.clusters.begin_cycle(table);
+
+        let bump = &mut self.scratch.0;
+        bump.reset();
+        let slots = table.len() as usize;
+        let current = Frontier::new(bump.alloc_slice_fill_with(slots, |_| AtomicU32::new(0)));
+        let next = Frontier::new(bump.alloc_slice_fill_with(slots, |_| AtomicU32::new(0)));
+
+        // Phase 2: everything unreachable but the kept; the roots into the first frontier.
+        let t = Instant::now();
+        self.stats.objects = flag_unreachable(table, options.keep_flags, &current, parallel, min);
+        self.stats.roots = current.len();
+        self.stats.mark_time = t.elapsed();
+
+        // Phases 3 and 4: reachability, clusters reached whole.
+        let t = Instant::now();
+        let marker = Marker { table, classes: &self.classes, clusters: &self.clusters, exclusive: !parallel };
+        self.stats.scanned = reach(&marker, &current, &next, parallel, min);
+        self.stats.reach_time = t.elapsed();
+
+        // Phase 5: gather the unreachable; they leave `tick` and wait for the purge.
+        let t = Instant::now();
+        let (kept, dissolved) = self.clusters.end_cycle(table);
+        self.stats.clusters_kept = kept;
+        self.stats.clusters_dissolved += dissolved;
+        self.purge_queue.clear();
+        self.purge_cursor = 0;
+        gather_unreachable(table, &mut self.purge_queue);
+        for &raw in &self.purge_queue {
+            let synced = self.arena.set_flags(raw, ObjectFlags::UNREACHABLE);
+            debug_assert!(synced.is_ok(), "gathered from a live slot");
+        }
+        self.stats.unreachable = self.purge_queue.len();
+        self.stats.kept = self.stats.objects - self.stats.unreachable;
+        self.stats.gather_time = t.elapsed();
+
+        // Phase 6.
+        if options.full_purge {
+            self.purge(None);
+        }
+        self.stats
+    }
+
+    /// Purges objects found unreachable (phase 6): `begin_destroy` → `finish_destroy` when
+    /// ready → drop in place → final free through the class's free route. With a budget, it
+    /// stops once the budget is spent — overrunning it by at most one object's destruction —
+    /// and the next call resumes where it stopped. Objects not ready for `finish_destroy`
+    /// wait for a later call.
+    pub fn purge(&mut self, budget: Option<Duration>) -> PurgeProgress {
+        let start = Instant::now();
+        match budget {
+            None => self.purge_until(start, || false),
+            Some(budget) => self.purge_until(start, || start.elapsed() >= budget),
+        }
+    }
+
+    /// [`purge`](Self::purge) against your own clock (a frame clock, or a simulated one):
+    /// stops once `now()` has advanced by `budget` since the call began.
+    pub fn purge_timed(&mut self, budget: Duration, mut now: impl FnMut() -> Duration) -> PurgeProgress {
+        let begin = now();
+        self.purge_until(Instant::now(), move || now().saturating_sub(begin) >= budget)
+    }
+
+    fn purge_until(&mut self, start: Instant, mut spent: impl FnMut() -> bool) -> PurgeProgress {
+        let mut purged = 0;
+        'step: {
+            while self.purge_cursor < self.purge_queue.len() {
+                let raw = self.purge_queue[self.purge_cursor];
+                self.purge_cursor += 1;
+                let Ok(slot) = self.arena.table().resolve_live(raw) else { continue }; // ended by hand
+                if !slot.flags().intersects(ObjectFlags::UNREACHABLE | ObjectFlags::GARBAGE) {
+                    continue; // brought back by hand
+                }
+                if self.end_life(raw) == Ending::Ended {
+                    purged += 1;
+                }
+                if spent() {
+                    break 'step;
+                }
+            }
+            let mut i = 0;
+            while i < self.waiting.len() {
+                match self.finish_waiting(self.waiting[i]) {
+                    None => i += 1,
+                    Some(ended) => {
+                        self.waiting.swap_remove(i);
+                        purged += usize::from(ended);
+                        if spent() {
+                            break 'step;
+                        }
+                    }
+                }
+            }
+        }
+        if self.purge_cursor == self.purge_queue.len() {
+            self.purge_queue.clear();
+            self.purge_cursor = 0;
+        }
+        let elapsed = start.elapsed();
+        self.stats.purged += purged;
+        self.stats.purge_time += elapsed;
+        PurgeProgress { purged, remaining: self.pending_purge(), elapsed }
+    }
+}
+
+/// Phase 2 for one run of slots starting at index `first`: flags every object unreachable
+/// except the kept, and pushes the roots. Returns the objects considered.
+fn flag_run(first: u32, slots: &[Slot], keep: ObjectFlags, roots: &Frontier<'_>) -> usize {
+    const UNTRACED_KEEP: ObjectFlags = ObjectFlags::PERMANENT.union(ObjectFlags::IN_POOL).union(ObjectFlags::ASYNC);
+    let mut buf = [0u32; 256];
+    let (mut len, mut objects) = (0, 0);
+    for (k, slot) in slots.iter().enumerate() {
+        let flags = slot.flags();
+        if flags.intersects(ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED) {
+            continue; // nothing there, or already on its way out
+        }
+        objects += 1;
+        let base = flags - ObjectFlags::UNREACHABLE - ObjectFlags::REACHABLE_IN_CLUSTER;
+        let garbage = flags.contains(ObjectFlags::GARBAGE);
+        let rooted = flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0;
+        let (new, root) = if rooted || flags.intersects(UNTRACED_KEEP) {
+            // Kept. Garbage keeps nothing alive, and permanent or pooled objects are not
+            // scanned (UE's disregard-for-GC), so only plain roots are traced.
+            (base, !garbage && !flags.intersects(UNTRACED_KEEP))
+        } else if !garbage && flags.intersects(keep) {
+            (base, true)
+        } else {
+            (base | ObjectFlags::UNREACHABLE, false)
+        };
+        if new != flags {
+            // The mark gives each slot to one task and nothing else writes flags while the
+            // collector holds the arena, so a plain store is enough.
+            slot.overwrite_flags(new);
+        }
+        if root {
+            buf[len] = first + k as u32;
+            len += 1;
+            if len == buf.len() {
+                roots.push(&buf);
+                len = 0;
+            }
+        }
+    }
+    roots.push(&buf[..len]);
+    objects
+}
+
+fn flag_unreachable(table: &ObjectTable, keep: ObjectFlags, roots: &Frontier<'_>, parallel: bool, min: usize) -> usize {
+    let mut objects = 0;
+    for (c, chunk) in table.chunks().enumerate() {
+        let first = (c * CHUNK_SLOTS) as u32;
+        objects += if parallel {
+            let step = min.max(1024);
+            chunk
+                .par_chunks(step)
+                .enumerate()
+                .map(|(i, run)| flag_run(first + (i * step) as u32, run, keep, roots))
+                .sum::<usize>()
+        } else {
+            flag_run(first, chunk, keep, roots)
+        };
+    }
+    objects
+}
+
+/// Phases 3 and 4: rounds of tracing until no frontier is left. Returns the objects traced.
+fn reach(marker: &Marker<'_>, first: &Frontier<'_>, second: &Frontier<'_>, parallel: bool, min: usize) -> usize {
+    let (mut current, mut next) = (first, second);
+    let mut scanned = 0;
+    while current.len() > 0 {
+        let seeds = current.entries();
+        scanned += if parallel && seeds.len() > 1 {
+            let tasks = rayon::current_num_threads() * 4;
+            let chunk = seeds.len().div_ceil(tasks);
+            seeds.par_chunks(chunk).map(|run| marker.drain(run, next, min)).sum::<usize>()
+        } else if parallel {
+            marker.drain(seeds, next, min)
+        } else {
+            marker.drain(seeds, next, usize::MAX)
+        };
+        current.clear();
+        std::mem::swap(&mut current, &mut next);
+    }
+    scanned
+}
+
+/// Phase 5: every object still flagged unreachable (and not already being destroyed).
+fn gather_unreachable(table: &ObjectTable, out: &mut Vec<RawHandle>) {
+    let mask = ObjectFlags::UNREACHABLE | ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED;
+    for (c, chunk) in table.chunks().enumerate() {
+        for (k, slot) in chunk.iter().enumerate() {
+            if slot.flags() & mask == ObjectFlags::UNREACHABLE {
+                let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
+                out.push(RawHandle::new((c * CHUNK_SLOTS + k) as u32, generation));
+            }
+        }
+    }
+}

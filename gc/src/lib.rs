@@ -1,0 +1,51 @@
+//! # respawn-gc
+//!
+//! A mark-sweep garbage collector over the [respawn arena](respawn_arena): UE's
+//! `CollectGarbage` in Rust. Objects say which handles they hold through [`Trace`]
+//! (`#[derive(Trace)]`), the [`Heap`] marks from the roots in parallel, and the purge ends
+//! each unreachable object through its class's [free route](respawn_arena::Arena::set_free_route),
+//! so a pool can take the cell back and build a fresh object in it.
+//!
+//! ```text
+//!  collect_garbage(options)
+//!   1 lock     GcLock (workers hold it shared while they publish objects)
+//!   2 mark     table chunks ──rayon──► every slot UNREACHABLE, except roots (Root guards,
+//!              ROOT_SET, keep flags), PERMANENT and pooled objects; roots ► frontier A
+//!   3 reach    frontier A ──rayon tasks, each a 1 Ki DFS stack──► claims (fetch_and on
+//!              UNREACHABLE, once per object) ──spill──► frontier B ──► … until empty
+//!              GARBAGE is never claimed; an object's outer is claimed with it
+//!   4 clusters claiming one member claims the whole cluster; garbage roots dissolve theirs
+//!   5 gather   still UNREACHABLE ──► purge queue (and out of tick)
+//!   6 purge    begin_destroy → is_ready? → finish_destroy → drop → free route
+//!              (all now, or purge(Some(budget)) slices across frames)
+//!
+//!  frontiers A/B: one u32 per table slot each, from a bumpalo arena reset every cycle
+//! ```
+//!
+//! Rules that keep it honest:
+//! - an object reachable from a root survives every collection; an unreachable one is
+//!   purged by the next full collection (invariant 5 of the design);
+//! - `GARBAGE` objects are never kept alive by a reference, and their sub-objects go with
+//!   them;
+//! - a purge step overruns its budget by at most one object's destruction (invariant 6);
+//! - once warm, a collection allocates nothing on the heap (its lists are reused).
+//!
+//! Handles are generational, so the collector never frees memory a handle could still
+//! reach: a handle to a purged object simply stops resolving.
+
+// The derive names this crate `::respawn_gc`; let that path work inside the crate too.
+extern crate self as respawn_gc;
+
+mod cluster;
+mod error;
+mod heap;
+mod mark;
+mod settings;
+mod trace;
+
+pub use cluster::ClusterId;
+pub use error::GcError;
+pub use heap::{GcLock, GcScope, Heap};
+pub use respawn_gc_derive::{Object, Trace};
+pub use settings::{CollectOptions, GcSettings, GcStats, GcStep, PurgeProgress};
+pub use trace::{Object, Trace, Tracer};

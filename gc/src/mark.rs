@@ -1,0 +1,232 @@
+//! The mark: flag every object unreachable (phase 2), then clear the flag on everything
+//! reachable from the roots (phase 3), in parallel.
+//!
+//! Work moves in rounds. A round hands the current *frontier* (objects claimed but not yet
+//! traced) to rayon in chunks; each task traces depth-first from its chunk with a small
+//! stack of its own, spilling the older half of that stack to the *next* frontier when it
+//! fills, and everything left when it has traced its budget. Rounds go on until a frontier
+//! comes back empty. An object enters a frontier only when a task *claims* it, by clearing
+//! its `UNREACHABLE` bit, which happens once per collection — so each frontier needs at most
+//! one entry per slot of the table, and the buffers are sized so once per cycle, from the
+//! collector's bump arena.
+//!
+//! ```text
+//!   frontier A ──par_chunks──► task: stack [.. 1024 ..] ──spill / budget──► frontier B
+//!        ▲                                                                     │
+//!        └──────────────────────────── swap, next round ───────────────────────┘
+//! ```
+
+use respawn_allocator::sync::{AtomicU32, AtomicUsize, Ordering};
+use respawn_arena::{ObjectFlags, ObjectTable, RawHandle, Slot};
+
+use crate::cluster::Clusters;
+use crate::heap::GcClass;
+use crate::Trace;
+
+/// Entries in a task's own stack before it spills half to the next frontier.
+const LOCAL: usize = 1024;
+
+/// Object indices shared between tasks: a fixed buffer and an atomic cursor. Writers
+/// reserve a run with one `fetch_add` and fill it; readers read after the round's join.
+pub(crate) struct Frontier<'b> {
+    items: &'b [AtomicU32],
+    len: AtomicUsize,
+}
+
+impl<'b> Frontier<'b> {
+    pub(crate) fn new(items: &'b [AtomicU32]) -> Self {
+        Self { items, len: AtomicUsize::new(0) }
+    }
+
+    /// Appends `indices`. Panics (never writes out of bounds) if the buffer is full, which
+    /// the claim-once rule rules out.
+    pub(crate) fn push(&self, indices: &[u32]) {
+        if indices.is_empty() {
+            return;
+        }
+        let at = self.len.fetch_add(indices.len(), Ordering::Relaxed);
+        let run = &self.items[at..at + indices.len()];
+        for (cell, &index) in run.iter().zip(indices) {
+            cell.store(index, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed).min(self.items.len())
+    }
+
+    /// The entries written so far. Call between rounds (after the join that ends one).
+    pub(crate) fn entries(&self) -> &'b [AtomicU32] {
+        &self.items[..self.len()]
+    }
+
+    pub(crate) fn clear(&self) {
+        self.len.store(0, Ordering::Relaxed);
+    }
+}
+
+/// A task's own depth-first stack.
+pub(crate) struct LocalStack {
+    len: usize,
+    items: [u32; LOCAL],
+}
+
+impl LocalStack {
+    pub(crate) fn new() -> Self {
+        Self { len: 0, items: [0; LOCAL] }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<u32> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.items[self.len])
+    }
+}
+
+/// What a [`Trace`] impl reports handles to. Made by the collector; a trace impl only calls
+/// [`handle`](Self::handle) and [`trace`](Self::trace).
+pub struct Tracer<'a> {
+    pub(crate) table: &'a ObjectTable,
+    stack: &'a mut LocalStack,
+    spill: &'a Frontier<'a>,
+    /// One thread marks: claim with a plain load and store instead of an atomic RMW.
+    exclusive: bool,
+}
+
+impl std::fmt::Debug for Tracer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracer").field("stack", &self.stack.len).field("exclusive", &self.exclusive).finish()
+    }
+}
+
+/// Flags that stop a claim: an object is claimed only if `UNREACHABLE` is its only bit of
+/// these.
+const CLAIM_MASK: ObjectFlags =
+    ObjectFlags::UNREACHABLE.union(ObjectFlags::GARBAGE).union(ObjectFlags::BEGIN_DESTROYED);
+
+impl Tracer<'_> {
+    /// Reports a handle the value holds: if it names an object this collection has not
+    /// reached yet, the object is kept and will be traced in turn. Stale handles and
+    /// handles to garbage are ignored (garbage is never kept alive by a reference).
+    #[inline]
+    pub fn handle(&mut self, raw: RawHandle) {
+        if let Some(slot) = self.table.slot(raw.index()) {
+            if slot.generation() == raw.generation().get() {
+                self.claim(raw.index(), slot);
+            }
+        }
+    }
+
+    /// Traces a field: calls its `trace` unless its type's `NEEDS_TRACE` is `false`.
+    #[inline]
+    pub fn trace<T: Trace + ?Sized>(&mut self, value: &T) {
+        if T::NEEDS_TRACE {
+            value.trace(self);
+        }
+    }
+
+    /// Clears `UNREACHABLE` on slot `index` if it is set (and the object is not garbage);
+    /// the clearer pushes the object. Returns whether this call claimed it.
+    #[inline]
+    pub(crate) fn claim(&mut self, index: u32, slot: &Slot) -> bool {
+        let flags = slot.flags();
+        if flags & CLAIM_MASK != ObjectFlags::UNREACHABLE {
+            return false;
+        }
+        if self.exclusive {
+            slot.overwrite_flags(flags - ObjectFlags::UNREACHABLE);
+        } else if !slot.remove_flags(ObjectFlags::UNREACHABLE).contains(ObjectFlags::UNREACHABLE) {
+            return false; // another task claimed it between our load and our RMW
+        }
+        self.push(index);
+        true
+    }
+
+    /// Claims an object named by slot index alone (an `outer` link: the arena keeps those
+    /// pointing at live owners).
+    #[inline]
+    pub(crate) fn claim_index(&mut self, index: u32) {
+        if let Some(slot) = self.table.slot(index) {
+            self.claim(index, slot);
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, index: u32) {
+        let stack = &mut *self.stack;
+        if stack.len == LOCAL {
+            // Spill the older half: the newer half is what we are about to walk (warm).
+            self.spill.push(&stack.items[..LOCAL / 2]);
+            stack.items.copy_within(LOCAL / 2.., 0);
+            stack.len = LOCAL - LOCAL / 2;
+        }
+        stack.items[stack.len] = index;
+        stack.len += 1;
+    }
+}
+
+/// What every marking task shares: read-only views of the table, the classes and the
+/// clusters.
+pub(crate) struct Marker<'a> {
+    pub(crate) table: &'a ObjectTable,
+    pub(crate) classes: &'a [Option<GcClass>],
+    pub(crate) clusters: &'a Clusters,
+    pub(crate) exclusive: bool,
+}
+
+impl Marker<'_> {
+    /// Traces from `seeds` (already claimed) depth-first until the local stack is empty or
+    /// `budget` objects are traced; whatever is left goes to `next`. Returns the number of
+    /// objects traced.
+    pub(crate) fn drain(&self, seeds: &[AtomicU32], next: &Frontier<'_>, budget: usize) -> usize {
+        let mut stack = LocalStack::new();
+        let mut tracer = Tracer { table: self.table, stack: &mut stack, spill: next, exclusive: self.exclusive };
+        let mut traced = 0;
+        for (k, seed) in seeds.iter().enumerate() {
+            tracer.push(seed.load(Ordering::Relaxed));
+            while let Some(index) = tracer.stack.pop() {
+                self.visit(index, &mut tracer);
+                traced += 1;
+                if traced >= budget {
+                    next.push(&tracer.stack.items[..tracer.stack.len]);
+                    let rest: &[AtomicU32] = &seeds[k + 1..];
+                    spill_seeds(rest, next);
+                    return traced;
+                }
+            }
+        }
+        traced
+    }
+
+    /// Traces one claimed object: its owner (an implicit reference, as UE's Outer), its
+    /// cluster, and the handles its class's `trace` reports.
+    #[inline]
+    fn visit(&self, index: u32, tracer: &mut Tracer<'_>) {
+        // SAFETY: only indices of handed-out slots are ever claimed.
+        let slot = unsafe { self.table.slot_unchecked(index) };
+        if let Some(outer) = slot.outer() {
+            tracer.claim_index(outer);
+        }
+        if let Some(cluster) = slot.cluster() {
+            self.clusters.reach(cluster, tracer);
+        }
+        if let Some(Some(class)) = self.classes.get(usize::from(slot.class())) {
+            if let Some(trace) = class.trace {
+                // SAFETY: the slot is live (it was claimed this collection, and nothing is
+                // released during a mark) and of this class; `trace` reads the object only,
+                // and every class's objects are `Sync`.
+                unsafe { trace(slot.cell().as_ptr(), tracer) };
+            }
+        }
+    }
+}
+
+fn spill_seeds(seeds: &[AtomicU32], next: &Frontier<'_>) {
+    let mut buf = [0u32; 256];
+    for run in seeds.chunks(buf.len()) {
+        for (b, s) in buf.iter_mut().zip(run) {
+            *b = s.load(Ordering::Relaxed);
+        }
+        next.push(&buf[..run.len()]);
+    }
+}

@@ -1,0 +1,184 @@
+//! Settings, options and statistics of the collector.
+
+use std::fmt;
+use std::time::Duration;
+
+use respawn_arena::ObjectFlags;
+
+use crate::GcError;
+
+/// How the collector runs (UE's `gc.*` console variables). Public fields, named presets,
+/// and [`validate`](Self::validate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GcSettings {
+    /// Mark and reach on rayon's threads (`false`: the calling thread alone).
+    pub parallel: bool,
+    /// The least work worth a rayon task: the smallest frontier chunk and table slice one
+    /// task takes, and the number of objects a task traces before it hands the rest back.
+    pub min_objects_per_task: usize,
+    /// The time [`Heap::update`](crate::Heap::update) spends purging per frame; `None`
+    /// purges everything right after each automatic collection.
+    pub purge_budget: Option<Duration>,
+    /// The time between automatic collections in [`Heap::update`](crate::Heap::update);
+    /// `None` collects only when asked.
+    pub time_between_collections: Option<Duration>,
+}
+
+impl GcSettings {
+    /// Parallel mark, 2 ms of purge per frame, a collection every 60 s (UE's defaults are
+    /// close: 61.1 s, 2 ms).
+    pub const DEFAULT: Self = Self {
+        parallel: true,
+        min_objects_per_task: 4096,
+        purge_budget: Some(Duration::from_millis(2)),
+        time_between_collections: Some(Duration::from_secs(60)),
+    };
+    /// Everything on the calling thread, full purges, collections only when asked: the
+    /// deterministic setting for tests and tools.
+    pub const SINGLE_THREADED: Self =
+        Self { parallel: false, min_objects_per_task: 4096, purge_budget: None, time_between_collections: None };
+    /// For frame-bound games that churn objects: frequent collections (every 10 s), short
+    /// purge slices (1 ms).
+    pub const LOW_LATENCY: Self = Self {
+        parallel: true,
+        min_objects_per_task: 4096,
+        purge_budget: Some(Duration::from_millis(1)),
+        time_between_collections: Some(Duration::from_secs(10)),
+    };
+
+    /// Checks the settings.
+    ///
+    /// # Errors
+    /// [`GcError::BadSettings`] naming the field and what to change.
+    pub fn validate(&self) -> Result<(), GcError> {
+        if self.min_objects_per_task == 0 {
+            return Err(GcError::BadSettings("min_objects_per_task is 0; use at least 1 (4096 is a good start)"));
+        }
+        if self.purge_budget == Some(Duration::ZERO) {
+            return Err(GcError::BadSettings(
+                "purge_budget is zero, so no purge step could end on time; use None for full purges",
+            ));
+        }
+        if self.time_between_collections == Some(Duration::ZERO) {
+            return Err(GcError::BadSettings("time_between_collections is zero; use None to collect only when asked"));
+        }
+        Ok(())
+    }
+}
+
+impl Default for GcSettings {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// Options of one collection (UE's `CollectGarbage(KeepFlags, bPerformFullPurge)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CollectOptions {
+    /// Objects carrying any of these flags are kept, and traced, as if rooted.
+    pub keep_flags: ObjectFlags,
+    /// Purge everything found unreachable before returning; `false` leaves the purge to
+    /// [`Heap::purge`](crate::Heap::purge) calls (incremental).
+    pub full_purge: bool,
+}
+
+impl CollectOptions {
+    /// No keep flags, purge everything now.
+    pub const FULL: Self = Self { keep_flags: ObjectFlags::empty(), full_purge: true };
+    /// No keep flags, purge later in budgeted steps.
+    pub const INCREMENTAL: Self = Self { keep_flags: ObjectFlags::empty(), full_purge: false };
+}
+
+impl Default for CollectOptions {
+    fn default() -> Self {
+        Self::FULL
+    }
+}
+
+/// Figures of the last collection. Purge figures grow as incremental steps run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GcStats {
+    /// Collections run so far.
+    pub cycles: u64,
+    /// rayon threads the mark ran on (1 when not parallel).
+    pub threads: usize,
+    /// Objects the mark considered (every object not already being destroyed).
+    pub objects: usize,
+    /// Roots: rooted objects and objects carrying a keep flag.
+    pub roots: usize,
+    /// Objects scanned: traced for the handles they hold.
+    pub scanned: usize,
+    /// Objects kept (reached, rooted, permanent, pooled).
+    pub kept: usize,
+    /// Objects found unreachable (garbage included), handed to the purge.
+    pub unreachable: usize,
+    /// Of those, purged so far (dropped and freed).
+    pub purged: usize,
+    /// Clusters kept whole.
+    pub clusters_kept: usize,
+    /// Clusters dissolved (root garbage, or nothing reached).
+    pub clusters_dissolved: usize,
+    /// Phase 1: waiting for the GC lock.
+    pub lock_time: Duration,
+    /// Phase 2: flagging every object unreachable and gathering roots.
+    pub mark_time: Duration,
+    /// Phases 3–4: reachability from the roots, clusters included.
+    pub reach_time: Duration,
+    /// Phase 5: gathering the unreachable.
+    pub gather_time: Duration,
+    /// Phase 6: purging, summed over the steps so far.
+    pub purge_time: Duration,
+}
+
+/// What a purge step did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PurgeProgress {
+    /// Objects destroyed by this step.
+    pub purged: usize,
+    /// Objects still waiting: not reached yet, or not ready for `finish_destroy`.
+    pub remaining: usize,
+    /// Time the step took.
+    pub elapsed: Duration,
+}
+
+impl PurgeProgress {
+    /// Whether nothing is left to purge.
+    pub fn is_done(&self) -> bool {
+        self.remaining == 0
+    }
+}
+
+/// What [`Heap::update`](crate::Heap::update) did this frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GcStep {
+    /// Nothing was due.
+    Idle,
+    /// A purge step ran.
+    Purged(PurgeProgress),
+    /// A collection ran (and, without a purge budget, a full purge).
+    Collected(GcStats),
+    /// A collection was due but workers held the GC lock; it is tried again next frame.
+    Deferred,
+}
+
+impl fmt::Display for GcStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "gc #{}: {} objects, {} roots, {} scanned, {} kept, {} unreachable ({} purged) on {} thread(s); \
+             mark {:?}, reach {:?}, gather {:?}, purge {:?}",
+            self.cycles,
+            self.objects,
+            self.roots,
+            self.scanned,
+            self.kept,
+            self.unreachable,
+            self.purged,
+            self.threads,
+            self.mark_time,
+            self.reach_time,
+            self.gather_time,
+            self.purge_time
+        )
+    }
+}
