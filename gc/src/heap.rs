@@ -253,8 +253,9 @@ impl Heap {
         Ok(())
     }
 
-    /// Figures of the last collection (and of its purge so far).
-    pub fn stats(&self) -> &GcStats {
+    /// Figures of the last collection (and of its purge so far). (`stats::<T>()`, through
+    /// the arena, gives a class's memory figures.)
+    pub fn gc_stats(&self) -> &GcStats {
         &self.stats
     }
 

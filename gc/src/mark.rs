@@ -87,6 +87,7 @@ impl LocalStack {
 /// [`handle`](Self::handle) and [`trace`](Self::trace).
 pub struct Tracer<'a> {
     pub(crate) table: &'a ObjectTable,
+    classes: &'a [Option<GcClass>],
     stack: &'a mut LocalStack,
     spill: &'a Frontier<'a>,
     /// One thread marks: claim with a plain load and store instead of an atomic RMW.
@@ -138,8 +139,17 @@ impl Tracer<'_> {
         } else if !slot.remove_flags(ObjectFlags::UNREACHABLE).contains(ObjectFlags::UNREACHABLE) {
             return false; // another task claimed it between our load and our RMW
         }
-        self.push(index);
+        // An object with nothing to follow (a leaf class, no owner, no cluster) is kept by
+        // the cleared flag alone: no need to push and visit it.
+        if slot.outer().is_some() || slot.cluster().is_some() || self.traced(slot.class()) {
+            self.push(index);
+        }
         true
+    }
+
+    #[inline]
+    fn traced(&self, class: u16) -> bool {
+        matches!(self.classes.get(usize::from(class)), Some(Some(GcClass { trace: Some(_), .. })))
     }
 
     /// Claims an object named by slot index alone (an `outer` link: the arena keeps those
@@ -176,17 +186,22 @@ pub(crate) struct Marker<'a> {
 
 impl Marker<'_> {
     /// Traces from `seeds` (already claimed) depth-first until the local stack is empty or
-    /// `budget` objects are traced; whatever is left goes to `next`. Returns the number of
-    /// objects traced.
+    /// `budget` objects are scanned; whatever is left goes to `next`. Returns the number of
+    /// objects scanned (their class's `trace` called).
     pub(crate) fn drain(&self, seeds: &[AtomicU32], next: &Frontier<'_>, budget: usize) -> usize {
         let mut stack = LocalStack::new();
-        let mut tracer = Tracer { table: self.table, stack: &mut stack, spill: next, exclusive: self.exclusive };
+        let mut tracer = Tracer {
+            table: self.table,
+            classes: self.classes,
+            stack: &mut stack,
+            spill: next,
+            exclusive: self.exclusive,
+        };
         let mut traced = 0;
         for (k, seed) in seeds.iter().enumerate() {
             tracer.push(seed.load(Ordering::Relaxed));
             while let Some(index) = tracer.stack.pop() {
-                self.visit(index, &mut tracer);
-                traced += 1;
+                traced += usize::from(self.visit(index, &mut tracer));
                 if traced >= budget {
                     next.push(&tracer.stack.items[..tracer.stack.len]);
                     let rest: &[AtomicU32] = &seeds[k + 1..];
@@ -199,9 +214,9 @@ impl Marker<'_> {
     }
 
     /// Traces one claimed object: its owner (an implicit reference, as UE's Outer), its
-    /// cluster, and the handles its class's `trace` reports.
+    /// cluster, and the handles its class's `trace` reports. Returns whether `trace` ran.
     #[inline]
-    fn visit(&self, index: u32, tracer: &mut Tracer<'_>) {
+    fn visit(&self, index: u32, tracer: &mut Tracer<'_>) -> bool {
         // SAFETY: only indices of handed-out slots are ever claimed.
         let slot = unsafe { self.table.slot_unchecked(index) };
         if let Some(outer) = slot.outer() {
@@ -216,8 +231,10 @@ impl Marker<'_> {
                 // released during a mark) and of this class; `trace` reads the object only,
                 // and every class's objects are `Sync`.
                 unsafe { trace(slot.cell().as_ptr(), tracer) };
+                return true;
             }
         }
+        false
     }
 }
 
