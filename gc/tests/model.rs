@@ -1,0 +1,276 @@
+//! Model test: random object graphs under random changes, collected again and again, checked
+//! against a plain breadth-first search over a model of the graph.
+
+mod common;
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use common::{Drops, Node};
+use proptest::prelude::*;
+use respawn_arena::{ArenaConfig, ArenaError, Handle, Root, SlabConfig};
+use respawn_gc::{CollectOptions, GcError, GcSettings, Heap};
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// A new object with edges to these (indices into the objects made so far).
+    Add(Vec<usize>),
+    Edge(usize, usize),
+    Unedge(usize),
+    /// Toggle the manual root.
+    ManualRoot(usize),
+    /// Take a `Root` guard, or drop the newest one.
+    Guard(usize),
+    Unguard,
+    Garbage(usize),
+    Outer(usize, usize),
+    Unouter(usize),
+    /// Collect: parallel? purge in small steps?
+    Collect {
+        parallel: bool,
+        steps: bool,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let i = 0..64usize;
+    prop_oneof![
+        4 => prop::collection::vec(0..64usize, 0..4).prop_map(Op::Add),
+        4 => (i.clone(), i.clone()).prop_map(|(a, b)| Op::Edge(a, b)),
+        1 => i.clone().prop_map(Op::Unedge),
+        2 => i.clone().prop_map(Op::ManualRoot),
+        1 => i.clone().prop_map(Op::Guard),
+        1 => Just(Op::Unguard),
+        1 => i.clone().prop_map(Op::Garbage),
+        1 => (i.clone(), i.clone()).prop_map(|(a, b)| Op::Outer(a, b)),
+        1 => i.prop_map(Op::Unouter),
+        2 => (any::<bool>(), any::<bool>()).prop_map(|(parallel, steps)| Op::Collect { parallel, steps }),
+    ]
+}
+
+/// One object of the model.
+#[derive(Debug)]
+struct Model {
+    handle: Handle<Node>,
+    alive: bool,
+    edges: Vec<usize>,
+    manual_root: bool,
+    guards: usize,
+    garbage: bool,
+    outer: Option<usize>,
+}
+
+impl Model {
+    fn rooted(&self) -> bool {
+        self.manual_root || self.guards > 0
+    }
+}
+
+/// Live objects at or below `i` in the outer tree (the model's sub-object walk).
+fn subtree(model: &[Model], i: usize) -> Vec<usize> {
+    let mut out = vec![i];
+    let mut k = 0;
+    while k < out.len() {
+        let p = out[k];
+        out.extend((0..model.len()).filter(|&c| model[c].alive && model[c].outer == Some(p)));
+        k += 1;
+    }
+    out
+}
+
+/// The reference answer: BFS from the roots over edges and outer links, never through
+/// garbage.
+fn reachable(model: &[Model]) -> Vec<bool> {
+    let mut seen = vec![false; model.len()];
+    let mut queue: VecDeque<usize> = (0..model.len()).filter(|&i| model[i].alive && model[i].rooted()).collect();
+    for &i in &queue {
+        seen[i] = true;
+    }
+    while let Some(i) = queue.pop_front() {
+        if model[i].garbage {
+            continue; // a rooted garbage object is kept, but keeps nothing
+        }
+        let next = model[i].edges.iter().copied().chain(model[i].outer);
+        for j in next {
+            if model[j].alive && !model[j].garbage && !seen[j] {
+                seen[j] = true;
+                queue.push_back(j);
+            }
+        }
+    }
+    seen
+}
+
+fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let config = ArenaConfig { slab: SlabConfig { cells_per_slab: 16, ..SlabConfig::SMALL }, max_generation: 3 };
+    let settings = GcSettings { parallel: false, min_objects_per_task: 2, ..GcSettings::SINGLE_THREADED };
+    let mut heap = Heap::with_config(config, settings).unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    let drops = Drops::default();
+    let mut model: Vec<Model> = Vec::new();
+    let mut guards: Vec<(usize, Root<Node>)> = Vec::new();
+    let pick = |model: &[Model], i: usize| (!model.is_empty()).then(|| i % model.len());
+
+    for op in ops {
+        match op {
+            Op::Add(edges) => {
+                let id = model.len();
+                let mut node = Node::new(id, &drops);
+                let targets: Vec<usize> =
+                    if model.is_empty() { vec![] } else { edges.iter().map(|e| e % id).collect() };
+                node.edges = targets.iter().map(|&t| model[t].handle).collect();
+                let handle = heap.insert(node);
+                model.push(Model {
+                    handle,
+                    alive: true,
+                    edges: targets,
+                    manual_root: false,
+                    guards: 0,
+                    garbage: false,
+                    outer: None,
+                });
+            }
+            Op::Edge(a, b) => {
+                let (Some(a), Some(b)) = (pick(&model, a), pick(&model, b)) else { continue };
+                let target = model[b].handle;
+                match heap.get_mut(model[a].handle) {
+                    Some(node) => {
+                        node.edges.push(target);
+                        model[a].edges.push(b);
+                    }
+                    None => prop_assert!(!model[a].alive || model[a].garbage),
+                }
+            }
+            Op::Unedge(a) => {
+                let Some(a) = pick(&model, a) else { continue };
+                if let Some(node) = heap.get_mut(model[a].handle) {
+                    if node.edges.pop().is_some() {
+                        model[a].edges.pop();
+                    }
+                }
+            }
+            Op::ManualRoot(a) => {
+                let Some(a) = pick(&model, a) else { continue };
+                let raw = model[a].handle.raw();
+                if model[a].manual_root {
+                    heap.remove_from_root(raw).unwrap();
+                    model[a].manual_root = false;
+                } else {
+                    let visible = model[a].alive && !model[a].garbage;
+                    prop_assert_eq!(heap.add_to_root(raw).is_ok(), visible);
+                    model[a].manual_root = visible;
+                }
+            }
+            Op::Guard(a) => {
+                let Some(a) = pick(&model, a) else { continue };
+                let visible = model[a].alive && !model[a].garbage;
+                match heap.root(model[a].handle) {
+                    Ok(guard) => {
+                        prop_assert!(visible);
+                        guards.push((a, guard));
+                        model[a].guards += 1;
+                    }
+                    Err(_) => prop_assert!(!visible),
+                }
+            }
+            Op::Unguard => {
+                if let Some((a, guard)) = guards.pop() {
+                    drop(guard);
+                    model[a].guards -= 1;
+                }
+            }
+            Op::Garbage(a) => {
+                let Some(a) = pick(&model, a) else { continue };
+                let result = heap.mark_as_garbage(model[a].handle.raw());
+                if !model[a].alive {
+                    prop_assert!(matches!(result, Err(GcError::Arena(ArenaError::Stale))), "{:?}", result);
+                } else if model[a].garbage {
+                    prop_assert!(matches!(result, Err(GcError::Arena(ArenaError::Hidden(_)))), "{:?}", result);
+                } else {
+                    let tree = subtree(&model, a);
+                    if tree.iter().any(|&i| model[i].rooted()) {
+                        prop_assert!(matches!(result, Err(GcError::Arena(ArenaError::Rooted))), "{:?}", result);
+                    } else {
+                        prop_assert_eq!(result.unwrap(), tree.len());
+                        for i in tree {
+                            model[i].garbage = true;
+                        }
+                    }
+                }
+            }
+            Op::Outer(c, p) => {
+                let (Some(c), Some(p)) = (pick(&model, c), pick(&model, p)) else { continue };
+                let result = heap.set_outer(model[c].handle.raw(), Some(model[p].handle.raw()));
+                let visible = |i: usize| model[i].alive && !model[i].garbage;
+                if !visible(c) || !visible(p) {
+                    prop_assert!(result.is_err());
+                } else if subtree(&model, c).contains(&p) {
+                    prop_assert!(matches!(result, Err(ArenaError::OuterCycle)), "{:?}", result);
+                } else {
+                    result.unwrap();
+                    model[c].outer = Some(p);
+                }
+            }
+            Op::Unouter(c) => {
+                let Some(c) = pick(&model, c) else { continue };
+                if heap.set_outer(model[c].handle.raw(), None).is_ok() {
+                    model[c].outer = None;
+                } else {
+                    prop_assert!(!model[c].alive);
+                }
+            }
+            Op::Collect { parallel, steps } => {
+                let expected = reachable(&model);
+                let settings = GcSettings { parallel, ..*heap.settings() };
+                heap.set_settings(settings).unwrap();
+                let options = if steps { CollectOptions::INCREMENTAL } else { CollectOptions::FULL };
+                let stats = pool.install(|| heap.collect_garbage(options));
+                let newly_dead: Vec<usize> = (0..model.len()).filter(|&i| model[i].alive && !expected[i]).collect();
+                prop_assert_eq!(stats.unreachable, newly_dead.len());
+                if steps {
+                    let mut tick = 0u64;
+                    while !heap
+                        .purge_timed(Duration::from_nanos(3), || {
+                            tick += 1;
+                            Duration::from_nanos(tick)
+                        })
+                        .is_done()
+                    {}
+                }
+                prop_assert_eq!(heap.gc_stats().purged, newly_dead.len());
+                for i in newly_dead {
+                    model[i].alive = false;
+                    for m in model.iter_mut() {
+                        if m.outer == Some(i) {
+                            m.outer = None; // a released owner cuts its sub-objects loose
+                        }
+                    }
+                }
+                for (i, m) in model.iter().enumerate() {
+                    let resolves = heap.get(m.handle).is_some();
+                    prop_assert_eq!(resolves, m.alive && !m.garbage, "object {} after collection", i);
+                    prop_assert_eq!(drops.get(i), u32::from(!m.alive), "object {} drop count", i);
+                    if m.alive {
+                        let outer = heap.table().slot(m.handle.index()).unwrap().outer();
+                        prop_assert_eq!(outer, m.outer.map(|o| model[o].handle.index()));
+                    }
+                }
+            }
+        }
+    }
+    drop(guards);
+    drop(heap);
+    for i in 0..model.len() {
+        prop_assert_eq!(drops.get(i), 1, "object {} dropped exactly once by shutdown", i);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 4 } else { 256 }, ..ProptestConfig::default() })]
+
+    #[test]
+    fn collections_match_a_bfs_over_the_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 300 })) {
+        run(ops)?;
+    }
+}
