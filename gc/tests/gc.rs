@@ -590,11 +590,13 @@ mod shapes {
 #[test]
 fn derive_traces_every_shape_and_skips_what_it_is_told() {
     use shapes::*;
-    assert!(!<Leaf as Trace>::NEEDS_TRACE, "a leaf class is never scanned");
-    assert!(!<Unit as Trace>::NEEDS_TRACE);
-    assert!(!<Generic<u32> as Trace>::NEEDS_TRACE);
-    assert!(<Generic<Handle<Node>> as Trace>::NEEDS_TRACE);
-    assert!(<Named as Trace>::NEEDS_TRACE && <Either as Trace>::NEEDS_TRACE);
+    const {
+        assert!(!<Leaf as Trace>::NEEDS_TRACE, "a leaf class is never scanned");
+        assert!(!<Unit as Trace>::NEEDS_TRACE);
+        assert!(!<Generic<u32> as Trace>::NEEDS_TRACE);
+        assert!(<Generic<Handle<Node>> as Trace>::NEEDS_TRACE);
+        assert!(<Named as Trace>::NEEDS_TRACE && <Either as Trace>::NEEDS_TRACE);
+    }
 
     let (mut heap, drops) = (heap(), Drops::default());
     let t: Vec<_> = (0..12).map(|i| node(&mut heap, &drops, i)).collect();
