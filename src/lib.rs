@@ -6,3 +6,5 @@ pub use respawn_arena as arena;
 pub use respawn_arena::{
     Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassStore, FreedCell, Handle, ObjectFlags, RawHandle, Root,
 };
+pub use respawn_gc as gc;
+pub use respawn_gc::{CollectOptions, GcError, GcSettings, GcStats, Heap, Object, Trace};

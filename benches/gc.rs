@@ -1,0 +1,315 @@
+//! respawn's collector beside a hand-written mark-sweep and rust-gc (the `gc` crate), on the
+//! `gc` workload of DESIGN.md §7, plus its scaling over threads and its purge slices.
+//!
+//! - `gc/100k`: 100 000 nodes, 0–4 edges each to uniformly random nodes, every 10th rooted;
+//!   half the roots are dropped, then one full collection (mark + sweep/purge). The graph is
+//!   built outside the timing; the timing covers dropping the roots and the collection.
+//! - `gc_scaling/1M`: the same shape with 1 000 000 nodes, respawn on 1 and 2 rayon threads.
+//! - `gc_purge/100k`: 100 000 garbage objects purged in full, and in 1 ms slices; the
+//!   slices' overrun is printed.
+//!
+//! Run with `cargo bench --bench gc`; `benches/README.md` has the figures.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use respawn_arena::{ArenaConfig, Handle, RawHandle, SlabConfig};
+use respawn_gc::{CollectOptions, GcSettings, Heap, Object, Trace};
+
+/// A tiny xorshift64: the same graph for every peer.
+struct XorShift(u64);
+
+impl XorShift {
+    fn new() -> Self {
+        Self(0x9E37_79B9_7F4A_7C15)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// The graph every peer builds: edges per node, and the roots (every 10th node).
+struct Graph {
+    edges: Vec<Vec<u32>>,
+    roots: Vec<u32>,
+}
+
+fn graph(n: usize) -> Graph {
+    let mut rng = XorShift::new();
+    let edges = (0..n).map(|_| (0..rng.below(5)).map(|_| rng.below(n) as u32).collect()).collect();
+    Graph { edges, roots: (0..n as u32).step_by(10).collect() }
+}
+
+// ---- respawn ----------------------------------------------------------------------------
+
+#[derive(Trace, Object)]
+struct GcNode {
+    edges: Vec<Handle<GcNode>>,
+    payload: u64,
+}
+
+/// Builds the graph in a fresh heap; returns the heap and the rooted handles.
+fn respawn_heap(g: &Graph, settings: GcSettings) -> (Heap, Vec<RawHandle>) {
+    let config = ArenaConfig { slab: SlabConfig { max_slabs: 1 << 14, ..SlabConfig::DEFAULT }, ..ArenaConfig::DEFAULT };
+    let mut heap = Heap::with_config(config, settings).unwrap();
+    heap.prefill::<GcNode>(g.edges.len()).unwrap();
+    let handles: Vec<Handle<GcNode>> =
+        (0..g.edges.len()).map(|i| heap.insert(GcNode { edges: Vec::new(), payload: i as u64 })).collect();
+    for (i, edges) in g.edges.iter().enumerate() {
+        heap.get_mut(handles[i]).unwrap().edges = edges.iter().map(|&e| handles[e as usize]).collect();
+    }
+    let roots: Vec<RawHandle> = g.roots.iter().map(|&r| handles[r as usize].raw()).collect();
+    for &r in &roots {
+        heap.add_to_root(r).unwrap();
+    }
+    (heap, roots)
+}
+
+fn respawn_collect(heap: &mut Heap, roots: &[RawHandle]) -> usize {
+    for r in roots.iter().skip(1).step_by(2) {
+        heap.remove_from_root(*r).unwrap();
+    }
+    heap.collect_garbage(CollectOptions::FULL).purged
+}
+
+// ---- hand-written mark-sweep over Vec<Node> with index edges ----------------------------
+
+struct PlainNode {
+    edges: Vec<u32>,
+    payload: u64,
+    marked: bool,
+    live: bool,
+}
+
+struct PlainHeap {
+    nodes: Vec<PlainNode>,
+    roots: Vec<u32>,
+    free: Vec<u32>,
+}
+
+impl PlainHeap {
+    fn new(g: &Graph) -> Self {
+        let nodes = g
+            .edges
+            .iter()
+            .enumerate()
+            .map(|(i, e)| PlainNode { edges: e.clone(), payload: i as u64, marked: false, live: true })
+            .collect();
+        Self { nodes, roots: g.roots.clone(), free: Vec::new() }
+    }
+
+    fn collect(&mut self) -> usize {
+        let mut stack: Vec<u32> = Vec::new();
+        for &r in &self.roots {
+            if !self.nodes[r as usize].marked {
+                self.nodes[r as usize].marked = true;
+                stack.push(r);
+            }
+        }
+        while let Some(i) = stack.pop() {
+            for k in 0..self.nodes[i as usize].edges.len() {
+                let j = self.nodes[i as usize].edges[k];
+                let node = &mut self.nodes[j as usize];
+                if node.live && !node.marked {
+                    node.marked = true;
+                    stack.push(j);
+                }
+            }
+        }
+        let mut freed = 0;
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            if node.live && !node.marked {
+                node.live = false;
+                node.edges = Vec::new(); // what a purge does: the node's own heap memory goes
+                black_box(node.payload);
+                self.free.push(i as u32);
+                freed += 1;
+            }
+            node.marked = false;
+        }
+        freed
+    }
+}
+
+fn plain_collect(heap: &mut PlainHeap) -> usize {
+    let kept: Vec<u32> = heap.roots.iter().copied().step_by(2).collect();
+    heap.roots = kept;
+    heap.collect()
+}
+
+// ---- rust-gc ----------------------------------------------------------------------------
+
+mod rust_gc_node {
+    // gc_derive 0.5 (synstructure) expands its impls inside a `const _`.
+    #![allow(non_local_definitions)]
+
+    #[derive(gc::Trace, gc::Finalize)]
+    pub struct RustGcNode {
+        pub edges: gc::GcCell<Vec<gc::Gc<RustGcNode>>>,
+        pub payload: u64,
+    }
+}
+use rust_gc_node::RustGcNode;
+
+fn rust_gc_graph(g: &Graph) -> Vec<gc::Gc<RustGcNode>> {
+    let nodes: Vec<gc::Gc<RustGcNode>> = (0..g.edges.len())
+        .map(|i| gc::Gc::new(RustGcNode { edges: gc::GcCell::new(Vec::new()), payload: i as u64 }))
+        .collect();
+    for (i, edges) in g.edges.iter().enumerate() {
+        *nodes[i].edges.borrow_mut() = edges.iter().map(|&e| gc::Gc::clone(&nodes[e as usize])).collect();
+    }
+    let roots = g.roots.iter().map(|&r| gc::Gc::clone(&nodes[r as usize])).collect();
+    drop(nodes); // only the roots stay on the stack
+    roots
+}
+
+// ---- benches ----------------------------------------------------------------------------
+
+fn gc_100k(c: &mut Criterion) {
+    let g = graph(100_000);
+    let mut group = c.benchmark_group("gc/100k");
+    group.sample_size(30);
+    group.bench_function("respawn single-thread", |b| {
+        b.iter_batched(
+            || respawn_heap(&g, GcSettings::SINGLE_THREADED),
+            |(mut heap, roots)| {
+                black_box(respawn_collect(&mut heap, &roots));
+                heap
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.bench_function("respawn parallel", |b| {
+        b.iter_batched(
+            || respawn_heap(&g, GcSettings { purge_budget: None, ..GcSettings::DEFAULT }),
+            |(mut heap, roots)| {
+                black_box(respawn_collect(&mut heap, &roots));
+                heap
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.bench_function("hand-written mark-sweep", |b| {
+        b.iter_batched(
+            || PlainHeap::new(&g),
+            |mut heap| {
+                black_box(plain_collect(&mut heap));
+                heap
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    // rust-gc's heap is thread-local: no automatic collection while the graph is built,
+    // and whatever is left from one sample is collected in the next setup, untimed.
+    gc::configure(|c| c.threshold = usize::MAX / 2);
+    group.bench_function("rust-gc", |b| {
+        b.iter_batched(
+            || {
+                gc::force_collect();
+                rust_gc_graph(&g)
+            },
+            |mut roots| {
+                let kept: Vec<_> = roots.drain(..).step_by(2).collect();
+                drop(roots);
+                gc::force_collect();
+                kept
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+    gc::force_collect();
+}
+
+fn gc_scaling(c: &mut Criterion) {
+    let g = graph(1_000_000);
+    let mut group = c.benchmark_group("gc_scaling/1M");
+    group.sample_size(10);
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        group.bench_function(format!("respawn {threads} thread(s)"), |b| {
+            b.iter_batched(
+                || respawn_heap(&g, GcSettings { purge_budget: None, ..GcSettings::DEFAULT }),
+                |(mut heap, roots)| {
+                    pool.install(|| black_box(respawn_collect(&mut heap, &roots)));
+                    heap
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    group.bench_function("hand-written mark-sweep", |b| {
+        b.iter_batched(
+            || PlainHeap::new(&g),
+            |mut heap| {
+                black_box(plain_collect(&mut heap));
+                heap
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+}
+
+/// 100 000 unrooted objects, found unreachable by an incremental collection.
+fn garbage_heap() -> Heap {
+    let mut heap = Heap::with_config(ArenaConfig::DEFAULT, GcSettings::SINGLE_THREADED).unwrap();
+    for i in 0..100_000u64 {
+        heap.insert(GcNode { edges: Vec::with_capacity(2), payload: i });
+    }
+    heap.collect_garbage(CollectOptions::INCREMENTAL);
+    heap
+}
+
+fn gc_purge(c: &mut Criterion) {
+    let mut group = c.benchmark_group("gc_purge/100k");
+    group.sample_size(20);
+    group.bench_function("full purge", |b| {
+        b.iter_batched(garbage_heap, |mut heap| (heap.purge(None), heap), BatchSize::PerIteration);
+    });
+    let budget = Duration::from_millis(1);
+    group.bench_function("1 ms slices", |b| {
+        b.iter_batched(
+            garbage_heap,
+            |mut heap| {
+                while !heap.purge(Some(budget)).is_done() {}
+                heap
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+
+    // The overrun of each slice past its budget, over a few purges.
+    let mut overruns: Vec<Duration> = Vec::new();
+    let mut slices = 0;
+    for _ in 0..10 {
+        let mut heap = garbage_heap();
+        loop {
+            let start = Instant::now();
+            let p = heap.purge(Some(budget));
+            let took = start.elapsed();
+            slices += 1;
+            if !p.is_done() {
+                overruns.push(took.saturating_sub(budget)); // the last slice ends early by design
+            } else {
+                break;
+            }
+        }
+    }
+    overruns.sort();
+    let pick = |q: f64| overruns[((overruns.len() - 1) as f64 * q) as usize];
+    println!(
+        "gc_purge/100k 1 ms slices: {slices} slices over 10 purges; overrun median {:?}, p99 {:?}, max {:?}",
+        pick(0.5),
+        pick(0.99),
+        overruns.last().copied().unwrap_or_default()
+    );
+}
+
+criterion_group!(benches, gc_100k, gc_scaling, gc_purge);
+criterion_main!(benches);
