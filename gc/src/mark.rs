@@ -83,6 +83,36 @@ impl LocalStack {
     }
 }
 
+/// Length of the FIFO between a task's stack and its visits.
+const RING: usize = 8;
+
+#[derive(Default)]
+struct Ring {
+    items: [u32; RING],
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    #[inline]
+    fn push(&mut self, index: u32) {
+        debug_assert!(self.len < RING, "ring overfilled");
+        self.items[(self.head + self.len) % RING] = index;
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        let index = self.items[self.head];
+        self.head = (self.head + 1) % RING;
+        self.len -= 1;
+        Some(index)
+    }
+}
+
 /// What a [`Trace`] impl reports handles to. Made by the collector; a trace impl only calls
 /// [`handle`](Self::handle) and [`trace`](Self::trace).
 pub struct Tracer<'a> {
@@ -142,6 +172,9 @@ impl Tracer<'_> {
         // An object with nothing to follow (a leaf class, no owner, no cluster) is kept by
         // the cleared flag alone: no need to push and visit it.
         if slot.outer().is_some() || slot.cluster().is_some() || self.traced(slot.class()) {
+            // The slot is in cache now; its object is not, and the visit will need it.
+            // Start that load while the current object's other handles are claimed.
+            prefetch(slot.cell().as_ptr());
             self.push(index);
         }
         true
@@ -197,20 +230,35 @@ impl Marker<'_> {
             spill: next,
             exclusive: self.exclusive,
         };
-        let mut traced = 0;
-        for (k, seed) in seeds.iter().enumerate() {
-            tracer.push(seed.load(Ordering::Relaxed));
-            while let Some(index) = tracer.stack.pop() {
-                traced += usize::from(self.visit(index, &mut tracer));
-                if traced >= budget {
-                    next.push(&tracer.stack.items[..tracer.stack.len]);
-                    let rest: &[AtomicU32] = &seeds[k + 1..];
-                    spill_seeds(rest, next);
-                    return traced;
+        // Objects leave the stack through a short FIFO, so the prefetch issued when each
+        // was claimed has a few visits' time to land before the object is read.
+        let mut ring = Ring::default();
+        let (mut traced, mut seeds_taken) = (0, 0);
+        loop {
+            while ring.len < RING {
+                if let Some(index) = tracer.stack.pop() {
+                    ring.push(index);
+                } else if let Some(seed) = seeds.get(seeds_taken) {
+                    seeds_taken += 1;
+                    let index = seed.load(Ordering::Relaxed);
+                    // SAFETY: seeds are indices of handed-out slots (phase 2 or a spill).
+                    prefetch(unsafe { self.table.slot_unchecked(index) }.cell().as_ptr());
+                    ring.push(index);
+                } else {
+                    break;
                 }
             }
+            let Some(index) = ring.pop() else { return traced };
+            traced += usize::from(self.visit(index, &mut tracer));
+            if traced >= budget {
+                while let Some(index) = ring.pop() {
+                    next.push(&[index]);
+                }
+                next.push(&tracer.stack.items[..tracer.stack.len]);
+                spill_seeds(&seeds[seeds_taken..], next);
+                return traced;
+            }
         }
-        traced
     }
 
     /// Traces one claimed object: its owner (an implicit reference, as UE's Outer), its
@@ -236,6 +284,19 @@ impl Marker<'_> {
         }
         false
     }
+}
+
+/// Asks the CPU to bring the cache line at `p` in, without waiting for it.
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    // SAFETY: a prefetch is a hint: it never faults and has no effect on memory, whatever
+    // the address (SSE, which provides it, is part of the x86-64 baseline).
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = p;
 }
 
 fn spill_seeds(seeds: &[AtomicU32], next: &Frontier<'_>) {
