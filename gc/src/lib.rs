@@ -33,19 +33,38 @@
 //! Handles are generational, so the collector never frees memory a handle could still
 //! reach: a handle to a purged object simply stops resolving.
 
+// Under `--cfg loom` (scripts/loom.sh) only the frontier is built, with loom's atomics: the
+// arena below does not build under loom, and the frontier is the collector's one lock-free
+// structure shared between threads.
+#![cfg_attr(loom, allow(dead_code))]
+
 // The derive names this crate `::respawn_gc`; let that path work inside the crate too.
+#[cfg(not(loom))]
 extern crate self as respawn_gc;
 
+#[cfg(not(loom))]
 mod cluster;
+#[cfg(not(loom))]
 mod error;
+mod frontier;
+#[cfg(not(loom))]
 mod heap;
+#[cfg(not(loom))]
 mod mark;
+#[cfg(not(loom))]
 mod settings;
+#[cfg(not(loom))]
 mod trace;
 
+#[cfg(not(loom))]
 pub use cluster::ClusterId;
+#[cfg(not(loom))]
 pub use error::GcError;
+#[cfg(not(loom))]
 pub use heap::{GcLock, GcScope, Heap};
+#[cfg(not(loom))]
 pub use respawn_gc_derive::{Object, Trace};
+#[cfg(not(loom))]
 pub use settings::{CollectOptions, GcSettings, GcStats, GcStep, PurgeProgress};
+#[cfg(not(loom))]
 pub use trace::{Object, Trace, Tracer};

@@ -16,54 +16,16 @@
 //!        └──────────────────────────── swap, next round ───────────────────────┘
 //! ```
 
-use respawn_allocator::sync::{AtomicU32, AtomicUsize, Ordering};
+use respawn_allocator::sync::{AtomicU32, Ordering};
 use respawn_arena::{ObjectFlags, ObjectTable, RawHandle, Slot};
 
 use crate::cluster::Clusters;
+pub(crate) use crate::frontier::Frontier;
 use crate::heap::GcClass;
 use crate::Trace;
 
 /// Entries in a task's own stack before it spills half to the next frontier.
 const LOCAL: usize = 1024;
-
-/// Object indices shared between tasks: a fixed buffer and an atomic cursor. Writers
-/// reserve a run with one `fetch_add` and fill it; readers read after the round's join.
-pub(crate) struct Frontier<'b> {
-    items: &'b [AtomicU32],
-    len: AtomicUsize,
-}
-
-impl<'b> Frontier<'b> {
-    pub(crate) fn new(items: &'b [AtomicU32]) -> Self {
-        Self { items, len: AtomicUsize::new(0) }
-    }
-
-    /// Appends `indices`. Panics (never writes out of bounds) if the buffer is full, which
-    /// the claim-once rule rules out.
-    pub(crate) fn push(&self, indices: &[u32]) {
-        if indices.is_empty() {
-            return;
-        }
-        let at = self.len.fetch_add(indices.len(), Ordering::Relaxed);
-        let run = &self.items[at..at + indices.len()];
-        for (cell, &index) in run.iter().zip(indices) {
-            cell.store(index, Ordering::Relaxed);
-        }
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.len.load(Ordering::Relaxed).min(self.items.len())
-    }
-
-    /// The entries written so far. Call between rounds (after the join that ends one).
-    pub(crate) fn entries(&self) -> &'b [AtomicU32] {
-        &self.items[..self.len()]
-    }
-
-    pub(crate) fn clear(&self) {
-        self.len.store(0, Ordering::Relaxed);
-    }
-}
 
 /// A task's own depth-first stack.
 pub(crate) struct LocalStack {
