@@ -17,20 +17,8 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use respawn_arena::{ArenaConfig, Handle, RawHandle, SlabConfig};
 use respawn_gc::{CollectOptions, GcSettings, Heap, Object, Trace};
 
-/// A tiny xorshift64: the same graph for every peer.
-struct XorShift(u64);
-
-impl XorShift {
-    fn new() -> Self {
-        Self(0x9E37_79B9_7F4A_7C15)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
+mod common;
+use common::XorShift;
 
 /// The graph every peer builds: edges per node, and the roots (every 10th node).
 struct Graph {
@@ -74,6 +62,45 @@ fn respawn_collect(heap: &mut Heap, roots: &[RawHandle]) -> usize {
         heap.remove_from_root(*r).unwrap();
     }
     heap.collect_garbage(CollectOptions::FULL).purged
+}
+
+/// One respawn peer: a fresh heap of `g` per iteration, the collection timed, run inside
+/// `pool` when one is given.
+fn bench_respawn(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    g: &Graph,
+    settings: GcSettings,
+    pool: Option<&rayon::ThreadPool>,
+) {
+    group.bench_function(name, |b| {
+        b.iter_batched(
+            || respawn_heap(g, settings),
+            |(mut heap, roots)| {
+                let purged = match pool {
+                    Some(pool) => pool.install(|| respawn_collect(&mut heap, &roots)),
+                    None => respawn_collect(&mut heap, &roots),
+                };
+                black_box(purged);
+                heap
+            },
+            BatchSize::PerIteration,
+        );
+    });
+}
+
+/// The hand-written peer: a fresh `PlainHeap` per iteration, the collection timed.
+fn bench_plain(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, g: &Graph) {
+    group.bench_function("hand-written mark-sweep", |b| {
+        b.iter_batched(
+            || PlainHeap::new(g),
+            |mut heap| {
+                black_box(plain_collect(&mut heap));
+                heap
+            },
+            BatchSize::PerIteration,
+        );
+    });
 }
 
 // ---- hand-written mark-sweep over Vec<Node> with index edges ----------------------------
@@ -169,40 +196,16 @@ fn rust_gc_graph(g: &Graph) -> Vec<gc::Gc<RustGcNode>> {
 
 // ---- benches ----------------------------------------------------------------------------
 
+/// The parallel collector, purging in full (the bench times one whole collection).
+const PARALLEL: GcSettings = GcSettings { purge_budget: None, ..GcSettings::DEFAULT };
+
 fn gc_100k(c: &mut Criterion) {
     let g = graph(100_000);
     let mut group = c.benchmark_group("gc/100k");
     group.sample_size(30);
-    group.bench_function("respawn single-thread", |b| {
-        b.iter_batched(
-            || respawn_heap(&g, GcSettings::SINGLE_THREADED),
-            |(mut heap, roots)| {
-                black_box(respawn_collect(&mut heap, &roots));
-                heap
-            },
-            BatchSize::PerIteration,
-        );
-    });
-    group.bench_function("respawn parallel", |b| {
-        b.iter_batched(
-            || respawn_heap(&g, GcSettings { purge_budget: None, ..GcSettings::DEFAULT }),
-            |(mut heap, roots)| {
-                black_box(respawn_collect(&mut heap, &roots));
-                heap
-            },
-            BatchSize::PerIteration,
-        );
-    });
-    group.bench_function("hand-written mark-sweep", |b| {
-        b.iter_batched(
-            || PlainHeap::new(&g),
-            |mut heap| {
-                black_box(plain_collect(&mut heap));
-                heap
-            },
-            BatchSize::PerIteration,
-        );
-    });
+    bench_respawn(&mut group, "respawn single-thread", &g, GcSettings::SINGLE_THREADED, None);
+    bench_respawn(&mut group, "respawn parallel", &g, PARALLEL, None);
+    bench_plain(&mut group, &g);
     // rust-gc's heap is thread-local: no automatic collection while the graph is built,
     // and whatever is left from one sample is collected in the next setup, untimed.
     gc::configure(|c| c.threshold = usize::MAX / 2);
@@ -231,27 +234,9 @@ fn gc_scaling(c: &mut Criterion) {
     group.sample_size(10);
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        group.bench_function(format!("respawn {threads} thread(s)"), |b| {
-            b.iter_batched(
-                || respawn_heap(&g, GcSettings { purge_budget: None, ..GcSettings::DEFAULT }),
-                |(mut heap, roots)| {
-                    pool.install(|| black_box(respawn_collect(&mut heap, &roots)));
-                    heap
-                },
-                BatchSize::PerIteration,
-            );
-        });
+        bench_respawn(&mut group, &format!("respawn {threads} thread(s)"), &g, PARALLEL, Some(&pool));
     }
-    group.bench_function("hand-written mark-sweep", |b| {
-        b.iter_batched(
-            || PlainHeap::new(&g),
-            |mut heap| {
-                black_box(plain_collect(&mut heap));
-                heap
-            },
-            BatchSize::PerIteration,
-        );
-    });
+    bench_plain(&mut group, &g);
     group.finish();
 }
 

@@ -133,10 +133,7 @@ impl Clusters {
             return;
         }
         for raw in iter::once(cluster.root).chain(cluster.members.iter().copied()) {
-            let Some(slot) = tracer.table.slot(raw.index()) else { continue };
-            if slot.generation() != raw.generation().get() {
-                continue;
-            }
+            let Some(slot) = tracer.slot_of(raw) else { continue };
             tracer.claim(raw.index(), slot);
             slot.insert_flags(ObjectFlags::REACHABLE_IN_CLUSTER);
         }

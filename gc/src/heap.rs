@@ -463,14 +463,15 @@ impl Heap {
     /// pooled, or in a cluster already.
     pub fn create_cluster(&mut self, root: RawHandle, members: &[RawHandle]) -> Result<ClusterId, GcError> {
         for &raw in std::iter::once(&root).chain(members) {
-            let flags = self.arena.table().resolve(raw)?.flags();
+            let slot = self.arena.table().resolve(raw)?;
+            let flags = slot.flags();
             if flags.contains(ObjectFlags::PERMANENT) {
                 return Err(GcError::Permanent);
             }
             if flags.intersects(ObjectFlags::IN_POOL | ObjectFlags::ASYNC) {
                 return Err(GcError::Pooled);
             }
-            if self.arena.table().resolve(raw)?.cluster().is_some() {
+            if slot.cluster().is_some() {
                 return Err(GcError::InCluster);
             }
         }

@@ -78,7 +78,7 @@ impl Ring {
 /// What a [`Trace`] impl reports handles to. Made by the collector; a trace impl only calls
 /// [`handle`](Self::handle) and [`trace`](Self::trace).
 pub struct Tracer<'a> {
-    pub(crate) table: &'a ObjectTable,
+    table: &'a ObjectTable,
     classes: &'a [Option<GcClass>],
     stack: &'a mut LocalStack,
     spill: &'a Frontier<'a>,
@@ -97,17 +97,21 @@ impl std::fmt::Debug for Tracer<'_> {
 const CLAIM_MASK: ObjectFlags =
     ObjectFlags::UNREACHABLE.union(ObjectFlags::GARBAGE).union(ObjectFlags::BEGIN_DESTROYED);
 
-impl Tracer<'_> {
+impl<'a> Tracer<'a> {
     /// Reports a handle the value holds: if it names an object this collection has not
     /// reached yet, the object is kept and will be traced in turn. Stale handles and
     /// handles to garbage are ignored (garbage is never kept alive by a reference).
     #[inline]
     pub fn handle(&mut self, raw: RawHandle) {
-        if let Some(slot) = self.table.slot(raw.index()) {
-            if slot.generation() == raw.generation().get() {
-                self.claim(raw.index(), slot);
-            }
+        if let Some(slot) = self.slot_of(raw) {
+            self.claim(raw.index(), slot);
         }
+    }
+
+    /// The slot `raw` names if its generation still matches (stale handles name none).
+    #[inline]
+    pub(crate) fn slot_of(&self, raw: RawHandle) -> Option<&'a Slot> {
+        self.table.slot(raw.index()).filter(|slot| slot.generation() == raw.generation().get())
     }
 
     /// Traces a field: calls its `trace` unless its type's `NEEDS_TRACE` is `false`.

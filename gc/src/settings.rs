@@ -13,8 +13,9 @@ use crate::GcError;
 pub struct GcSettings {
     /// Mark and reach on rayon's threads (`false`: the calling thread alone).
     pub parallel: bool,
-    /// The least work worth a rayon task: the smallest frontier chunk and table slice one
-    /// task takes, and the number of objects a task traces before it hands the rest back.
+    /// The least work worth a rayon task: the table slice one task flags in phase 2 (at
+    /// least 1024 slots), and the number of objects a marking task scans before it hands
+    /// the rest of its work to the next round.
     pub min_objects_per_task: usize,
     /// The time [`Heap::update`](crate::Heap::update) spends purging per frame; `None`
     /// purges everything right after each automatic collection.
