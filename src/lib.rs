@@ -7,4 +7,9 @@ pub use respawn_arena::{
     Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassStore, FreedCell, Handle, ObjectFlags, RawHandle, Root,
 };
 pub use respawn_gc as gc;
-pub use respawn_gc::{CollectOptions, GcError, GcSettings, GcStats, Heap, Object, Trace};
+pub use respawn_gc::{CollectOptions, GcError, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, Trace};
+pub use respawn_pool as pool;
+pub use respawn_pool::{ConfigError, ConfigLayers, Policy, PoolConfig, PoolError, PoolStats, Poolable, Pools};
+
+mod world;
+pub use world::{FrameEnd, World, WorldBuilder, WorldStats};

@@ -10,7 +10,7 @@ use std::ptr;
 
 use rayon::prelude::*;
 use respawn_allocator::sync::{Arc, Ordering};
-use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, Rejected, SlabConfig};
+use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Rejected, SlabConfig};
 
 use crate::class::{ClassEntry, FreeRoute, FreedCell};
 use crate::outer::Outers;
@@ -27,11 +27,14 @@ pub struct ArenaConfig {
     /// retired for good instead of wrapping. `u32::MAX` in production; lower it to test the
     /// retirement path, or code that must survive it.
     pub max_generation: u32,
+    /// Bytes of the permanent pool that holds [`insert_permanent`](Arena::insert_permanent)'s
+    /// objects (virtual; the OS commits pages as they are used). Mapped on first use.
+    pub permanent_bytes: usize,
 }
 
 impl ArenaConfig {
-    /// Default slabs, generations up to `u32::MAX`.
-    pub const DEFAULT: Self = Self { slab: SlabConfig::DEFAULT, max_generation: u32::MAX };
+    /// Default slabs, generations up to `u32::MAX`, a 16 MiB permanent pool.
+    pub const DEFAULT: Self = Self { slab: SlabConfig::DEFAULT, max_generation: u32::MAX, permanent_bytes: 16 << 20 };
 }
 
 impl Default for ArenaConfig {
@@ -51,6 +54,8 @@ pub struct ArenaClassStats {
     pub vacant: usize,
     /// Slots retired because their generation reached the ceiling.
     pub retired: usize,
+    /// Permanent objects of the class (in the permanent pool, not in the class's slabs).
+    pub permanent: usize,
     /// The allocator's view of the class's memory.
     pub memory: ClassStats,
 }
@@ -107,6 +112,9 @@ pub struct Arena {
     config: ArenaConfig,
     alloc: ChunkAllocator,
     outers: Outers,
+    /// Memory of permanent objects, mapped on first use. Declared after nothing that drops
+    /// objects: `Arena::drop` ends every object before the fields (this pool included) go.
+    permanent: Option<PermanentPool>,
 }
 
 // SAFETY: the raw pointers inside are the arena's own cells; every object placed in them is
@@ -152,6 +160,7 @@ impl Arena {
             config,
             alloc: ChunkAllocator::new(),
             outers: Outers::default(),
+            permanent: None,
         }
     }
 
@@ -188,6 +197,7 @@ impl Arena {
             free: Vec::new(),
             len: 0,
             retired: 0,
+            permanent: 0,
             route: None,
         });
         self.by_type.insert(TypeId::of::<T>(), id);
@@ -217,6 +227,76 @@ impl Arena {
             max_generation: self.config.max_generation,
             _class: PhantomData,
         })
+    }
+
+    /// The typed view of the class registered as `id`, without hashing `T`'s type: for
+    /// callers that keep the id (a pool). One comparison checks that `id` is `T`'s.
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] if `id` is not a class of this arena, or
+    /// [`ArenaError::WrongClass`] if it is another type's.
+    #[inline]
+    pub fn store_of<T: Send + Sync + 'static>(&mut self, id: ClassId) -> Result<ClassStore<'_, T>, ArenaError> {
+        let entry = self.classes.get_mut(id.index()).ok_or(ArenaError::Unregistered(type_name::<T>()))?;
+        if entry.type_id != TypeId::of::<T>() {
+            return Err(ArenaError::WrongClass { expected: type_name::<T>(), found: entry.name });
+        }
+        Ok(ClassStore {
+            table: &self.table,
+            entry,
+            alloc: &self.alloc,
+            outers: &mut self.outers,
+            max_generation: self.config.max_generation,
+            _class: PhantomData,
+        })
+    }
+
+    /// Places `value` in the arena's permanent pool (UE's disregard-for-GC pool), flagged
+    /// [`ObjectFlags::PERMANENT`], and returns its handle; registers the class on first use.
+    /// A permanent object resolves like any other, but lives until the arena drops: `remove`,
+    /// `destroy` and the collector refuse it. It sits outside the class's slabs, so `tick`
+    /// and `iter` do not visit it.
+    ///
+    /// # Errors
+    /// The value comes back with [`ArenaError::Alloc`] (the permanent pool is full or cannot
+    /// be mapped; see [`ArenaConfig::permanent_bytes`]) or [`ArenaError::TableFull`].
+    pub fn insert_permanent<T: Send + Sync + 'static>(
+        &mut self,
+        value: T,
+    ) -> Result<Handle<T>, Rejected<T, ArenaError>> {
+        let id = match self.class_of::<T>() {
+            Some(id) => id,
+            None => match self.register::<T>() {
+                Ok(id) => id,
+                Err(error) => return Err(Rejected { error, value }),
+            },
+        };
+        if self.permanent.is_none() {
+            match PermanentPool::new(self.config.permanent_bytes) {
+                Ok(pool) => self.permanent = Some(pool),
+                Err(e) => return Err(Rejected { error: e.into(), value }),
+            }
+        }
+        let pool = self.permanent.as_ref().expect("mapped just now");
+        let cell = match pool.try_alloc_layout(std::alloc::Layout::new::<T>()) {
+            Ok(cell) => cell,
+            Err(e) => return Err(Rejected { error: e.into(), value }),
+        };
+        let Some(index) = self.table.alloc_run(1) else { return Err(Rejected { error: ArenaError::TableFull, value }) };
+        // SAFETY: `try_alloc_layout` gave fresh space for one `T`, ours for the pool's life.
+        unsafe { cell.cast::<T>().as_ptr().write(value) };
+        // SAFETY: `alloc_run` just handed out `index`.
+        let s = unsafe { self.table.slot_unchecked(index) };
+        s.cell.store(cell.as_ptr(), Ordering::Relaxed);
+        s.generation.store(1, Ordering::Relaxed);
+        s.class.store(id.index() as u16, Ordering::Relaxed);
+        // No cell number: the object has no live bit (see `change_flags`).
+        s.cell_number.store(NONE, Ordering::Relaxed);
+        s.outer.store(NONE, Ordering::Relaxed);
+        s.cluster.store(NONE, Ordering::Relaxed);
+        s.flags.store(ObjectFlags::PERMANENT.bits(), Ordering::Release);
+        self.classes[id.index()].permanent += 1;
+        Ok(Handle::from_raw(RawHandle::new(index, NonZeroU32::MIN)))
     }
 
     /// Places `value` in a cell of its class and returns its handle; registers the class
@@ -290,12 +370,10 @@ impl Arena {
     ///
     /// # Errors
     /// Nothing changes on [`ArenaError::Stale`], [`ArenaError::Hidden`],
-    /// [`ArenaError::WrongClass`] or [`ArenaError::Rooted`].
+    /// [`ArenaError::WrongClass`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
     pub fn try_remove<T: Send + Sync + 'static>(&mut self, h: Handle<T>) -> Result<T, ArenaError> {
         let slot = self.typed_slot(h)?;
-        if slot.is_rooted() {
-            return Err(ArenaError::Rooted);
-        }
+        check_releasable(slot)?;
         let class = slot.class() as usize;
         let entry = &mut self.classes[class];
         // SAFETY: `typed_slot` found a live, visible `T` in slot `h.index()` of `entry`.
@@ -307,12 +385,11 @@ impl Arena {
     /// objects (garbage, unreachable) are accepted, vacant slots are not.
     ///
     /// # Errors
-    /// [`ArenaError::Stale`] or [`ArenaError::Rooted`]; nothing changes.
+    /// [`ArenaError::Stale`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`]; nothing
+    /// changes.
     pub fn destroy(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
         let slot = self.table.resolve_live(raw)?;
-        if slot.is_rooted() {
-            return Err(ArenaError::Rooted);
-        }
+        check_releasable(slot)?;
         let class = slot.class() as usize;
         let entry = &mut self.classes[class];
         // SAFETY: `resolve_live` found an object of `class` in slot `raw.index()`.
@@ -346,6 +423,8 @@ impl Arena {
         if !ours {
             return Err(ArenaError::Stale);
         }
+        // A token from `take_cell` or `stow` carries `ASYNC` / `IN_POOL`: plain vacant again.
+        slot.overwrite_flags(ObjectFlags::VACANT);
         self.classes[token.class.index()].free.push(token.slot);
         Ok(())
     }
@@ -391,7 +470,8 @@ impl Arena {
         let (class, n) = (slot.class() as usize, slot.cell_number.load(Ordering::Relaxed));
         let entry = &mut self.classes[class];
         let visible = !after.intersects(ObjectFlags::HIDDEN);
-        if entry.is_live(n) != visible {
+        // Permanent objects have no cell number, hence no live bit.
+        if n != NONE && entry.is_live(n) != visible {
             entry.set_live(n, visible);
         }
         Ok(())
@@ -577,6 +657,7 @@ impl Arena {
             len: entry.len,
             vacant: entry.free.len(),
             retired: entry.retired,
+            permanent: entry.permanent,
             memory: self.alloc.stats(entry.id).ok()?,
         })
     }
@@ -615,6 +696,18 @@ impl Drop for Arena {
             }
         }
     }
+}
+
+/// Refuses to end rooted and permanent objects.
+#[inline]
+fn check_releasable(slot: &Slot) -> Result<(), ArenaError> {
+    if slot.is_rooted() {
+        return Err(ArenaError::Rooted);
+    }
+    if slot.flags().contains(ObjectFlags::PERMANENT) {
+        return Err(ArenaError::Permanent);
+    }
+    Ok(())
 }
 
 /// Marks slot `index` vacant with the next generation, or retires it at the ceiling, and
@@ -914,6 +1007,82 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         self.try_insert(value).unwrap_or_else(|r| panic!("ClassStore::insert::<{}>: {}", type_name::<T>(), r.error))
     }
 
+    /// Hands out a vacant cell of the class (taking a prepared slab when none is vacant) as
+    /// a [`FreedCell`] token, for an object to be built off this thread — a pool's
+    /// precreation worker — and placed with [`adopt`](Self::adopt). The slot stays vacant,
+    /// flagged [`ObjectFlags::ASYNC`], until then.
+    ///
+    /// # Errors
+    /// As [`try_insert`](Self::try_insert): [`ArenaError::Alloc`] or [`ArenaError::TableFull`].
+    pub fn take_cell(&mut self) -> Result<FreedCell, ArenaError> {
+        let index = match self.entry.free.pop() {
+            Some(index) => index,
+            None => {
+                self.grow()?;
+                self.entry.free.pop().expect("a granted slab has cells")
+            }
+        };
+        // SAFETY: vacant slots were handed out by the table.
+        let slot = unsafe { self.table.slot_unchecked(index) };
+        slot.overwrite_flags(ObjectFlags::VACANT | ObjectFlags::ASYNC);
+        Ok(FreedCell { class: self.entry.id, slot: index, cell: slot.cell() })
+    }
+
+    /// Makes the object built in `token`'s cell live in the token's slot and returns its
+    /// handle (a fresh generation: no handle to the cell's earlier objects resolves).
+    ///
+    /// # Safety
+    /// The token was handed out by this arena for this class (by [`take_cell`](Self::take_cell),
+    /// [`stow`](Self::stow) or the class's free route), and its cell holds an initialised `T`
+    /// that from now on belongs to the arena.
+    #[inline]
+    pub unsafe fn adopt(&mut self, token: FreedCell) -> Handle<T> {
+        debug_assert_eq!(token.class, self.entry.id, "token of another class");
+        // SAFETY: the caller's token names a slot this arena handed out.
+        let slot = unsafe { self.table.slot_unchecked(token.slot) };
+        debug_assert!(slot.cell() == token.cell, "token of another arena");
+        debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "adopting occupied slot {}", token.slot);
+        slot.flags.store(0, Ordering::Release);
+        self.entry.set_live(slot.cell_number.load(Ordering::Relaxed), true);
+        self.entry.len += 1;
+        let generation = slot.generation.load(Ordering::Relaxed);
+        // SAFETY: generations start at 1 and only grow.
+        let generation = unsafe { NonZeroU32::new_unchecked(generation) };
+        Handle::from_raw(RawHandle::new(token.slot, generation))
+    }
+
+    /// Takes the object out of the world without dropping it: its slot is released (every
+    /// handle to it goes stale at once, its sub-objects are cut loose) and flagged
+    /// [`ObjectFlags::IN_POOL`], and the returned token owns the cell *with the object still
+    /// in it* — a pool's `Reuse` path, which [`adopt`](Self::adopt)s it again later. The
+    /// token's holder must drop the object (or adopt it); an object in a dropped token is
+    /// leaked, never dropped twice. `Ok(None)`: the slot reached the generation ceiling and
+    /// was retired, so the object was dropped here.
+    ///
+    /// # Errors
+    /// Nothing changes on [`ArenaError::Stale`], [`ArenaError::Hidden`],
+    /// [`ArenaError::WrongClass`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
+    #[inline]
+    pub fn stow(&mut self, h: Handle<T>) -> Result<Option<FreedCell>, ArenaError> {
+        let slot = self.slot(h)?;
+        check_releasable(slot)?;
+        let cell = slot.cell();
+        let table = self.table;
+        match release(table, self.entry, self.outers, h.index(), self.max_generation) {
+            Some(token) => {
+                // SAFETY: `slot` resolved `h.index()` just now.
+                unsafe { table.slot_unchecked(h.index()) }.overwrite_flags(ObjectFlags::VACANT | ObjectFlags::IN_POOL);
+                Ok(Some(token))
+            }
+            None => {
+                // SAFETY: the slot held a `T` until `release` retired it just now; nobody
+                // else can reach the cell any more, so this is its one drop.
+                unsafe { ptr::drop_in_place(cell.cast::<T>().as_ptr()) };
+                Ok(None)
+            }
+        }
+    }
+
     /// The object `h` names, if it resolves.
     #[inline]
     pub fn get(&self, h: Handle<T>) -> Option<&T> {
@@ -946,9 +1115,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     #[inline]
     pub fn try_remove(&mut self, h: Handle<T>) -> Result<T, ArenaError> {
         let slot = self.slot(h)?;
-        if slot.is_rooted() {
-            return Err(ArenaError::Rooted);
-        }
+        check_releasable(slot)?;
         // SAFETY: `slot` resolved `h` to a live, visible object of this class.
         Ok(unsafe { take::<T>(self.table, self.entry, self.outers, h.index(), self.max_generation) })
     }

@@ -71,6 +71,8 @@ pub(crate) struct ClassEntry {
     pub(crate) len: usize,
     /// Slots retired because their generation reached the ceiling.
     pub(crate) retired: usize,
+    /// Permanent objects of the class (outside its slabs).
+    pub(crate) permanent: usize,
     pub(crate) route: Option<FreeRoute>,
 }
 

@@ -37,6 +37,8 @@ pub enum ArenaError {
     TableFull,
     /// The owner given to `set_outer` is the object itself or one of its sub-objects.
     OuterCycle,
+    /// The object is permanent: it lives until its arena drops.
+    Permanent,
     /// The allocator refused (reservation exhausted, bad layout, ...).
     Alloc(AllocError),
 }
@@ -54,6 +56,7 @@ impl fmt::Display for ArenaError {
             Self::ReservedFlags(flags) => write!(f, "flags {flags:?} are set by the arena alone"),
             Self::TableFull => f.write_str("the object table is full"),
             Self::OuterCycle => f.write_str("an object cannot be owned by itself or by one of its sub-objects"),
+            Self::Permanent => f.write_str("the object is permanent: it lives until its arena drops"),
             Self::Alloc(e) => write!(f, "allocator: {e}"),
         }
     }

@@ -9,7 +9,7 @@ use respawn_arena::{
     Arena, ArenaConfig, ArenaError, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig, CHUNK_SLOTS,
 };
 
-const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX };
+const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(C)]
@@ -159,7 +159,8 @@ fn every_object_is_dropped_exactly_once() {
 
 #[test]
 fn a_slot_is_retired_at_the_generation_ceiling() {
-    let mut arena = Arena::with_config(ArenaConfig { slab: SlabConfig::SMALL, max_generation: 3 });
+    let mut arena =
+        Arena::with_config(ArenaConfig { slab: SlabConfig::SMALL, max_generation: 3, ..ArenaConfig::DEFAULT });
     let mut seen = HashSet::new();
     let first = arena.insert(projectile(0));
     let slot = first.index();
@@ -244,7 +245,7 @@ fn par_tick_matches_tick() {
 fn small_slabs_tick_across_shared_bitmap_words() {
     // 16 cells a slab: one bitmap word covers four slabs.
     let cfg = SlabConfig { cells_per_slab: 16, spare_slabs: 1, max_slabs: 64, huge_pages: false };
-    let mut arena = Arena::with_config(ArenaConfig { slab: cfg, max_generation: u32::MAX });
+    let mut arena = Arena::with_config(ArenaConfig { slab: cfg, max_generation: u32::MAX, ..ArenaConfig::DEFAULT });
     let hs: Vec<_> = (0..100).map(|i| arena.insert(i as u64)).collect();
     arena.remove(hs[17]).unwrap();
     let mut sum = 0;

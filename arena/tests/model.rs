@@ -64,7 +64,7 @@ fn pick<K: Copy + Ord, V>(map: &HashMap<K, V>, pick: usize) -> Option<K> {
 fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let drops = Arc::new(AtomicUsize::new(0));
     let slab = SlabConfig { cells_per_slab: 16, spare_slabs: 1, max_slabs: 1024, huge_pages: false };
-    let mut arena = Arena::with_config(ArenaConfig { slab, max_generation: 4 });
+    let mut arena = Arena::with_config(ArenaConfig { slab, max_generation: 4, ..ArenaConfig::DEFAULT });
     let mut m = Model::default();
     let mut inserted_big = 0usize;
 

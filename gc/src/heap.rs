@@ -338,6 +338,20 @@ impl Heap {
         self.arena.try_insert(value)
     }
 
+    /// Places `value` in the permanent pool, flagged [`ObjectFlags::PERMANENT`]: the
+    /// collector keeps it without scanning it (UE's disregard-for-GC objects), and
+    /// `destroy_now`, `mark_as_garbage` and the arena's `remove` refuse it. Registers the
+    /// class with the collector on first use. See [`Arena::insert_permanent`].
+    ///
+    /// # Errors
+    /// As [`Arena::insert_permanent`]; the value comes back.
+    pub fn insert_permanent<T: Object>(&mut self, value: T) -> Result<Handle<T>, Rejected<T, ArenaError>> {
+        if let Err(error) = self.ensure_class::<T>() {
+            return Err(Rejected { error, value });
+        }
+        self.arena.insert_permanent(value)
+    }
+
     /// Marks the object and its sub-objects as garbage (UE's `MarkAsGarbage`): handles to
     /// them stop resolving at once, `tick` skips them, and the next collection purges them
     /// even if they are referenced. Returns how many objects were marked.

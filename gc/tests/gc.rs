@@ -12,7 +12,7 @@ use common::{Drops, Node};
 use respawn_arena::{ArenaConfig, ArenaError, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig};
 use respawn_gc::{CollectOptions, GcError, GcSettings, GcStep, Heap, Object, Trace};
 
-const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX };
+const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
 
 fn heap() -> Heap {
     Heap::with_config(SMALL, GcSettings::SINGLE_THREADED).unwrap()

@@ -102,7 +102,11 @@ fn reachable(model: &[Model]) -> Vec<bool> {
 }
 
 fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
-    let config = ArenaConfig { slab: SlabConfig { cells_per_slab: 16, ..SlabConfig::SMALL }, max_generation: 3 };
+    let config = ArenaConfig {
+        slab: SlabConfig { cells_per_slab: 16, ..SlabConfig::SMALL },
+        max_generation: 3,
+        ..ArenaConfig::DEFAULT
+    };
     let settings = GcSettings { parallel: false, min_objects_per_task: 2, ..GcSettings::SINGLE_THREADED };
     let mut heap = Heap::with_config(config, settings).unwrap();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();

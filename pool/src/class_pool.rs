@@ -1,0 +1,446 @@
+//! One class's pool, game-thread side: magazines, policies, growth, its workers.
+
+use std::any::Any;
+use std::fmt;
+use std::mem;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use respawn_arena::{ClassId, FreedCell, Handle, ObjectFlags, RawHandle};
+use respawn_gc::Heap;
+
+use crate::shared::{self, Magazine, Shared, ROUTE_GC, ROUTE_PURGE};
+use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
+
+/// A pool's constructor: `T::create`, or the closure given to `Pools::add_with`.
+pub(crate) type Create<T> = Arc<dyn Fn() -> T + Send + Sync>;
+
+/// What [`Pools`](crate::Pools) needs of a pool whatever its class.
+pub(crate) trait ErasedPool: Send {
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// Takes back the object `raw` names, by the pool's policy. The caller resolved it
+    /// (visible, this class) and checked that it and its sub-objects may be released.
+    fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError>;
+    /// An object of the class entered the world without `spawn` (a plain insert).
+    fn note_inserted(&mut self);
+    /// Game-thread upkeep: cells back to the arena, workers woken, growth.
+    fn maintain(&mut self, heap: &mut Heap);
+    fn stats(&self) -> PoolStats;
+    fn config(&self) -> &PoolConfig;
+    /// Joins the workers and drops every ready object. Idempotent.
+    fn shutdown(&mut self);
+}
+
+/// Tallies only the game thread writes.
+#[derive(Debug, Default)]
+struct Tally {
+    spawns: u64,
+    hits: u64,
+    misses: u64,
+    overflow: u64,
+    released: u64,
+    recycled_reuse: u64,
+    grown: u64,
+    high_water: usize,
+}
+
+/// One class's pool.
+pub(crate) struct ClassPool<T: Poolable> {
+    class: ClassId,
+    name: &'static str,
+    config: PoolConfig,
+    shared: Arc<Shared>,
+    /// Bonwick's two magazines: spawns pop `loaded`; `previous` is swapped in when
+    /// `loaded` runs dry (or over, for `Reuse`) before the depot is touched.
+    loaded: Magazine,
+    previous: Magazine,
+    workers: Vec<JoinHandle<()>>,
+    create: Create<T>,
+    tally: Tally,
+    /// Sub-objects of a `Reuse` release (kept for its capacity).
+    children: Vec<RawHandle>,
+    built: bool,
+}
+
+impl<T: Poolable> fmt::Debug for ClassPool<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClassPool").field("class", &self.name).field("config", &self.config).finish()
+    }
+}
+
+impl<T: Poolable> ClassPool<T> {
+    /// Builds the pool of `T`: installs its free route, starts its workers and, with
+    /// `precreate`, queues `capacity` cells for them.
+    pub(crate) fn new(
+        heap: &mut Heap,
+        class: ClassId,
+        config: PoolConfig,
+        create: Create<T>,
+        route_cause: Arc<AtomicU8>,
+    ) -> Result<Self, PoolError> {
+        let shared = Arc::new(Shared::new(config.max, config.workers, route_cause));
+        let route_shared = Arc::clone(&shared);
+        heap.set_free_route::<T>(Some(Box::new(move |cell| route(&route_shared, cell))))?;
+        let mut workers = Vec::with_capacity(config.workers);
+        for i in 0..config.workers {
+            let (shared, create) = (Arc::clone(&shared), Arc::clone(&create));
+            let spawned = std::thread::Builder::new()
+                .name(format!("respawn-pool {} #{i}", T::class_name()))
+                .spawn(move || shared::work::<T>(shared, create));
+            match spawned {
+                Ok(handle) => workers.push(handle),
+                Err(e) => panic!("cannot start a precreation thread for {}: {e}", T::class_name()),
+            }
+        }
+        let mut pool = Self {
+            class,
+            name: T::class_name(),
+            config,
+            shared,
+            loaded: Magazine::new(),
+            previous: Magazine::new(),
+            workers,
+            create,
+            tally: Tally::default(),
+            children: Vec::new(),
+            built: false,
+        };
+        if config.precreate {
+            pool.grow(heap, config.capacity)?;
+        }
+        pool.built = true;
+        Ok(pool)
+    }
+
+    /// The pool's policy.
+    pub(crate) fn policy(&self) -> Policy {
+        self.config.policy
+    }
+
+    /// Objects ready in the game thread's magazines.
+    #[inline]
+    fn local(&self) -> usize {
+        self.loaded.len() + self.previous.len()
+    }
+
+    #[inline]
+    fn sync_local(&self) {
+        self.shared.local.store(self.local(), Ordering::Relaxed);
+    }
+
+    /// Cells the pool owns: objects alive in the world, ready, being built.
+    fn owned(&self) -> usize {
+        self.shared.live.load(Ordering::Relaxed) + self.shared.pooled()
+    }
+
+    #[inline]
+    fn add_live(&mut self, n: isize) {
+        let live = self.shared.live.load(Ordering::Relaxed).saturating_add_signed(n);
+        self.shared.live.store(live, Ordering::Relaxed);
+        self.tally.high_water = self.tally.high_water.max(live);
+    }
+
+    /// Takes up to `n` cells from the arena (within `max`) and queues them for the workers.
+    fn grow(&mut self, heap: &mut Heap, n: usize) -> Result<(), PoolError> {
+        let n = n.min(self.config.max.saturating_sub(self.owned()));
+        if n == 0 || self.config.workers == 0 {
+            return Ok(());
+        }
+        let mut store = heap.store_of::<T>(self.class)?;
+        for _ in 0..n {
+            self.shared.request(store.take_cell()?);
+            if self.built {
+                self.tally.grown += 1;
+            }
+        }
+        self.shared.kick();
+        Ok(())
+    }
+
+    /// A ready cell, if any: `loaded`, then `previous`, then a full magazine from the depot.
+    #[inline]
+    fn pop(&mut self, heap: &mut Heap) -> Option<FreedCell> {
+        match self.loaded.pop() {
+            Some(cell) => Some(cell),
+            None => self.refill(heap),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self, heap: &mut Heap) -> Option<FreedCell> {
+        if !self.previous.is_empty() {
+            mem::swap(&mut self.loaded, &mut self.previous);
+            return self.loaded.pop();
+        }
+        let Some(full) = self.shared.take_full() else {
+            // Nothing published: let workers hand over what they hold, and grow.
+            self.shared.hungry.store(true, Ordering::Relaxed);
+            self.shared.kick();
+            return None;
+        };
+        self.shared.hungry.store(false, Ordering::Relaxed);
+        let empty = mem::replace(&mut self.loaded, full);
+        self.shared.return_empty(empty);
+        if self.config.precreate && self.shared.ready.load(Ordering::Relaxed) + self.local() < self.config.low_watermark
+        {
+            let _ = self.grow(heap, self.config.grow_by);
+        }
+        self.loaded.pop()
+    }
+
+    /// Puts a stowed object back among the ready ones (Bonwick's free path).
+    #[inline]
+    fn push_local(&mut self, cell: FreedCell) -> Result<(), FreedCell> {
+        if !self.loaded.is_full() {
+            self.loaded.push(cell);
+            return Ok(());
+        }
+        self.push_local_slow(cell)
+    }
+
+    #[cold]
+    fn push_local_slow(&mut self, cell: FreedCell) -> Result<(), FreedCell> {
+        if self.previous.is_empty() {
+            mem::swap(&mut self.loaded, &mut self.previous);
+        } else {
+            let empty = self.shared.empty.pop().unwrap_or_else(Magazine::new);
+            let full = mem::replace(&mut self.previous, mem::replace(&mut self.loaded, empty));
+            if let Err(mut full) = self.shared.publish_local(full) {
+                // The depot is full: undo, and let the caller drop this object instead.
+                mem::swap(&mut self.loaded, &mut full);
+                self.previous = full;
+                return Err(cell);
+            }
+        }
+        self.loaded.push(cell);
+        Ok(())
+    }
+
+    /// Spawns an object: a ready one if there is one, else one built inline. `strict`:
+    /// refuse at `max` instead of overflowing.
+    #[inline]
+    pub(crate) fn spawn(
+        &mut self,
+        heap: &mut Heap,
+        strict: bool,
+        init: impl FnOnce(&mut T),
+    ) -> Result<Handle<T>, PoolError> {
+        let Some(cell) = self.pop(heap) else { return self.miss(heap, strict, init) };
+        self.tally.spawns += 1;
+        self.tally.hits += 1;
+        self.sync_local();
+        let object = cell.cell().cast::<T>();
+        let mut store = heap.store_of::<T>(self.class)?;
+        // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
+        // free route, stow) and holds an object a worker built or `Reuse` reset.
+        let handle = unsafe { store.adopt(cell) };
+        self.add_live(1);
+        // SAFETY: adopted just now; `&mut Heap` makes it ours for the call.
+        let object = unsafe { &mut *object.as_ptr() };
+        init(object);
+        object.on_spawn();
+        Ok(handle)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, heap: &mut Heap, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
+        let at_max = self.owned() >= self.config.max;
+        if at_max && strict {
+            return Err(PoolError::Exhausted { class: self.name, max: self.config.max });
+        }
+        self.tally.spawns += 1;
+        self.tally.misses += 1;
+        if at_max {
+            self.tally.overflow += 1;
+        } else if self.config.workers > 0 {
+            self.grow(heap, self.config.grow_by.max(1))?;
+        }
+        recycle_spare(&self.shared, heap);
+        let value = (self.create)();
+        let mut store = heap.store_of::<T>(self.class)?;
+        let handle = store.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
+        self.add_live(1);
+        let object = store.get_mut(handle).expect("inserted just now");
+        init(object);
+        object.on_spawn();
+        Ok(handle)
+    }
+
+    /// `Reuse`: destroys the object's sub-objects, resets it, and puts it back at once.
+    fn reuse(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        let flags = heap.flags(raw)?;
+        if flags.contains(ObjectFlags::HAS_SUBOBJECTS) {
+            let mut children = mem::take(&mut self.children);
+            children.clear();
+            children.extend(heap.sub_objects(raw));
+            let cause = &self.shared.route_cause;
+            cause.store(ROUTE_PURGE, Ordering::Relaxed);
+            for &child in &children {
+                let _ = heap.destroy_now(child);
+            }
+            cause.store(ROUTE_GC, Ordering::Relaxed);
+            self.children = children;
+        }
+        if self.owned() > self.config.max {
+            // An overflow object: the pool shrinks back to `max` instead of keeping it.
+            return self.purge(heap, raw);
+        }
+        let h = Handle::<T>::from_raw(raw);
+        let mut store = heap.store_of::<T>(self.class)?;
+        store.get_mut(h).ok_or(PoolError::Stale)?.reset();
+        let stowed = store.stow(h)?;
+        self.add_live(-1);
+        let Some(cell) = stowed else { return Ok(()) }; // the slot retired; dropped
+        self.tally.recycled_reuse += 1;
+        if let Err(cell) = self.push_local(cell) {
+            // SAFETY: `stow` left the reset object in the cell, ours alone; dropped once.
+            unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
+            self.shared.give_back(cell);
+        }
+        self.sync_local();
+        Ok(())
+    }
+
+    /// `Purge`: the collector's destroy pipeline without a mark; cells come back through
+    /// the free route.
+    fn purge(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        let cause = Arc::clone(&self.shared.route_cause);
+        cause.store(ROUTE_PURGE, Ordering::Relaxed);
+        let ended = heap.destroy_now(raw);
+        cause.store(ROUTE_GC, Ordering::Relaxed);
+        ended?;
+        Ok(())
+    }
+}
+
+/// The class's free route: a cell whose object has ended comes back to the pool and goes to
+/// the workers for rebuilding — or back to the arena when the pool is above `max` (or has
+/// no workers).
+fn route(shared: &Shared, cell: FreedCell) {
+    let c = &shared.counters;
+    if shared.route_cause.load(Ordering::Relaxed) == ROUTE_PURGE {
+        c.routed_purge.fetch_add(1, Ordering::Relaxed);
+    } else {
+        c.routed_gc.fetch_add(1, Ordering::Relaxed);
+    }
+    // Only the game thread writes `live` (the route runs there, inside the collector).
+    let live = shared.live.load(Ordering::Relaxed).saturating_sub(1);
+    shared.live.store(live, Ordering::Relaxed);
+    if shared.shutdown.load(Ordering::Relaxed) || live + shared.pooled() >= shared.max {
+        shared.give_back(cell);
+    } else {
+        shared.request(cell);
+    }
+}
+
+/// Hands the cells the pool gave up back to the arena, as vacant slots.
+fn recycle_spare(shared: &Shared, heap: &mut Heap) {
+    let mut spare = shared.spare.lock();
+    for cell in spare.drain(..) {
+        let back = heap.recycle(cell);
+        debug_assert!(back.is_ok(), "a pool's cell belongs to its arena");
+    }
+}
+
+impl<T: Poolable> ErasedPool for ClassPool<T> {
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        let h = Handle::<T>::from_raw(raw);
+        heap.store_of::<T>(self.class)?.get_mut(h).ok_or(PoolError::Stale)?.on_release();
+        self.tally.released += 1;
+        match self.config.policy {
+            Policy::Default => {
+                heap.mark_as_garbage(raw)?;
+                Ok(())
+            }
+            Policy::Purge => self.purge(heap, raw),
+            Policy::Reuse => self.reuse(heap, raw),
+        }
+    }
+
+    fn note_inserted(&mut self) {
+        self.add_live(1);
+    }
+
+    fn maintain(&mut self, heap: &mut Heap) {
+        recycle_spare(&self.shared, heap);
+        if self.config.precreate
+            && self.shared.ready.load(Ordering::Relaxed) + self.local() + self.shared.building.load(Ordering::Relaxed)
+                < self.config.low_watermark
+        {
+            let _ = self.grow(heap, self.config.grow_by);
+        }
+        if !self.shared.to_build.is_empty() || self.shared.hungry.load(Ordering::Relaxed) {
+            self.shared.kick();
+        }
+    }
+
+    fn stats(&self) -> PoolStats {
+        let (s, c, t) = (&self.shared, &self.shared.counters, &self.tally);
+        let precreated = c.precreated.load(Ordering::Relaxed);
+        let nanos = c.create_nanos.load(Ordering::Relaxed);
+        PoolStats {
+            class: self.name,
+            policy: self.config.policy,
+            spawns: t.spawns,
+            hits: t.hits,
+            misses: t.misses,
+            overflow: t.overflow,
+            ready: s.ready.load(Ordering::Relaxed) + self.local(),
+            building: s.building.load(Ordering::Relaxed),
+            in_use: s.live.load(Ordering::Relaxed),
+            high_water: t.high_water,
+            precreated,
+            released: t.released,
+            recycled_reuse: t.recycled_reuse,
+            recycled_purge: c.routed_purge.load(Ordering::Relaxed),
+            recycled_gc: c.routed_gc.load(Ordering::Relaxed),
+            returned: c.returned.load(Ordering::Relaxed),
+            grown: t.grown,
+            create_panics: c.create_panics.load(Ordering::Relaxed),
+            create_mean: Duration::from_nanos(nanos.checked_div(precreated).unwrap_or(0)),
+            create_max: Duration::from_nanos(c.create_max_nanos.load(Ordering::Relaxed)),
+        }
+    }
+
+    fn config(&self) -> &PoolConfig {
+        &self.config
+    }
+
+    fn shutdown(&mut self) {
+        self.shared.shutdown.store(true, Ordering::Release);
+        self.shared.kick();
+        for worker in self.workers.drain(..) {
+            // A worker that panicked outside `create` has nothing left to clean up here.
+            let _ = worker.join();
+        }
+        let drop_all = |magazine: &mut Magazine| {
+            for cell in magazine.drain() {
+                // SAFETY: every cell in a magazine holds a ready object the pool alone
+                // owns; the workers are joined, so this is its one drop.
+                unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
+            }
+        };
+        drop_all(&mut self.loaded);
+        drop_all(&mut self.previous);
+        while let Some(mut magazine) = self.shared.take_full() {
+            drop_all(&mut magazine);
+        }
+        // Cells still queued for building hold nothing; their tokens just go.
+        while self.shared.to_build.pop().is_some() {}
+        self.sync_local();
+    }
+}
+
+impl<T: Poolable> Drop for ClassPool<T> {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}

@@ -1,0 +1,85 @@
+//! Errors of the pools.
+
+use std::fmt;
+
+use respawn_arena::ArenaError;
+use respawn_gc::GcError;
+
+use crate::ConfigError;
+
+/// Why a pool call failed. Nothing is changed when one is returned.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum PoolError {
+    /// The handle's object is gone (released and its slot reused, or never there).
+    Stale,
+    /// The handle's object was released already (a second `destroy`): found in O(1) from
+    /// the slot's flags and generation.
+    AlreadyReleased,
+    /// The pool holds `max` objects and has none ready (`try_spawn`).
+    Exhausted {
+        /// The class's configuration name.
+        class: &'static str,
+        /// Its `max`.
+        max: usize,
+    },
+    /// The class has a pool already.
+    AlreadyPooled(&'static str),
+    /// A pool's configuration is invalid.
+    Config(ConfigError),
+    /// The arena refused (wrong class, rooted, permanent, allocator exhausted …).
+    Arena(ArenaError),
+    /// The collector refused.
+    Gc(GcError),
+}
+
+impl fmt::Display for PoolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Stale => f.write_str("stale handle: the object it was made for is gone"),
+            Self::AlreadyReleased => f.write_str("the object was released already (destroyed twice?)"),
+            Self::Exhausted { class, max } => {
+                write!(f, "the {class} pool is at its max ({max}) with nothing ready: raise max or release objects")
+            }
+            Self::AlreadyPooled(class) => write!(f, "class {class} has a pool already"),
+            Self::Config(e) => write!(f, "{e}"),
+            Self::Arena(e) => write!(f, "{e}"),
+            Self::Gc(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for PoolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Config(e) => Some(e),
+            Self::Arena(e) => Some(e),
+            Self::Gc(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<ArenaError> for PoolError {
+    fn from(e: ArenaError) -> Self {
+        match e {
+            ArenaError::Stale => Self::Stale,
+            e => Self::Arena(e),
+        }
+    }
+}
+
+impl From<GcError> for PoolError {
+    fn from(e: GcError) -> Self {
+        match e {
+            GcError::Arena(e) => e.into(),
+            e => Self::Gc(e),
+        }
+    }
+}
+
+impl From<ConfigError> for PoolError {
+    fn from(e: ConfigError) -> Self {
+        Self::Config(e)
+    }
+}

@@ -1,0 +1,43 @@
+//! # respawn-pool
+//!
+//! Object pools over respawn's collector ([`respawn_gc::Heap`]): spawning becomes a pop of
+//! an object a worker built ahead of time, and every way an object can end brings its cell
+//! back for asynchronous rebuilding.
+//!
+//! ```text
+//!             spawn ──► pop loaded magazine ──► adopt cell → Handle      (hit: no construction)
+//!                          │ empty: previous, then a full magazine from the depot
+//!                          │ nothing ready: construct inline (miss), ask workers to grow
+//!   destroy by policy:
+//!     Default ─► GARBAGE ─► next GC purge ─┐
+//!     Purge   ─► destroy_now (+ sub-objects)┼─► free route ─► to_build ─► workers create()
+//!     Reuse   ─► reset, stow ─► loaded magazine (ready at once)           └─► full magazines
+//! ```
+//!
+//! - [`PoolConfig`] per class (presets, [`validate`](PoolConfig::validate)), overridable
+//!   from TOML files in layers ([`ConfigLayers`]).
+//! - [`Poolable`]: `create` (run by workers), `on_spawn`, `on_release`, `reset`.
+//! - [`Pools`]: the heap and its pools; [`PoolStats`] per class.
+//!
+//! Invariants (each has a test):
+//! - a handle stops resolving the moment its object is released, whatever the policy, and
+//!   no handle value is issued twice (the arena's generations);
+//! - a spawn that hits constructs nothing and allocates nothing on the calling thread;
+//! - workers touch only cells the pool owns (tokens out of the arena's free route or
+//!   `take_cell`), never the object table, so they need no lock against the collector;
+//! - every object — live, garbage, ready, in a magazine, mid-precreation — is dropped
+//!   exactly once by shutdown, and every worker is joined.
+
+mod class_pool;
+mod config;
+mod error;
+mod poolable;
+mod pools;
+mod shared;
+mod stats;
+
+pub use config::*;
+pub use error::PoolError;
+pub use poolable::Poolable;
+pub use pools::Pools;
+pub use stats::PoolStats;

@@ -1,0 +1,294 @@
+//! Every class's pool over one heap.
+
+use std::any::type_name;
+use std::fmt;
+use std::sync::atomic::AtomicU8;
+use std::sync::Arc;
+
+use respawn_arena::{ArenaError, ClassId, Handle, ObjectFlags, RawHandle};
+use respawn_gc::{Heap, Object};
+
+use crate::class_pool::{ClassPool, Create, ErasedPool};
+use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
+
+/// A [`Heap`] with a pool per pooled class: the engine under respawn's `World`.
+///
+/// - [`add`](Self::add) gives a class a pool (validated [`PoolConfig`], its free route,
+///   its workers, precreation of `capacity` objects).
+/// - [`spawn`](Self::spawn) pops a ready object (a hit: no construction, no allocation on
+///   this thread), or builds one inline (a miss, counted, and the workers are asked to
+///   grow the pool).
+/// - [`destroy`](Self::destroy) takes an object back by its class's [`Policy`]; handles to
+///   it stop resolving at once whatever the policy.
+/// - [`maintain`](Self::maintain) once a frame hands cells back and wakes the workers.
+///
+/// Classes without a pool work too: `insert`ed objects live in the heap, are collected, and
+/// `destroy` marks them as garbage (the `Default` policy).
+///
+/// The pools own the heap: dropping them joins every worker and drops every ready object
+/// before the heap (and its memory) goes.
+pub struct Pools {
+    /// By class index; `None` for classes without a pool.
+    pools: Vec<Option<Box<dyn ErasedPool>>>,
+    route_cause: Arc<AtomicU8>,
+    /// Sub-object walks of `destroy` (kept for its capacity).
+    walk: Vec<RawHandle>,
+    heap: Heap,
+}
+
+impl fmt::Debug for Pools {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pools").field("pools", &self.stats()).field("heap", &self.heap).finish()
+    }
+}
+
+impl Pools {
+    /// Pools over `heap` (none yet).
+    pub fn new(heap: Heap) -> Self {
+        Self { pools: Vec::new(), route_cause: Arc::default(), walk: Vec::new(), heap }
+    }
+
+    /// The heap.
+    pub fn heap(&self) -> &Heap {
+        &self.heap
+    }
+
+    /// The heap, mutably. Objects of pooled classes must still be created and ended
+    /// through the pools (`spawn`, `insert`, `destroy`) for the pools' counts to hold;
+    /// anything else is safe but uncounted.
+    pub fn heap_mut(&mut self) -> &mut Heap {
+        &mut self.heap
+    }
+
+    /// Gives `T` a pool built by `T::create`.
+    ///
+    /// # Errors
+    /// [`PoolError::Config`] for an invalid configuration, [`PoolError::AlreadyPooled`], or
+    /// the heap's refusal to register `T`.
+    pub fn add<T: Poolable>(&mut self, config: PoolConfig) -> Result<(), PoolError> {
+        self.add_with::<T>(config, T::create)
+    }
+
+    /// Gives `T` a pool whose objects `create` builds (on the workers and on misses).
+    ///
+    /// # Errors
+    /// As [`add`](Self::add).
+    pub fn add_with<T: Poolable>(
+        &mut self,
+        config: PoolConfig,
+        create: impl Fn() -> T + Send + Sync + 'static,
+    ) -> Result<(), PoolError> {
+        config.validate().map_err(|e| PoolError::Config(e.in_class(T::class_name())))?;
+        let class = self.class_id::<T>()?;
+        if self.pools.get(class.index()).is_some_and(Option::is_some) {
+            return Err(PoolError::AlreadyPooled(T::class_name()));
+        }
+        let create: Create<T> = Arc::new(create);
+        let pool = ClassPool::<T>::new(&mut self.heap, class, config, create, Arc::clone(&self.route_cause))?;
+        if self.pools.len() <= class.index() {
+            self.pools.resize_with(class.index() + 1, || None);
+        }
+        self.pools[class.index()] = Some(Box::new(pool));
+        Ok(())
+    }
+
+    /// `T`'s class id, registering `T` with the collector if needed.
+    fn class_id<T: Object>(&mut self) -> Result<ClassId, PoolError> {
+        Ok(self.heap.store_mut::<T>()?.class())
+    }
+
+    /// Whether `T` has a pool.
+    pub fn is_pooled<T: 'static>(&self) -> bool {
+        self.heap.class_of::<T>().is_some_and(|id| self.pools.get(id.index()).is_some_and(Option::is_some))
+    }
+
+    /// `T`'s pool configuration, if it has a pool.
+    pub fn config<T: 'static>(&self) -> Option<&PoolConfig> {
+        let id = self.heap.class_of::<T>()?;
+        self.pools.get(id.index())?.as_ref().map(|p| p.config())
+    }
+
+    #[inline]
+    fn pool_mut<T: Poolable>(&mut self) -> Option<&mut ClassPool<T>> {
+        let id = self.heap.class_of::<T>()?;
+        self.pools.get_mut(id.index())?.as_mut()?.as_any_mut().downcast_mut::<ClassPool<T>>()
+    }
+
+    /// Spawns an object of `T`: pops a ready one from its pool, or builds one inline with
+    /// `T::create` when none is ready (a miss) or `T` has no pool. `init` runs on it before
+    /// [`on_spawn`](Poolable::on_spawn).
+    ///
+    /// At `max` with nothing ready, the object is built anyway (an *overflow* object,
+    /// counted in [`PoolStats::overflow`]) and its cell leaves the pool when it is released,
+    /// so the pool shrinks back to `max`: a game keeps running when a pool is undersized.
+    /// Use [`try_spawn_with`](Self::try_spawn_with) to be refused instead.
+    ///
+    /// # Errors
+    /// [`PoolError::Arena`] when the class's memory is exhausted (its reservation, or the
+    /// object table).
+    #[inline]
+    pub fn spawn_with<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
+        self.spawn_in(false, init)
+    }
+
+    /// Like [`spawn_with`](Self::spawn_with), but refuses at `max`.
+    ///
+    /// # Errors
+    /// [`PoolError::Exhausted`] when the pool holds `max` objects and none is ready;
+    /// otherwise as `spawn_with`.
+    pub fn try_spawn_with<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
+        self.spawn_in(true, init)
+    }
+
+    #[inline]
+    fn spawn_in<T: Poolable>(&mut self, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
+        // Split borrows: the pool and the heap are distinct fields.
+        let Self { pools, heap, .. } = self;
+        if let Some(id) = heap.class_of::<T>() {
+            if let Some(Some(pool)) = pools.get_mut(id.index()) {
+                let pool = pool.as_any_mut().downcast_mut::<ClassPool<T>>().expect("pools are stored by class");
+                return pool.spawn(heap, strict, init);
+            }
+        }
+        let mut value = T::create();
+        init(&mut value);
+        value.on_spawn();
+        self.heap.try_insert(value).map_err(|r| PoolError::Arena(r.error))
+    }
+
+    /// Places `value` in the heap as a plain object (counted in its pool's `in_use` if its
+    /// class has one; its cell joins the pool when it ends).
+    ///
+    /// # Errors
+    /// [`PoolError::Arena`] when the class's memory is exhausted.
+    pub fn insert<T: Object>(&mut self, value: T) -> Result<Handle<T>, PoolError> {
+        let h = self.heap.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
+        let class = usize::from(self.heap.table().resolve_live(h.raw())?.class());
+        if let Some(Some(pool)) = self.pools.get_mut(class) {
+            pool.note_inserted();
+        }
+        Ok(h)
+    }
+
+    /// Takes the object back by its class's policy (classes without a pool: `Default`):
+    ///
+    /// | policy | now | later |
+    /// |---|---|---|
+    /// | `Default` | `on_release`; it and its sub-objects flagged `GARBAGE` | the next GC purges them; their cells go back to their pools and are rebuilt by workers |
+    /// | `Purge` | `on_release`; it and its sub-objects destroyed (`destroy_now`); cells routed to the pools | workers rebuild them |
+    /// | `Reuse` | `on_release`, its sub-objects destroyed, `reset`; back among the ready objects | — |
+    ///
+    /// Handles to the object stop resolving at once in every case.
+    ///
+    /// # Errors
+    /// Nothing changes on: [`PoolError::Stale`]; [`PoolError::AlreadyReleased`] for a
+    /// handle whose object was released already (flags and generation tell, in O(1));
+    /// [`PoolError::Arena`] with [`ArenaError::WrongClass`], [`ArenaError::Rooted`] or
+    /// [`ArenaError::Permanent`] (for the object or one of its sub-objects).
+    pub fn destroy<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
+        let raw = h.raw();
+        let class = self.check_releasable::<T>(raw)?;
+        match self.pools.get_mut(class) {
+            Some(Some(pool)) => pool.release(&mut self.heap, raw),
+            _ => {
+                self.heap.mark_as_garbage(raw)?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Resolves `raw` for `destroy` and checks it and its sub-objects may be released;
+    /// returns its class index.
+    fn check_releasable<T: 'static>(&mut self, raw: RawHandle) -> Result<usize, PoolError> {
+        let table = self.heap.table();
+        let slot = match table.resolve(raw) {
+            Ok(slot) => slot,
+            // Garbage or being destroyed: released, not yet purged.
+            Err(ArenaError::Hidden(_)) => return Err(PoolError::AlreadyReleased),
+            Err(_) => {
+                // Released (generation moved on by one, or retired at it) and the slot not
+                // reused since: the handle's own object was released.
+                let released = table.slot(raw.index()).is_some_and(|s| {
+                    let g = raw.generation().get();
+                    s.flags().contains(ObjectFlags::VACANT) && (s.generation() == g + 1 || s.generation() == g)
+                });
+                return Err(if released { PoolError::AlreadyReleased } else { PoolError::Stale });
+            }
+        };
+        let class = usize::from(slot.class());
+        let expected = self.heap.class_of::<T>();
+        if expected.is_none_or(|id| id.index() != class) {
+            return Err(PoolError::Arena(ArenaError::WrongClass {
+                expected: type_name::<T>(),
+                found: "another class",
+            }));
+        }
+        let flags = slot.flags();
+        check_one(slot.is_rooted(), flags)?;
+        if flags.contains(ObjectFlags::HAS_SUBOBJECTS) {
+            let mut walk = std::mem::take(&mut self.walk);
+            walk.clear();
+            walk.extend(self.heap.sub_objects(raw));
+            let mut refused = Ok(());
+            while let Some(child) = walk.pop() {
+                if let Ok(s) = self.heap.table().resolve_live(child) {
+                    refused = refused.and(check_one(s.is_rooted(), s.flags()));
+                }
+                walk.extend(self.heap.sub_objects(child));
+            }
+            self.walk = walk;
+            refused?;
+        }
+        Ok(class)
+    }
+
+    /// Game-thread upkeep, once a frame (respawn's `World::end_frame` calls it): cells the
+    /// pools gave up go back to the arena, pools below their low watermark grow, workers
+    /// with queued cells are woken.
+    pub fn maintain(&mut self) {
+        for pool in self.pools.iter_mut().flatten() {
+            pool.maintain(&mut self.heap);
+        }
+    }
+
+    /// `T`'s pool counters, if it has a pool.
+    pub fn stats_of<T: 'static>(&self) -> Option<PoolStats> {
+        let id = self.heap.class_of::<T>()?;
+        self.pools.get(id.index())?.as_ref().map(|p| p.stats())
+    }
+
+    /// Every pool's counters, in class registration order.
+    pub fn stats(&self) -> Vec<PoolStats> {
+        self.pools.iter().flatten().map(|p| p.stats()).collect()
+    }
+
+    /// `T`'s policy: its pool's, or `Default` for a class without one.
+    pub fn policy<T: Poolable>(&mut self) -> Policy {
+        self.pool_mut::<T>().map_or(Policy::Default, |p| p.policy())
+    }
+
+    /// Joins every pool's workers and drops every ready object. Also done on drop.
+    pub fn shutdown(&mut self) {
+        for pool in self.pools.iter_mut().flatten() {
+            pool.shutdown();
+        }
+    }
+}
+
+/// Refuses rooted and permanent objects.
+fn check_one(rooted: bool, flags: ObjectFlags) -> Result<(), PoolError> {
+    if rooted {
+        return Err(PoolError::Arena(ArenaError::Rooted));
+    }
+    if flags.contains(ObjectFlags::PERMANENT) {
+        return Err(PoolError::Arena(ArenaError::Permanent));
+    }
+    Ok(())
+}
+
+impl Drop for Pools {
+    fn drop(&mut self) {
+        // Ready objects live in the heap's memory: end them before the heap goes.
+        self.shutdown();
+    }
+}

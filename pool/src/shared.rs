@@ -1,0 +1,317 @@
+//! What a pool's game-thread side, its free route and its precreation workers share: the
+//! queues of cells to build and of full and empty magazines, the counters, the parking lot.
+//!
+//! ```text
+//!   game thread                         workers (N threads)
+//!   ───────────                         ───────────────────
+//!   free route ── FreedCell ──► to_build ──► create() into the cell
+//!   grow()     ── FreedCell ──►    │            │ push into its own magazine
+//!                                  │            ▼
+//!   loaded/previous ◄── whole magazine ── full ◄── publish when full (or when hungry)
+//!   magazines       ── empty magazine ──► empty ──► next magazine to fill
+//! ```
+//!
+//! Every cell in these queues is owned by the queue (the `FreedCell` token is the
+//! ownership); a cell in a magazine holds a constructed object, a cell in `to_build` does
+//! not. Only the game thread touches the object table.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_queue::ArrayQueue;
+use parking_lot::{Condvar, Mutex};
+use respawn_arena::FreedCell;
+
+/// Cells per magazine: one trade with the depot per this many spawns.
+pub(crate) const MAGAZINE: usize = 32;
+
+/// A small array of cells holding ready objects (Bonwick's magazine). Its capacity is fixed
+/// at [`MAGAZINE`], so pushing never allocates.
+#[derive(Debug)]
+pub(crate) struct Magazine(Vec<FreedCell>);
+
+impl Magazine {
+    pub(crate) fn new() -> Self {
+        Self(Vec::with_capacity(MAGAZINE))
+    }
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    #[inline]
+    pub(crate) fn is_full(&self) -> bool {
+        self.0.len() == MAGAZINE
+    }
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<FreedCell> {
+        self.0.pop()
+    }
+    #[inline]
+    pub(crate) fn push(&mut self, cell: FreedCell) {
+        debug_assert!(!self.is_full(), "pushing into a full magazine");
+        self.0.push(cell);
+    }
+    pub(crate) fn drain(&mut self) -> std::vec::Drain<'_, FreedCell> {
+        self.0.drain(..)
+    }
+}
+
+/// Why the free route is running: the world sets it around a `Purge` release so routed
+/// cells are counted by cause.
+pub(crate) const ROUTE_GC: u8 = 0;
+/// See [`ROUTE_GC`].
+pub(crate) const ROUTE_PURGE: u8 = 1;
+
+/// Counters written by one side and read by anyone (stats). Relaxed: each is a tally.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    /// Objects built by workers.
+    pub(crate) precreated: AtomicU64,
+    /// Nanoseconds workers spent in `create`, summed, and the longest one.
+    pub(crate) create_nanos: AtomicU64,
+    pub(crate) create_max_nanos: AtomicU64,
+    /// `create` calls that panicked (their cells go back to the arena).
+    pub(crate) create_panics: AtomicU64,
+    /// Cells the free route received during a `Purge` release, and otherwise (the GC's
+    /// purge: `Default` releases and unreachable objects).
+    pub(crate) routed_purge: AtomicU64,
+    pub(crate) routed_gc: AtomicU64,
+    /// Routed cells sent back to the arena because the pool was at `max` (or has no
+    /// workers to rebuild them).
+    pub(crate) returned: AtomicU64,
+}
+
+/// State shared by a pool's game-thread side, its free route and its workers.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// Cells waiting for a worker to build an object in them.
+    pub(crate) to_build: ArrayQueue<FreedCell>,
+    /// Magazines of ready objects, for the game thread.
+    pub(crate) full: ArrayQueue<Magazine>,
+    /// Empty magazines, for the workers.
+    pub(crate) empty: ArrayQueue<Magazine>,
+    /// Cells the game thread must hand back to the arena (pool above `max`, no workers, a
+    /// failed `create`). Behind a lock: rare, and drained by the game thread alone.
+    pub(crate) spare: Mutex<Vec<FreedCell>>,
+    /// Objects in `full`.
+    pub(crate) ready: AtomicUsize,
+    /// Cells sent to `to_build` whose object is not yet in `full` (queued, being built, in
+    /// a worker's magazine).
+    pub(crate) building: AtomicUsize,
+    /// Objects of the class alive in the world (spawned and not yet released or routed
+    /// back). Written by the game thread only.
+    pub(crate) live: AtomicUsize,
+    /// The pool's ceiling on cells it owns (`live + ready + building` and the game
+    /// thread's magazines).
+    pub(crate) max: usize,
+    /// Ready objects in the game thread's magazines (mirrored for the route's `max` check).
+    pub(crate) local: AtomicUsize,
+    /// Number of worker threads (0: routed cells go straight back to the arena).
+    pub(crate) workers: usize,
+    /// The game thread found no full magazine: workers publish partial ones.
+    pub(crate) hungry: AtomicBool,
+    pub(crate) shutdown: AtomicBool,
+    /// Workers parked or about to park.
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    wake: Condvar,
+    /// Set by the world around `Purge` releases; shared by every pool of a world.
+    pub(crate) route_cause: Arc<AtomicU8>,
+    pub(crate) counters: Counters,
+}
+
+impl Shared {
+    pub(crate) fn new(max: usize, workers: usize, route_cause: Arc<AtomicU8>) -> Self {
+        // Every cell the pool owns fits in `to_build`, and every magazine in `full` holds at
+        // least one object, so neither queue overflows while the pool stays within `max`
+        // (the game thread's and workers' own magazines are outside the queues).
+        let magazines = max.div_ceil(MAGAZINE) + 2 * workers + 8;
+        Self {
+            to_build: ArrayQueue::new(max.max(1)),
+            full: ArrayQueue::new(magazines.min(max.max(1))),
+            empty: ArrayQueue::new(magazines),
+            spare: Mutex::new(Vec::new()),
+            ready: AtomicUsize::new(0),
+            building: AtomicUsize::new(0),
+            live: AtomicUsize::new(0),
+            max,
+            local: AtomicUsize::new(0),
+            workers,
+            hungry: AtomicBool::new(false),
+            shutdown: AtomicBool::new(false),
+            sleepers: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+            route_cause,
+            counters: Counters::default(),
+        }
+    }
+
+    /// Cells the pool owns outside the world: ready (both sides) and being built.
+    #[inline]
+    pub(crate) fn pooled(&self) -> usize {
+        self.ready.load(Ordering::Relaxed) + self.building.load(Ordering::Relaxed) + self.local.load(Ordering::Relaxed)
+    }
+
+    /// Sends a cell to the workers, or back to the arena when the pool has no workers.
+    /// Wakes a worker once a magazine's worth is waiting.
+    pub(crate) fn request(&self, cell: FreedCell) {
+        if self.workers == 0 {
+            self.give_back(cell);
+            return;
+        }
+        self.building.fetch_add(1, Ordering::Relaxed);
+        if let Err(cell) = self.to_build.push(cell) {
+            // Cannot happen while the pool keeps within `max`; keep the cell anyway.
+            self.building.fetch_sub(1, Ordering::Relaxed);
+            self.give_back(cell);
+            return;
+        }
+        if self.to_build.len() >= MAGAZINE {
+            self.kick();
+        }
+    }
+
+    /// Hands a cell back to the arena (at the game thread's next maintenance).
+    pub(crate) fn give_back(&self, cell: FreedCell) {
+        self.counters.returned.fetch_add(1, Ordering::Relaxed);
+        self.spare.lock().push(cell);
+    }
+
+    /// Wakes the workers if any is parked. Cheap when none is: one fence and one load.
+    pub(crate) fn kick(&self) {
+        // Pairs with the fence in `park`: either the worker sees the work, or we see it
+        // parking and notify under the lock it waits with.
+        fence(Ordering::SeqCst);
+        if self.sleepers.load(Ordering::Relaxed) > 0 {
+            let _guard = self.lock.lock();
+            self.wake.notify_all();
+        }
+    }
+
+    /// A worker with nothing to do waits here until there is work, the game thread is
+    /// hungry for the partial magazine it holds, or the pool shuts down.
+    fn park(&self, holding: bool) {
+        let mut guard = self.lock.lock();
+        self.sleepers.fetch_add(1, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        while !self.shutdown.load(Ordering::Relaxed)
+            && self.to_build.is_empty()
+            && !(holding && self.hungry.load(Ordering::Relaxed))
+        {
+            // The timeout is a safety net only; wake-ups come from `kick`.
+            self.wake.wait_for(&mut guard, Duration::from_millis(50));
+        }
+        self.sleepers.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// An empty magazine for a worker (a new one only until enough circulate).
+    fn take_empty(&self) -> Magazine {
+        self.empty.pop().unwrap_or_else(Magazine::new)
+    }
+
+    /// Gives the game thread a worker's magazine of ready objects.
+    fn publish(&self, magazine: Magazine) -> Result<(), Magazine> {
+        let n = magazine.len();
+        self.full.push(magazine)?;
+        self.ready.fetch_add(n, Ordering::Relaxed);
+        self.building.fetch_sub(n, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Takes a full magazine for the game thread.
+    #[inline]
+    pub(crate) fn take_full(&self) -> Option<Magazine> {
+        let magazine = self.full.pop()?;
+        self.ready.fetch_sub(magazine.len(), Ordering::Relaxed);
+        Some(magazine)
+    }
+
+    /// Returns an empty magazine to the workers (dropped if enough are circulating).
+    #[inline]
+    pub(crate) fn return_empty(&self, magazine: Magazine) {
+        debug_assert!(magazine.is_empty());
+        let _ = self.empty.push(magazine);
+    }
+
+    /// Publishes a full magazine from the game thread (the `Reuse` path when both of its
+    /// magazines are full).
+    pub(crate) fn publish_local(&self, magazine: Magazine) -> Result<(), Magazine> {
+        let n = magazine.len();
+        self.full.push(magazine)?;
+        self.ready.fetch_add(n, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// A precreation worker: builds an object in each cell from `to_build`, fills magazines,
+/// publishes them; parks when there is nothing to do; returns at shutdown.
+pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() -> T + Send + Sync>) {
+    let mut current: Option<Magazine> = None;
+    loop {
+        if shared.shutdown.load(Ordering::Acquire) {
+            break;
+        }
+        let Some(cell) = shared.to_build.pop() else {
+            let holding = current.as_ref().is_some_and(|m| !m.is_empty());
+            if holding && shared.hungry.load(Ordering::Relaxed) {
+                let magazine = current.take().expect("holding");
+                if let Err(magazine) = shared.publish(magazine) {
+                    current = Some(magazine);
+                    std::thread::yield_now();
+                }
+                continue;
+            }
+            shared.park(holding);
+            continue;
+        };
+        let start = Instant::now();
+        match panic::catch_unwind(AssertUnwindSafe(|| create())) {
+            Ok(value) => {
+                // SAFETY: the token owns its cell: uninitialised memory of `T`'s layout
+                // (the class's cell), written once here before anyone else sees it.
+                unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
+                let nanos = start.elapsed().as_nanos() as u64;
+                let c = &shared.counters;
+                c.precreated.fetch_add(1, Ordering::Relaxed);
+                c.create_nanos.fetch_add(nanos, Ordering::Relaxed);
+                c.create_max_nanos.fetch_max(nanos, Ordering::Relaxed);
+                let magazine = current.get_or_insert_with(|| shared.take_empty());
+                magazine.push(cell);
+                if magazine.is_full() {
+                    let mut full = current.take().expect("just filled");
+                    while let Err(back) = shared.publish(full) {
+                        // The depot is full only while the game thread is behind; wait for it.
+                        if shared.shutdown.load(Ordering::Acquire) {
+                            current = Some(back);
+                            break;
+                        }
+                        full = back;
+                        std::thread::sleep(Duration::from_micros(100));
+                    }
+                }
+            }
+            Err(_) => {
+                shared.counters.create_panics.fetch_add(1, Ordering::Relaxed);
+                shared.building.fetch_sub(1, Ordering::Relaxed);
+                shared.give_back(cell);
+            }
+        }
+    }
+    // Shutdown: the objects this worker holds are dropped here (the game thread drops the
+    // published ones); their cells simply go with the arena.
+    if let Some(mut magazine) = current {
+        for cell in magazine.drain() {
+            shared.building.fetch_sub(1, Ordering::Relaxed);
+            // SAFETY: every cell in a worker's magazine holds an object it built; the
+            // worker is its only owner and drops it once.
+            unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
+        }
+    }
+}

@@ -1,0 +1,458 @@
+//! The `World`: the heap, its pools, the frame rhythm.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use bumpalo::Bump;
+use respawn_arena::{ArenaConfig, Handle, RawHandle, Root};
+use respawn_gc::{CollectOptions, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress};
+use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
+
+/// One class's pool registration, applied when the world is built (after the
+/// configuration files are merged over `config`).
+struct PendingPool {
+    name: &'static str,
+    config: PoolConfig,
+    add: Box<dyn FnOnce(&mut Pools, PoolConfig) -> Result<(), PoolError>>,
+}
+
+/// Builds a [`World`]: its pooled classes, configuration files, collector settings.
+///
+/// ```
+/// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+///
+/// #[derive(Trace, Object)]
+/// struct Spark { heat: f32 }
+/// impl Poolable for Spark {
+///     fn create() -> Self { Spark { heat: 0.0 } }
+/// }
+///
+/// let world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build().unwrap();
+/// assert!(world.pools().is_pooled::<Spark>());
+/// ```
+pub struct WorldBuilder {
+    pools: Vec<PendingPool>,
+    files: Vec<(PathBuf, bool)>,
+    layers: ConfigLayers,
+    gc: GcSettings,
+    arena: ArenaConfig,
+}
+
+impl fmt::Debug for WorldBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<_> = self.pools.iter().map(|p| p.name).collect();
+        f.debug_struct("WorldBuilder").field("pools", &names).field("files", &self.files).finish()
+    }
+}
+
+impl WorldBuilder {
+    /// Gives `T` a pool with `config` (which configuration files may override by
+    /// `T::class_name()`).
+    pub fn pool<T: Poolable>(self, config: PoolConfig) -> Self {
+        self.pool_with::<T>(config, T::create)
+    }
+
+    /// Gives `T` a pool whose objects `create` builds instead of `T::create` (a closure
+    /// can capture shared assets).
+    pub fn pool_with<T: Poolable>(
+        mut self,
+        config: PoolConfig,
+        create: impl Fn() -> T + Send + Sync + 'static,
+    ) -> Self {
+        self.pools.push(PendingPool {
+            name: T::class_name(),
+            config,
+            add: Box::new(move |pools, config| pools.add_with::<T>(config, create)),
+        });
+        self
+    }
+
+    /// Adds a configuration layer: a TOML file of `[ClassName]` tables, applied over the
+    /// configs given in code and over earlier files. Read at [`build`](Self::build).
+    pub fn config_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.files.push((path.into(), false));
+        self
+    }
+
+    /// Adds `path` and then, if it exists, its platform layer (`pools.toml` →
+    /// `pools.linux.toml` on Linux; see [`ConfigLayers::push_platform`]).
+    pub fn platform_config(mut self, path: impl Into<PathBuf>) -> Self {
+        self.files.push((path.into(), true));
+        self
+    }
+
+    /// Adds configuration layers loaded already.
+    pub fn config(mut self, layers: ConfigLayers) -> Self {
+        for file in layers.files() {
+            self.layers.push(file.clone());
+        }
+        self
+    }
+
+    /// The collector's settings (default: [`GcSettings::DEFAULT`]).
+    pub fn gc(mut self, settings: GcSettings) -> Self {
+        self.gc = settings;
+        self
+    }
+
+    /// The arena's settings (default: [`ArenaConfig::DEFAULT`]).
+    pub fn arena(mut self, config: ArenaConfig) -> Self {
+        self.arena = config;
+        self
+    }
+
+    /// Reads the configuration files, merges them over the code's configs, validates
+    /// everything, and starts the pools' workers.
+    ///
+    /// # Errors
+    /// [`PoolError::Config`] naming the file, class and key at fault (unreadable file, bad
+    /// TOML, unknown class, a value out of range); [`PoolError::Gc`] for bad GC settings;
+    /// [`PoolError::AlreadyPooled`] for a class given two pools.
+    pub fn build(self) -> Result<World, PoolError> {
+        let mut layers = self.layers;
+        for (path, platform) in &self.files {
+            layers.push_file(path)?;
+            if *platform {
+                layers.push_platform(path)?;
+            }
+        }
+        layers.check_classes(self.pools.iter().map(|p| p.name))?;
+        let mut configs = Vec::with_capacity(self.pools.len());
+        for pending in &self.pools {
+            let mut config = pending.config;
+            layers.apply(pending.name, &mut config)?;
+            configs.push(config);
+        }
+        let heap = Heap::with_config(self.arena, self.gc)?;
+        let mut pools = Pools::new(heap);
+        for (pending, config) in self.pools.into_iter().zip(configs) {
+            (pending.add)(&mut pools, config)?;
+        }
+        Ok(World { pools, frame: Bump::new(), last_frame: None, frames: 0 })
+    }
+}
+
+/// What [`World::end_frame`] did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameEnd {
+    /// The frame's number (0 for the first).
+    pub frame: u64,
+    /// The time the collector's schedule advanced by.
+    pub dt: Duration,
+    /// What the collector did: a purge slice, a collection, or nothing.
+    pub gc: GcStep,
+    /// Bytes the frame arena handed out this frame.
+    pub frame_bytes: usize,
+}
+
+/// Figures of the whole world.
+#[derive(Clone, Debug)]
+pub struct WorldStats {
+    /// Every pool's counters.
+    pub pools: Vec<PoolStats>,
+    /// The last collection's figures.
+    pub gc: GcStats,
+    /// Objects waiting to be purged.
+    pub pending_purge: usize,
+}
+
+/// respawn's world: objects in class-contiguous memory behind generational handles, pools
+/// that build them ahead of time on worker threads, a garbage collector, and a frame
+/// rhythm for games.
+///
+/// ```
+/// use respawn::{Handle, Object, Policy, PoolConfig, Poolable, Trace, World};
+///
+/// #[derive(Trace, Object)]
+/// struct Projectile { pos: [f32; 2], vel: [f32; 2], life: f32 }
+///
+/// impl Poolable for Projectile {
+///     fn create() -> Self {
+///         Projectile { pos: [0.0; 2], vel: [0.0; 2], life: 0.0 }
+///     }
+///     fn reset(&mut self) {
+///         *self = Self::create();
+///     }
+/// }
+///
+/// let config = PoolConfig { capacity: 1024, policy: Policy::Reuse, ..PoolConfig::PROJECTILES };
+/// let mut world = World::builder().pool::<Projectile>(config).build()?;
+///
+/// let shot = world.spawn_with(|p: &mut Projectile| {
+///     p.vel = [10.0, 0.0];
+///     p.life = 1.0;
+/// });
+/// world.tick::<Projectile>(|p| {
+///     p.pos[0] += p.vel[0] / 60.0;
+///     p.life -= 1.0 / 60.0;
+/// });
+/// assert!(world.get(shot).unwrap().pos[0] > 0.0);
+///
+/// world.destroy(shot)?; // Reuse: reset and ready again at once
+/// assert!(world.get(shot).is_none(), "stale at once");
+/// assert!(world.destroy(shot).is_err(), "released already");
+/// world.end_frame();
+/// # Ok::<(), respawn::PoolError>(())
+/// ```
+pub struct World {
+    pools: Pools,
+    frame: Bump,
+    last_frame: Option<Instant>,
+    frames: u64,
+}
+
+impl fmt::Debug for World {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("World").field("pools", &self.pools).field("frames", &self.frames).finish()
+    }
+}
+
+impl Default for World {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl World {
+    /// A world with no pools and the default settings.
+    pub fn new() -> Self {
+        Self::builder().build().expect("the default settings are valid")
+    }
+
+    /// Starts building a world.
+    pub fn builder() -> WorldBuilder {
+        WorldBuilder {
+            pools: Vec::new(),
+            files: Vec::new(),
+            layers: ConfigLayers::new(),
+            gc: GcSettings::DEFAULT,
+            arena: ArenaConfig::DEFAULT,
+        }
+    }
+
+    /// Spawns an object of `T` from its pool (see [`Pools::spawn_with`]); built inline by
+    /// `T::create` if nothing is ready or `T` has no pool.
+    ///
+    /// # Panics
+    /// If the class's memory is exhausted (its reservation or the object table); see
+    /// [`try_spawn`](Self::try_spawn).
+    #[inline]
+    pub fn spawn<T: Poolable>(&mut self) -> Handle<T> {
+        self.spawn_with(|_| {})
+    }
+
+    /// Spawns an object and runs `init` on it before its `on_spawn` hook.
+    ///
+    /// # Panics
+    /// As [`spawn`](Self::spawn).
+    #[inline]
+    pub fn spawn_with<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Handle<T> {
+        match self.pools.spawn_with(init) {
+            Ok(h) => h,
+            Err(e) => panic!("World::spawn::<{}>: {e}", T::class_name()),
+        }
+    }
+
+    /// Spawns an object, refusing at the pool's `max` instead of building an overflow
+    /// object.
+    ///
+    /// # Errors
+    /// [`PoolError::Exhausted`], or [`PoolError::Arena`] when memory is exhausted.
+    pub fn try_spawn<T: Poolable>(&mut self) -> Result<Handle<T>, PoolError> {
+        self.pools.try_spawn_with(|_| {})
+    }
+
+    /// Spawns an object as a sub-object of `outer` (UE's `NewObject(Outer)`): it is kept
+    /// alive by its owner's reachability and destroyed with it.
+    ///
+    /// # Errors
+    /// [`PoolError::Stale`] / [`PoolError::Arena`] if `outer` does not resolve (nothing is
+    /// spawned then), or as [`try_spawn`](Self::try_spawn).
+    pub fn spawn_sub<T: Poolable, O>(&mut self, outer: Handle<O>) -> Result<Handle<T>, PoolError> {
+        self.pools.heap().table().resolve(outer.raw())?;
+        let h = self.pools.spawn_with(|_| {})?;
+        self.pools.heap_mut().set_outer(h.raw(), Some(outer.raw()))?;
+        Ok(h)
+    }
+
+    /// Places `value` in the permanent pool, flagged `PERMANENT`: never collected, never
+    /// destroyed, dropped when the world drops (UE's disregard-for-GC objects). Not visited
+    /// by `tick`.
+    ///
+    /// # Errors
+    /// [`PoolError::Arena`] when the permanent pool is full.
+    pub fn spawn_permanent<T: Object>(&mut self, value: T) -> Result<Handle<T>, PoolError> {
+        self.pools.heap_mut().insert_permanent(value).map_err(|r| PoolError::Arena(r.error))
+    }
+
+    /// Places `value` in the world as a plain, collected object (no pool involved, even if
+    /// its class has one).
+    ///
+    /// # Panics
+    /// If the class's memory is exhausted.
+    pub fn insert<T: Object>(&mut self, value: T) -> Handle<T> {
+        match self.pools.insert(value) {
+            Ok(h) => h,
+            Err(e) => panic!("World::insert::<{}>: {e}", std::any::type_name::<T>()),
+        }
+    }
+
+    /// The object `h` names, if it resolves.
+    #[inline]
+    pub fn get<T: 'static>(&self, h: Handle<T>) -> Option<&T> {
+        self.pools.heap().get(h)
+    }
+
+    /// The object `h` names, mutably, if it resolves.
+    #[inline]
+    pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
+        self.pools.heap_mut().get_mut(h)
+    }
+
+    /// Whether `h` resolves.
+    pub fn contains<T: 'static>(&self, h: Handle<T>) -> bool {
+        self.pools.heap().contains(h)
+    }
+
+    /// Takes the object back by its class's policy; see [`Pools::destroy`]. Handles to it
+    /// stop resolving at once.
+    ///
+    /// # Errors
+    /// [`PoolError::Stale`], [`PoolError::AlreadyReleased`], or [`PoolError::Arena`] for a
+    /// wrong class, a rooted or a permanent object; nothing changes.
+    pub fn destroy<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
+        self.pools.destroy(h)
+    }
+
+    /// An RAII root: the object survives collections while the guard lives.
+    ///
+    /// # Errors
+    /// [`PoolError::Stale`] or [`PoolError::Arena`].
+    pub fn root<T: 'static>(&mut self, h: Handle<T>) -> Result<Root<T>, PoolError> {
+        Ok(self.pools.heap_mut().root(h)?)
+    }
+
+    /// Adds the object to the root set by hand (UE's `AddToRoot`).
+    ///
+    /// # Errors
+    /// [`PoolError::Stale`] or [`PoolError::Arena`].
+    pub fn add_to_root<T>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
+        Ok(self.pools.heap_mut().add_to_root(h.raw())?)
+    }
+
+    /// Takes the object out of the root set (UE's `RemoveFromRoot`).
+    ///
+    /// # Errors
+    /// [`PoolError::Stale`] or [`PoolError::Arena`] if it was not added.
+    pub fn remove_from_root<T>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
+        Ok(self.pools.heap_mut().remove_from_root(h.raw())?)
+    }
+
+    /// Records `outer` as `child`'s owner (or cuts it loose with `None`).
+    ///
+    /// # Errors
+    /// As [`Arena::set_outer`](respawn_arena::Arena::set_outer).
+    pub fn set_outer<T>(&mut self, child: Handle<T>, outer: Option<RawHandle>) -> Result<(), PoolError> {
+        Ok(self.pools.heap_mut().set_outer(child.raw(), outer)?)
+    }
+
+    /// Calls `f` on every live object of `T`, in memory order: one pass over the class's
+    /// contiguous slabs. Objects in pools, garbage and permanent objects are not visited.
+    pub fn tick<T: 'static>(&mut self, f: impl FnMut(&mut T)) {
+        self.pools.heap_mut().tick(f);
+    }
+
+    /// [`tick`](Self::tick) split across rayon's threads, slab by slab.
+    pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
+        self.pools.heap_mut().par_tick(f);
+    }
+
+    /// Every live object of `T` with its handle, in memory order.
+    pub fn iter<T: 'static>(&self) -> respawn_arena::Iter<'_, T> {
+        self.pools.heap().iter()
+    }
+
+    /// Objects of `T` in the world (live and garbage awaiting its purge).
+    pub fn len<T: 'static>(&self) -> usize {
+        self.pools.heap().len::<T>()
+    }
+
+    /// Runs a full collection now and purges what it found; routed cells go back to their
+    /// pools for rebuilding.
+    pub fn collect_garbage(&mut self) -> GcStats {
+        self.collect_garbage_with(CollectOptions::FULL)
+    }
+
+    /// Runs a collection with `options` (e.g. [`CollectOptions::INCREMENTAL`], leaving the
+    /// purge to [`purge`](Self::purge) or [`end_frame`](Self::end_frame)).
+    pub fn collect_garbage_with(&mut self, options: CollectOptions) -> GcStats {
+        let stats = self.pools.heap_mut().collect_garbage(options);
+        self.pools.maintain();
+        stats
+    }
+
+    /// Purges pending objects for at most `budget` (overrunning it by at most one
+    /// object's destruction).
+    pub fn purge(&mut self, budget: Duration) -> PurgeProgress {
+        let progress = self.pools.heap_mut().purge(Some(budget));
+        self.pools.maintain();
+        progress
+    }
+
+    /// Ends a frame, timed by the wall clock since the previous `end_frame`; see
+    /// [`end_frame_with`](Self::end_frame_with).
+    pub fn end_frame(&mut self) -> FrameEnd {
+        let now = Instant::now();
+        let dt = self.last_frame.map_or(Duration::ZERO, |last| now - last);
+        self.last_frame = Some(now);
+        self.end_frame_with(dt)
+    }
+
+    /// Ends a frame of length `dt` (a fixed time step, or a simulated clock): runs the
+    /// collector's schedule — one purge slice within [`GcSettings::purge_budget`], or a
+    /// collection once [`GcSettings::time_between_collections`] has passed — then the
+    /// pools' upkeep (cells back to the arena, workers woken, growth), and resets the
+    /// frame arena.
+    pub fn end_frame_with(&mut self, dt: Duration) -> FrameEnd {
+        let gc = self.pools.heap_mut().update(dt);
+        self.pools.maintain();
+        let frame_bytes = self.frame.allocated_bytes();
+        self.frame.reset();
+        let frame = self.frames;
+        self.frames += 1;
+        FrameEnd { frame, dt, gc, frame_bytes }
+    }
+
+    /// The per-frame scratch arena for temporaries (hit lists, spawn requests): allocation
+    /// is a pointer bump, and [`end_frame`](Self::end_frame) frees everything at once.
+    pub fn frame_arena(&self) -> &Bump {
+        &self.frame
+    }
+
+    /// `T`'s pool counters, if it has a pool.
+    pub fn pool_stats<T: 'static>(&self) -> Option<PoolStats> {
+        self.pools.stats_of::<T>()
+    }
+
+    /// Figures of every pool and of the collector.
+    pub fn stats(&self) -> WorldStats {
+        let heap = self.pools.heap();
+        WorldStats { pools: self.pools.stats(), gc: *heap.gc_stats(), pending_purge: heap.pending_purge() }
+    }
+
+    /// The pools (and through them, the heap) for what the world does not wrap.
+    pub fn pools(&self) -> &Pools {
+        &self.pools
+    }
+
+    /// The pools, mutably.
+    pub fn pools_mut(&mut self) -> &mut Pools {
+        &mut self.pools
+    }
+
+    /// The heap: flags, clusters, arena statistics.
+    pub fn heap(&self) -> &Heap {
+        self.pools.heap()
+    }
+}
