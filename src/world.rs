@@ -142,7 +142,7 @@ pub struct FrameEnd {
     pub dt: Duration,
     /// What the collector did: a purge slice, a collection, or nothing.
     pub gc: GcStep,
-    /// Bytes the frame arena handed out this frame.
+    /// Bytes the frame arena handed out this frame (alignment padding included).
     pub frame_bytes: usize,
 }
 
@@ -417,7 +417,7 @@ impl World {
     pub fn end_frame_with(&mut self, dt: Duration) -> FrameEnd {
         let gc = self.pools.heap_mut().update(dt);
         self.pools.maintain();
-        let frame_bytes = self.frame.allocated_bytes();
+        let frame_bytes = self.frame.iter_allocated_chunks().map(<[_]>::len).sum();
         self.frame.reset();
         let frame = self.frames;
         self.frames += 1;

@@ -259,16 +259,16 @@ pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() 
             break;
         }
         let Some(cell) = shared.to_build.pop() else {
-            let holding = current.as_ref().is_some_and(|m| !m.is_empty());
-            if holding && shared.hungry.load(Ordering::Relaxed) {
-                let magazine = current.take().expect("holding");
-                if let Err(magazine) = shared.publish(magazine) {
-                    current = Some(magazine);
-                    std::thread::yield_now();
+            // Out of work: hand over what this worker holds, even a partial magazine, so
+            // every built object is ready to spawn. (If the depot is full, keep it until
+            // the game thread is hungry.)
+            if current.as_ref().is_some_and(|m| !m.is_empty()) {
+                match shared.publish(current.take().expect("holding")) {
+                    Ok(()) => continue,
+                    Err(magazine) => current = Some(magazine),
                 }
-                continue;
             }
-            shared.park(holding);
+            shared.park(current.is_some());
             continue;
         };
         let start = Instant::now();

@@ -1,0 +1,2 @@
+//! Pool benches (being written).
+fn main() {}

@@ -1,0 +1,312 @@
+//! The World: each policy's full cycle with handle staleness checked at every step,
+//! objects referenced from other objects (the GC path), bad input, stats, the frame rhythm.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{wait_for, Counted, Drops, Ship, Shot};
+use respawn::{ArenaError, GcSettings, Handle, ObjectFlags, Policy, PoolConfig, PoolError, World};
+
+fn world_with(policy: Policy, workers: usize) -> (World, Drops) {
+    let drops = Drops::default();
+    let config = PoolConfig {
+        capacity: 64,
+        max: 1024,
+        low_watermark: if workers > 0 { 16 } else { 0 },
+        grow_by: 64,
+        policy,
+        precreate: workers > 0,
+        workers,
+    };
+    let d = drops.clone();
+    let world = World::builder()
+        .pool_with::<Shot>(config, move || Shot::new(&d))
+        .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
+        .build()
+        .unwrap();
+    (world, drops)
+}
+
+/// Waits until the workers have built everything queued.
+fn settle(world: &mut World) {
+    wait_for(|| {
+        world.pools_mut().maintain();
+        world.pool_stats::<Shot>().unwrap().building == 0
+    });
+}
+
+#[test]
+fn reuse_cycle_resets_and_hands_the_same_cell_back_with_a_new_handle() {
+    let (mut world, drops) = world_with(Policy::Reuse, 1);
+    settle(&mut world);
+    let before = world.pool_stats::<Shot>().unwrap();
+    assert_eq!((before.ready, before.precreated), (64, 64));
+
+    let a = world.spawn_with(|s: &mut Shot| s.damage = 7);
+    assert_eq!(world.get(a).unwrap().damage, 7);
+    assert_eq!(world.get(a).unwrap().spawned, 1, "on_spawn ran");
+    let cell = std::ptr::from_ref(world.get(a).unwrap());
+
+    world.destroy(a).unwrap();
+    assert!(world.get(a).is_none(), "stale at once");
+    assert!(matches!(world.destroy(a), Err(PoolError::AlreadyReleased)));
+    assert_eq!(drops.count(), 0, "Reuse drops nothing");
+
+    let b = world.spawn::<Shot>();
+    assert_eq!(std::ptr::from_ref(world.get(b).unwrap()), cell, "the released object came back first (LIFO)");
+    assert_ne!(a.raw(), b.raw(), "with a new handle");
+    let s = world.get(b).unwrap();
+    assert_eq!((s.damage, s.resets, s.releases), (0, 1, 1), "reset cleared it; hooks counted");
+    assert!(world.get(a).is_none(), "the old handle still does not resolve");
+    assert!(matches!(world.destroy(a), Err(PoolError::Stale)), "its slot is reused now: plainly stale");
+
+    let stats = world.pool_stats::<Shot>().unwrap();
+    assert_eq!((stats.spawns, stats.hits, stats.misses), (2, 2, 0));
+    assert_eq!((stats.released, stats.recycled_reuse, stats.in_use, stats.ready), (1, 1, 1, 63));
+    drop(world);
+    assert_eq!(drops.count(), 64, "every object dropped once at shutdown");
+    drops.assert_each_once();
+}
+
+#[test]
+fn purge_cycle_destroys_now_and_workers_rebuild_the_cell() {
+    let (mut world, drops) = world_with(Policy::Purge, 1);
+    settle(&mut world);
+    let a = world.spawn::<Shot>();
+    let id = world.get(a).unwrap().id;
+    world.destroy(a).unwrap();
+    assert!(world.get(a).is_none(), "stale at once");
+    assert!(drops.dropped(id), "destroyed now");
+    assert!(matches!(world.destroy(a), Err(PoolError::AlreadyReleased)));
+    let stats = world.pool_stats::<Shot>().unwrap();
+    assert_eq!((stats.recycled_purge, stats.in_use), (1, 0));
+    // The cell is rebuilt asynchronously (end_frame wakes the worker).
+    world.end_frame();
+    wait_for(|| world.pool_stats::<Shot>().unwrap().precreated == 65);
+    settle(&mut world);
+    assert_eq!(world.pool_stats::<Shot>().unwrap().ready, 64);
+    assert!(world.get(a).is_none());
+    drop(world);
+    assert_eq!(drops.count(), 65);
+    drops.assert_each_once();
+}
+
+#[test]
+fn default_cycle_goes_through_the_collector() {
+    let (mut world, drops) = world_with(Policy::Default, 1);
+    settle(&mut world);
+    let a = world.spawn::<Shot>();
+    let id = world.get(a).unwrap().id;
+    world.destroy(a).unwrap();
+    assert!(world.get(a).is_none(), "stale at once");
+    assert!(matches!(world.destroy(a), Err(PoolError::AlreadyReleased)), "garbage, not yet purged");
+    assert!(!drops.dropped(id), "waits for the collector");
+    let gc = world.collect_garbage();
+    assert_eq!(gc.purged, 1);
+    assert!(drops.dropped(id));
+    assert!(matches!(world.destroy(a), Err(PoolError::AlreadyReleased)), "purged: still known as released");
+    wait_for(|| world.pool_stats::<Shot>().unwrap().precreated == 65);
+    let stats = world.pool_stats::<Shot>().unwrap();
+    assert_eq!((stats.recycled_gc, stats.recycled_purge, stats.released), (1, 0, 1));
+    drop(world);
+    drops.assert_each_once();
+    assert_eq!(drops.count(), 65);
+}
+
+#[test]
+fn pooled_objects_referenced_from_others_follow_the_collector() {
+    for policy in Policy::ALL {
+        let (mut world, drops) = world_with(policy, 1);
+        settle(&mut world);
+        let ship = world.insert(Ship { shots: Vec::new() });
+        let _root = world.root(ship).unwrap();
+        let kept: Vec<Handle<Shot>> = (0..4).map(|_| world.spawn()).collect();
+        let lost: Vec<Handle<Shot>> = (0..3).map(|_| world.spawn()).collect();
+        world.get_mut(ship).unwrap().shots = kept.clone();
+
+        let gc = world.collect_garbage();
+        assert_eq!(gc.purged, 3, "{policy}: unreferenced pooled objects are collected");
+        assert!(kept.iter().all(|&h| world.get(h).is_some()), "{policy}: referenced ones survive");
+        assert!(lost.iter().all(|&h| world.get(h).is_none()), "{policy}");
+        // Unreachable pooled objects come back like Default releases.
+        assert_eq!(world.pool_stats::<Shot>().unwrap().recycled_gc, 3, "{policy}");
+
+        // Releasing a referenced object: its handle in the ship goes stale, whatever the policy.
+        world.destroy(kept[0]).unwrap();
+        assert!(world.get(world.get(ship).unwrap().shots[0]).is_none(), "{policy}");
+        world.collect_garbage();
+        assert!(kept[1..].iter().all(|&h| world.get(h).is_some()), "{policy}");
+        drop(_root);
+        drop(world);
+        drops.assert_each_once();
+    }
+}
+
+#[test]
+fn sub_objects_go_with_their_owner_in_every_policy() {
+    for policy in Policy::ALL {
+        let (mut world, drops) = world_with(policy, 0);
+        let owner = world.spawn::<Shot>();
+        let part = world.spawn_sub::<Shot, _>(owner).unwrap();
+        let part_id = world.get(part).unwrap().id;
+        world.destroy(owner).unwrap();
+        assert!(world.get(owner).is_none() && world.get(part).is_none(), "{policy}: both stale at once");
+        world.collect_garbage();
+        assert!(drops.dropped(part_id), "{policy}: the part is destroyed, not kept");
+        drop(world);
+        drops.assert_each_once();
+    }
+}
+
+#[test]
+fn bad_handles_get_clear_errors_and_change_nothing() {
+    let (mut world, drops) = world_with(Policy::Reuse, 0);
+    let a = world.spawn::<Shot>();
+    // Wrong class.
+    let wrong: Handle<Ship> = Handle::from_raw(a.raw());
+    assert!(matches!(world.destroy(wrong), Err(PoolError::Arena(ArenaError::WrongClass { .. }))));
+    // Rooted.
+    let root = world.root(a).unwrap();
+    assert!(matches!(world.destroy(a), Err(PoolError::Arena(ArenaError::Rooted))));
+    drop(root);
+    // A rooted sub-object refuses the owner's release, and nothing is released.
+    let part = world.spawn_sub::<Shot, _>(a).unwrap();
+    world.add_to_root(part).unwrap();
+    assert!(matches!(world.destroy(a), Err(PoolError::Arena(ArenaError::Rooted))));
+    assert!(world.get(a).is_some() && world.get(part).is_some());
+    assert_eq!(world.get(a).unwrap().releases, 0, "on_release did not run");
+    world.remove_from_root(part).unwrap();
+    world.destroy(a).unwrap();
+    // Never issued.
+    let never: Handle<Shot> =
+        Handle::from_raw(respawn::RawHandle::new(a.index(), a.raw().generation().checked_add(5).unwrap()));
+    assert!(matches!(world.destroy(never), Err(PoolError::Stale)));
+    assert!(matches!(world.spawn_sub::<Shot, _>(never), Err(PoolError::Stale)));
+    // Permanent.
+    let p = world.spawn_permanent(Counted::new(&drops)).unwrap();
+    assert!(matches!(world.destroy(p), Err(PoolError::Arena(ArenaError::Permanent))));
+    world.collect_garbage();
+    assert!(world.get(p).is_some(), "never collected");
+    assert!(world.heap().flags(p.raw()).unwrap().contains(ObjectFlags::PERMANENT));
+    assert!(world.get(a).is_none(), "unreachable, so collected");
+    drop(world);
+    drops.assert_each_once();
+}
+
+#[test]
+fn try_spawn_refuses_at_max_and_spawn_overflows_then_shrinks_back() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let config = PoolConfig { capacity: 0, max: 4, low_watermark: 0, grow_by: 0, ..PoolConfig::ON_DEMAND };
+    let mut world = World::builder().pool_with::<Shot>(config, move || Shot::new(&d)).build().unwrap();
+    let held: Vec<Handle<Shot>> = (0..4).map(|_| world.try_spawn().unwrap()).collect();
+    assert!(matches!(world.try_spawn::<Shot>(), Err(PoolError::Exhausted { max: 4, .. })));
+    let extra = world.spawn::<Shot>();
+    let stats = world.pool_stats::<Shot>().unwrap();
+    assert_eq!((stats.spawns, stats.misses, stats.overflow, stats.in_use), (5, 5, 1, 5));
+    // Released above max: dropped, the cell goes back to the arena, not to the pool.
+    world.destroy(extra).unwrap();
+    for h in held {
+        world.destroy(h).unwrap();
+    }
+    let stats = world.pool_stats::<Shot>().unwrap();
+    assert_eq!((stats.ready, stats.in_use, stats.returned), (4, 0, 1));
+    assert_eq!(drops.count(), 1);
+    drop(world);
+    drops.assert_each_once();
+}
+
+#[test]
+fn a_miss_builds_inline_and_asks_the_workers_to_grow() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let config = PoolConfig {
+        capacity: 0,
+        max: 256,
+        low_watermark: 8,
+        grow_by: 32,
+        policy: Policy::Purge,
+        precreate: true,
+        workers: 1,
+    };
+    let mut world = World::builder().pool_with::<Shot>(config, move || Shot::new(&d)).build().unwrap();
+    let a = world.spawn::<Shot>();
+    assert!(world.get(a).is_some());
+    let stats = world.pool_stats::<Shot>().unwrap();
+    assert_eq!((stats.misses, stats.hits), (1, 0));
+    assert!(stats.grown >= 32, "{stats:?}");
+    settle(&mut world);
+    assert_eq!(world.pool_stats::<Shot>().unwrap().ready, 32);
+    let b = world.spawn::<Shot>();
+    assert_eq!(world.pool_stats::<Shot>().unwrap().hits, 1);
+    world.destroy(b).unwrap();
+    drop(world);
+    drops.assert_each_once();
+}
+
+#[test]
+fn a_panicking_create_loses_nothing() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c = calls.clone();
+    let config = PoolConfig {
+        capacity: 8,
+        max: 64,
+        low_watermark: 0,
+        grow_by: 8,
+        policy: Policy::Reuse,
+        precreate: true,
+        workers: 1,
+    };
+    let mut world = World::builder()
+        .pool_with::<Shot>(config, move || {
+            if c.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0 {
+                panic!("create failed");
+            }
+            Shot::new(&d)
+        })
+        .build()
+        .unwrap();
+    wait_for(|| world.pool_stats::<Shot>().unwrap().building == 0);
+    let stats = world.pool_stats::<Shot>().unwrap();
+    assert_eq!((stats.create_panics, stats.precreated, stats.ready), (4, 4, 4));
+    world.end_frame();
+    assert_eq!(world.pool_stats::<Shot>().unwrap().returned, 4);
+    drop(world);
+    assert_eq!(drops.count(), 4);
+    drops.assert_each_once();
+}
+
+#[test]
+fn end_frame_purges_within_budget_collects_on_schedule_and_resets_the_frame_arena() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let settings = GcSettings {
+        time_between_collections: Some(Duration::from_millis(100)),
+        purge_budget: Some(Duration::from_secs(1)),
+        ..GcSettings::SINGLE_THREADED
+    };
+    let config = PoolConfig { policy: Policy::Default, ..PoolConfig::ON_DEMAND };
+    let mut world = World::builder().pool_with::<Shot>(config, move || Shot::new(&d)).gc(settings).build().unwrap();
+    for _ in 0..10 {
+        let h = world.spawn::<Shot>();
+        world.destroy(h).unwrap();
+    }
+    let scratch = world.frame_arena().alloc_slice_fill_copy(100, 0u32);
+    assert_eq!(scratch.len(), 100);
+    let end = world.end_frame_with(Duration::from_millis(50));
+    assert_eq!(end.gc, respawn::GcStep::Idle);
+    assert!(end.frame_bytes >= 400);
+    let end = world.end_frame_with(Duration::from_millis(50));
+    assert!(matches!(end.gc, respawn::GcStep::Collected(s) if s.unreachable == 10), "{end:?}");
+    assert_eq!(end.frame, 1);
+    assert_eq!(end.frame_bytes, 0, "reset by the previous end_frame");
+    // Purged in full within the (generous) budget, on the next frame.
+    let end = world.end_frame_with(Duration::from_millis(10));
+    assert!(matches!(end.gc, respawn::GcStep::Purged(p) if p.purged == 10 && p.remaining == 0), "{end:?}");
+    assert_eq!(drops.count(), 10);
+    drop(world);
+    drops.assert_each_once();
+}
