@@ -184,8 +184,7 @@ impl<T: Poolable> ClassPool<T> {
         self.shared.hungry.store(false, Ordering::Relaxed);
         let empty = mem::replace(&mut self.loaded, full);
         self.shared.return_empty(empty);
-        if self.config.precreate && self.shared.ready.load(Ordering::Relaxed) + self.local() < self.config.low_watermark
-        {
+        if self.config.precreate && self.shared.ready_total() < self.config.low_watermark {
             let _ = self.grow(heap, self.config.grow_by);
         }
         self.loaded.pop()
@@ -371,10 +370,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
 
     fn maintain(&mut self, heap: &mut Heap) {
         recycle_spare(&self.shared, heap);
-        if self.config.precreate
-            && self.shared.ready.load(Ordering::Relaxed) + self.local() + self.shared.building.load(Ordering::Relaxed)
-                < self.config.low_watermark
-        {
+        if self.config.precreate && self.shared.pooled() < self.config.low_watermark {
             let _ = self.grow(heap, self.config.grow_by);
         }
         if !self.shared.to_build.is_empty() || self.shared.hungry.load(Ordering::Relaxed) {
@@ -393,7 +389,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             hits: t.hits,
             misses: t.misses,
             overflow: t.overflow,
-            ready: s.ready.load(Ordering::Relaxed) + self.local(),
+            ready: s.ready.load(Ordering::Relaxed) + s.held.load(Ordering::Relaxed) + self.local(),
             building: s.building.load(Ordering::Relaxed),
             in_use: s.live.load(Ordering::Relaxed),
             high_water: t.high_water,

@@ -101,9 +101,11 @@ pub(crate) struct Shared {
     pub(crate) spare: Mutex<Vec<FreedCell>>,
     /// Objects in `full`.
     pub(crate) ready: AtomicUsize,
-    /// Cells sent to `to_build` whose object is not yet in `full` (queued, being built, in
-    /// a worker's magazine).
+    /// Cells sent to `to_build` whose object is not built yet (queued, being built).
     pub(crate) building: AtomicUsize,
+    /// Objects built and waiting in a worker's magazine until it fills (or the depot runs
+    /// low).
+    pub(crate) held: AtomicUsize,
     /// Objects of the class alive in the world (spawned and not yet released or routed
     /// back). Written by the game thread only.
     pub(crate) live: AtomicUsize,
@@ -132,13 +134,20 @@ impl Shared {
         // least one object, so neither queue overflows while the pool stays within `max`
         // (the game thread's and workers' own magazines are outside the queues).
         let magazines = max.div_ceil(MAGAZINE) + 2 * workers + 8;
+        let empty = ArrayQueue::new(magazines);
+        // Enough empty magazines for the workers and the game thread to start trading
+        // without allocating.
+        for _ in 0..(2 * workers + 4).min(magazines) {
+            let _ = empty.push(Magazine::new());
+        }
         Self {
             to_build: ArrayQueue::new(max.max(1)),
             full: ArrayQueue::new(magazines.min(max.max(1))),
-            empty: ArrayQueue::new(magazines),
+            empty,
             spare: Mutex::new(Vec::new()),
             ready: AtomicUsize::new(0),
             building: AtomicUsize::new(0),
+            held: AtomicUsize::new(0),
             live: AtomicUsize::new(0),
             max,
             local: AtomicUsize::new(0),
@@ -153,10 +162,16 @@ impl Shared {
         }
     }
 
-    /// Cells the pool owns outside the world: ready (both sides) and being built.
+    /// Objects built and not yet spawned: the depot's, the workers' and the game thread's.
+    #[inline]
+    pub(crate) fn ready_total(&self) -> usize {
+        self.ready.load(Ordering::Relaxed) + self.held.load(Ordering::Relaxed) + self.local.load(Ordering::Relaxed)
+    }
+
+    /// Cells the pool owns outside the world: ready and being built.
     #[inline]
     pub(crate) fn pooled(&self) -> usize {
-        self.ready.load(Ordering::Relaxed) + self.building.load(Ordering::Relaxed) + self.local.load(Ordering::Relaxed)
+        self.ready_total() + self.building.load(Ordering::Relaxed)
     }
 
     /// Sends a cell to the workers, or back to the arena when the pool has no workers.
@@ -221,7 +236,7 @@ impl Shared {
         let n = magazine.len();
         self.full.push(magazine)?;
         self.ready.fetch_add(n, Ordering::Relaxed);
-        self.building.fetch_sub(n, Ordering::Relaxed);
+        self.held.fetch_sub(n, Ordering::Relaxed);
         Ok(())
     }
 
@@ -259,10 +274,11 @@ pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() 
             break;
         }
         let Some(cell) = shared.to_build.pop() else {
-            // Out of work: hand over what this worker holds, even a partial magazine, so
-            // every built object is ready to spawn. (If the depot is full, keep it until
-            // the game thread is hungry.)
-            if current.as_ref().is_some_and(|m| !m.is_empty()) {
+            // Out of work. A partial magazine is handed over only when the game thread may
+            // soon need it (the depot is low, or it found the depot empty): publishing every
+            // partial one would spread the ready objects over ever more magazines.
+            let low = shared.ready.load(Ordering::Relaxed) < 2 * MAGAZINE || shared.hungry.load(Ordering::Relaxed);
+            if low && current.as_ref().is_some_and(|m| !m.is_empty()) {
                 match shared.publish(current.take().expect("holding")) {
                     Ok(()) => continue,
                     Err(magazine) => current = Some(magazine),
@@ -278,6 +294,8 @@ pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() 
                 // (the class's cell), written once here before anyone else sees it.
                 unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
                 let nanos = start.elapsed().as_nanos() as u64;
+                shared.building.fetch_sub(1, Ordering::Relaxed);
+                shared.held.fetch_add(1, Ordering::Relaxed);
                 let c = &shared.counters;
                 c.precreated.fetch_add(1, Ordering::Relaxed);
                 c.create_nanos.fetch_add(nanos, Ordering::Relaxed);
@@ -308,7 +326,7 @@ pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() 
     // published ones); their cells simply go with the arena.
     if let Some(mut magazine) = current {
         for cell in magazine.drain() {
-            shared.building.fetch_sub(1, Ordering::Relaxed);
+            shared.held.fetch_sub(1, Ordering::Relaxed);
             // SAFETY: every cell in a worker's magazine holds an object it built; the
             // worker is its only owner and drops it once.
             unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };

@@ -20,7 +20,8 @@ pub struct PoolStats {
     /// Misses beyond `max` (`spawn`'s overflow objects; their cells leave the pool when
     /// released).
     pub overflow: u64,
-    /// Objects ready to spawn (the game thread's magazines and the depot).
+    /// Objects built and not yet spawned (the game thread's magazines, the depot, and the
+    /// workers' magazines).
     pub ready: usize,
     /// Cells queued for a worker or being built.
     pub building: usize,

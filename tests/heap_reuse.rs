@@ -1,0 +1,54 @@
+//! Invariant 3's second half: 10 000 spawn/destroy cycles on a warm `Reuse` pool add no
+//! heap block (dhat in testing mode). One test per binary: dhat allows one profiler per
+//! process.
+
+use respawn::{Object, Policy, PoolConfig, Poolable, Trace, World};
+
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+#[derive(Trace, Object)]
+struct Projectile {
+    pos: [f32; 3],
+    vel: [f32; 3],
+    life: f32,
+}
+
+impl Poolable for Projectile {
+    fn create() -> Self {
+        Self { pos: [0.0; 3], vel: [0.0; 3], life: 0.0 }
+    }
+    fn reset(&mut self) {
+        *self = Self::create();
+    }
+}
+
+/// Keeps `live` objects alive and churns: destroy the oldest, spawn one.
+fn churn(world: &mut World, live: &mut std::collections::VecDeque<respawn::Handle<Projectile>>, cycles: usize) {
+    for i in 0..cycles {
+        let h = live.pop_front().expect("live objects");
+        world.destroy(h).unwrap();
+        live.push_back(world.spawn_with(|p: &mut Projectile| p.life = i as f32));
+        if i % 64 == 0 {
+            world.end_frame();
+        }
+    }
+}
+
+#[test]
+fn warm_reuse_cycles_allocate_nothing() {
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let config = PoolConfig { capacity: 0, max: 4096, policy: Policy::Reuse, ..PoolConfig::ON_DEMAND };
+    let mut world = World::builder().pool::<Projectile>(config).build().unwrap();
+    let mut live: std::collections::VecDeque<_> = (0..1000).map(|_| world.spawn::<Projectile>()).collect();
+    live.reserve(16);
+    churn(&mut world, &mut live, 10_000); // warm
+
+    let before = dhat::HeapStats::get();
+    churn(&mut world, &mut live, 10_000);
+    let after = dhat::HeapStats::get();
+    dhat::assert_eq!(after.total_blocks, before.total_blocks);
+    let stats = world.pool_stats::<Projectile>().unwrap();
+    dhat::assert_eq!(stats.misses, 1000, "only the first 1000 spawns built objects");
+    dhat::assert_eq!(stats.recycled_reuse, 20_000);
+}

@@ -1,0 +1,96 @@
+//! Invariant 3's first half: on a warm pool, a spawn constructs nothing on the calling
+//! thread — the ~20 µs constructor runs on the precreation worker.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::{self, ThreadId};
+use std::time::{Duration, Instant};
+
+use common::wait_for;
+use parking_lot::Mutex;
+use respawn::{Object, Policy, PoolConfig, Poolable, Trace, World};
+
+/// Where each construction ran.
+#[derive(Default)]
+struct Constructions {
+    threads: Mutex<Vec<ThreadId>>,
+    total: AtomicUsize,
+}
+
+impl Constructions {
+    fn on(&self, thread: ThreadId) -> usize {
+        self.threads.lock().iter().filter(|&&t| t == thread).count()
+    }
+}
+
+/// An object as expensive to build as a weapon blueprint: ~20 µs of work.
+#[derive(Trace, Object)]
+struct Expensive {
+    table: [u64; 4],
+}
+
+impl Expensive {
+    fn build(log: &Constructions) -> Self {
+        let start = Instant::now();
+        let mut x = 1u64;
+        while start.elapsed() < Duration::from_micros(20) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        log.threads.lock().push(thread::current().id());
+        log.total.fetch_add(1, Ordering::Relaxed);
+        Self { table: [x; 4] }
+    }
+}
+
+impl Poolable for Expensive {
+    fn create() -> Self {
+        unreachable!("built through the counting closure")
+    }
+}
+
+#[test]
+fn warm_spawns_construct_nothing_on_the_calling_thread() {
+    let log = Arc::new(Constructions::default());
+    let l = Arc::clone(&log);
+    let config = PoolConfig {
+        capacity: 64,
+        max: 1024,
+        low_watermark: 0,
+        grow_by: 64,
+        policy: Policy::Purge,
+        precreate: true,
+        workers: 1,
+    };
+    let mut world = World::builder().pool_with::<Expensive>(config, move || Expensive::build(&l)).build().unwrap();
+    let me = thread::current().id();
+    wait_for(|| world.pool_stats::<Expensive>().unwrap().ready == 64);
+    assert_eq!(log.on(me), 0);
+
+    for round in 0..5 {
+        // Spawn fewer than are ready; release them all (Purge: the worker rebuilds them).
+        let shots: Vec<_> = (0..48).map(|_| world.spawn::<Expensive>()).collect();
+        assert!(shots.iter().all(|&h| world.get(h).is_some_and(|e| e.table[0] != 0)), "built objects");
+        assert_eq!(log.on(me), 0, "round {round}: a spawn constructed on the game thread");
+        for h in shots {
+            world.destroy(h).unwrap();
+        }
+        world.end_frame();
+        wait_for(|| world.pool_stats::<Expensive>().unwrap().ready == 64);
+    }
+    let stats = world.pool_stats::<Expensive>().unwrap();
+    assert_eq!((stats.spawns, stats.hits, stats.misses), (240, 240, 0));
+    assert_eq!(stats.precreated, 64 + 240);
+    assert!(stats.create_mean >= Duration::from_micros(20), "{stats:?}");
+    assert_eq!(log.total.load(Ordering::Relaxed), 64 + 240);
+    assert_eq!(log.on(me), 0);
+
+    // A cold pool's spawn does construct on the calling thread (so the check above can fail).
+    let l = Arc::clone(&log);
+    let cold = PoolConfig { capacity: 0, ..config };
+    let mut cold_world = World::builder().pool_with::<Expensive>(cold, move || Expensive::build(&l)).build().unwrap();
+    cold_world.spawn::<Expensive>();
+    assert_eq!(log.on(me), 1);
+    assert_eq!(cold_world.pool_stats::<Expensive>().unwrap().misses, 1);
+}
