@@ -1,2 +1,505 @@
-//! Pool benches (being written).
-fn main() {}
+//! respawn's pools beside their peers on the pool workloads of DESIGN.md §7, one 64-byte
+//! projectile per object as in `benches/arena.rs`:
+//!
+//! - `pool_churn`: 10 000 live objects; each iteration destroys a random live one and
+//!   spawns one (slab, slotmap, `Box`, and a `World` under each policy: `Reuse`, `Purge`,
+//!   `Default`). The same index sequence and loop as `arena.rs`'s `churn`, so the figures
+//!   compare.
+//! - `pool_construct`: an object whose constructor takes 20 µs, built inline or spawned from
+//!   a pool one worker keeps warm; then a paced run (one spawn per 40 µs) prints spawn
+//!   latency p50/p99/max and the hit rate.
+//!
+//! Run with `cargo bench --bench pool`; see `benches/README.md` for the figures.
+
+use std::hint::black_box;
+use std::mem;
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use respawn::{GcSettings, Handle, Object, Policy, PoolConfig, PoolStats, Poolable, Trace, World};
+use slab::Slab;
+use slotmap::{DefaultKey, SlotMap};
+
+mod common;
+use common::XorShift;
+
+/// The object every peer stores: 64 bytes, one cache line (the same as `arena.rs`'s).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Trace, Object)]
+struct Projectile {
+    pos: [f32; 3],
+    vel: [f32; 3],
+    life: f32,
+    id: u32,
+    _pad: [u8; 32],
+}
+
+const _: () = assert!(size_of::<Projectile>() == 64);
+
+impl Projectile {
+    fn new(id: u32) -> Self {
+        let v = (id % 97) as f32 * 0.01;
+        Self { pos: [0.0; 3], vel: [1.0 + v, 0.5 - v, v], life: 10.0, id, _pad: [0; 32] }
+    }
+}
+
+impl Poolable for Projectile {
+    fn create() -> Self {
+        Projectile::new(0)
+    }
+
+    /// The peers' `remove` moves the object out, reading its cache line; `destroy` returns
+    /// nothing, so the release hook reads it instead. `reset` stays a no-op: every spawn
+    /// below overwrites the whole object in `spawn_with`.
+    fn on_release(&mut self) {
+        consume(self);
+    }
+}
+
+/// Looks at a removed object, so that no peer's removal can be optimised away.
+#[inline(always)]
+fn consume(p: &Projectile) {
+    black_box(p.id);
+}
+
+/// Keeps the `Default` world's live projectiles reachable at each collection (see
+/// [`ChurnWorld::end_frame`]).
+#[derive(Trace, Object)]
+struct Ship {
+    shots: Vec<Handle<Projectile>>,
+}
+
+/// Collections only when a bench asks for one: the live projectiles of the `Reuse` and
+/// `Purge` worlds are referenced by nothing, and must not be collected behind its back.
+const GC: GcSettings = GcSettings { time_between_collections: None, purge_budget: None, ..GcSettings::SINGLE_THREADED };
+
+/// Polls the pools (handing cells back, waking the workers) until `T`'s stats satisfy
+/// `done`; panics after 30 s. Untimed: it only waits for the workers to warm a pool.
+fn wait_for_pool<T: Poolable>(world: &mut World, mut done: impl FnMut(&PoolStats) -> bool) {
+    let start = Instant::now();
+    loop {
+        world.pools_mut().maintain();
+        let stats = world.pool_stats::<T>().expect("a pooled class");
+        if done(&stats) {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "the pool did not warm up: {stats:?}");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// pool_churn: 10 000 live, each iteration destroys a random live object and spawns one.
+// ---------------------------------------------------------------------------------------
+
+const CHURN_LIVE: usize = 10_000;
+/// Length of the pre-generated index sequence (a power of two, walked cyclically).
+const CHURN_SEQ: usize = 1 << 16;
+/// Pairs per game frame: the respawn worlds end a frame (and `Default` collects) this often.
+const FRAME: usize = 1000;
+
+/// The indices (into the live-key list) of the objects removed, in order: `arena.rs`'s.
+fn churn_sequence() -> Vec<u32> {
+    let mut rng = XorShift::new();
+    (0..CHURN_SEQ).map(|_| rng.below(CHURN_LIVE) as u32).collect()
+}
+
+/// Times `iters` remove+insert pairs; `pair(i, p)` removes the object under live index `i`
+/// and puts `p` in its place. `pos` carries the position in the sequence across calls.
+#[inline(always)]
+fn churn_loop(seq: &[u32], pos: &mut usize, iters: u64, mut pair: impl FnMut(usize, Projectile)) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        let k = *pos;
+        *pos = k.wrapping_add(1);
+        pair(seq[k & (CHURN_SEQ - 1)] as usize, Projectile::new(k as u32));
+    }
+    start.elapsed()
+}
+
+/// `Reuse`: no workers, nothing precreated (Unity's `ObjectPool`): released objects wait in
+/// the game thread's magazines, and each spawn of the churn pops the one just released.
+const REUSE: PoolConfig = PoolConfig {
+    capacity: 16_384,
+    max: 1 << 16,
+    low_watermark: 0,
+    grow_by: 0,
+    policy: Policy::Reuse,
+    precreate: false,
+    workers: 0,
+};
+
+/// `Purge`: 16 384 precreated on one worker, which rebuilds every released cell.
+const PURGE: PoolConfig = PoolConfig {
+    capacity: 16_384,
+    max: 1 << 16,
+    low_watermark: 1024,
+    grow_by: 1024,
+    policy: Policy::Purge,
+    precreate: true,
+    workers: 1,
+};
+
+/// `Default`: the `Purge` pool, recycled through the collector.
+const DEFAULT: PoolConfig = PoolConfig { policy: Policy::Default, ..PURGE };
+
+/// A world churning `CHURN_LIVE` projectiles.
+struct ChurnWorld {
+    world: World,
+    live: Vec<Handle<Projectile>>,
+    /// Rooted; holds the live list during each collection (`Default` only).
+    ship: Handle<Ship>,
+    collect: bool,
+    pos: usize,
+}
+
+impl ChurnWorld {
+    /// Builds the world, spawns the live set, and waits until the pool is warm: for
+    /// `Purge`/`Default`, `capacity - live` objects ready; for `Reuse`, a magazine-load of
+    /// released objects (2 048) waiting for the next spawns.
+    fn new(config: PoolConfig) -> Self {
+        let mut world = World::builder().pool::<Projectile>(config).gc(GC).build().expect("a valid pool");
+        let ship = world.insert(Ship { shots: Vec::new() });
+        world.add_to_root(ship).expect("a fresh ship");
+        if config.precreate {
+            wait_for_pool::<Projectile>(&mut world, |s| s.ready >= config.capacity);
+        }
+        let spawn = |world: &mut World, i: u32| {
+            let p = Projectile::new(i);
+            world.spawn_with(move |q: &mut Projectile| *q = p)
+        };
+        let live: Vec<_> = (0..CHURN_LIVE as u32).map(|i| spawn(&mut world, i)).collect();
+        if config.precreate {
+            let warm = config.capacity - CHURN_LIVE;
+            wait_for_pool::<Projectile>(&mut world, |s| s.ready >= warm);
+        } else {
+            let extra: Vec<_> = (0..2048).map(|i| spawn(&mut world, i)).collect();
+            for h in extra {
+                world.destroy(h).expect("live projectile");
+            }
+        }
+        Self { world, live, ship, collect: config.policy == Policy::Default, pos: 0 }
+    }
+
+    /// What a game does once a frame. `Default` also collects, and the collection's cost
+    /// is part of the measurement: it is the price of that policy.
+    ///
+    /// Between collections the live list is the bench's own `Vec`; for the collection it
+    /// is swapped (O(1)) into the rooted `Ship`, so the GC reaches all 10 000 live objects
+    /// through one traced field and finds only the released ones unreachable. That keeps
+    /// rooting off the per-pair path: rooting each projectile would cost an `add_to_root`
+    /// per spawn and a `remove_from_root` per destroy (which refuses rooted objects).
+    fn end_frame(&mut self) {
+        if self.collect {
+            self.swap_into_ship();
+            self.world.collect_garbage();
+            self.swap_into_ship();
+        }
+        self.world.end_frame();
+    }
+
+    fn swap_into_ship(&mut self) {
+        let ship = self.world.get_mut(self.ship).expect("the ship is rooted");
+        mem::swap(&mut ship.shots, &mut self.live);
+    }
+
+    /// Times `iters` destroy+spawn pairs on the same sequence as the peers (`churn_loop`),
+    /// ending a frame every `FRAME` pairs.
+    #[inline(always)]
+    fn churn(&mut self, seq: &[u32], iters: u64) -> Duration {
+        let start = Instant::now();
+        for _ in 0..iters {
+            let k = self.pos;
+            self.pos = k.wrapping_add(1);
+            let i = seq[k & (CHURN_SEQ - 1)] as usize;
+            let p = Projectile::new(k as u32);
+            self.world.destroy(self.live[i]).expect("live projectile");
+            self.live[i] = self.world.spawn_with(move |q: &mut Projectile| *q = p);
+            if k % FRAME == FRAME - 1 {
+                self.end_frame();
+            }
+        }
+        start.elapsed()
+    }
+
+    /// One line of the pool's counters after a bench, printed under its figures.
+    fn report(&self, name: &str) {
+        let s = self.world.pool_stats::<Projectile>().expect("pooled");
+        print!(
+            "pool_churn/{name}: {} spawns, hit rate {:.4} % ({} misses), {} precreated, {} grown, {} ready",
+            s.spawns,
+            100.0 * s.hit_rate(),
+            s.misses,
+            s.precreated,
+            s.grown,
+            s.ready
+        );
+        if self.collect {
+            let gc = self.world.stats().gc;
+            let total = gc.lock_time + gc.mark_time + gc.reach_time + gc.gather_time + gc.purge_time;
+            print!(
+                "; last of {} collections: {:?} ({} objects, {} purged; flag {:?}, reach {:?}, gather {:?}, purge {:?})",
+                gc.cycles,
+                total,
+                gc.objects,
+                gc.purged,
+                gc.mark_time,
+                gc.reach_time,
+                gc.gather_time,
+                gc.purge_time
+            );
+        }
+        println!();
+    }
+}
+
+fn pool_churn(c: &mut Criterion) {
+    let seq = churn_sequence();
+    let seq = &seq[..];
+    let mut g = c.benchmark_group("pool_churn");
+    g.sample_size(50).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+
+    {
+        let mut state: Option<(Slab<Projectile>, Vec<usize>, usize)> = None;
+        g.bench_function("slab", |b| {
+            let (slab, live, pos) = state.get_or_insert_with(|| {
+                let mut slab = Slab::with_capacity(CHURN_LIVE);
+                let live = (0..CHURN_LIVE as u32).map(|i| slab.insert(Projectile::new(i))).collect();
+                (slab, live, 0)
+            });
+            b.iter_custom(|iters| {
+                churn_loop(seq, pos, iters, |i, p| {
+                    consume(&slab.remove(live[i]));
+                    live[i] = slab.insert(p);
+                })
+            });
+        });
+    }
+
+    {
+        let mut state: Option<(SlotMap<DefaultKey, Projectile>, Vec<DefaultKey>, usize)> = None;
+        g.bench_function("slotmap", |b| {
+            let (map, live, pos) = state.get_or_insert_with(|| {
+                let mut map = SlotMap::with_capacity(CHURN_LIVE);
+                let live = (0..CHURN_LIVE as u32).map(|i| map.insert(Projectile::new(i))).collect();
+                (map, live, 0)
+            });
+            b.iter_custom(|iters| {
+                churn_loop(seq, pos, iters, |i, p| {
+                    consume(&map.remove(live[i]).expect("live key"));
+                    live[i] = map.insert(p);
+                })
+            });
+        });
+    }
+
+    {
+        // `Option` so the old box is freed before the new one is allocated (as in arena.rs).
+        let mut state: Option<(Vec<Option<Box<Projectile>>>, usize)> = None;
+        g.bench_function("box", |b| {
+            let (boxes, pos) = state.get_or_insert_with(|| {
+                ((0..CHURN_LIVE as u32).map(|i| Some(Box::new(Projectile::new(i)))).collect(), 0)
+            });
+            b.iter_custom(|iters| {
+                churn_loop(seq, pos, iters, |i, p| {
+                    let old = boxes[i].take().expect("live box");
+                    consume(&old);
+                    drop(old);
+                    boxes[i] = Some(Box::new(p));
+                })
+            });
+        });
+    }
+
+    for (name, config) in [("respawn_reuse", REUSE), ("respawn_purge", PURGE), ("respawn_default", DEFAULT)] {
+        let mut state: Option<ChurnWorld> = None;
+        g.bench_function(name, |b| {
+            let world = state.get_or_insert_with(|| ChurnWorld::new(config));
+            b.iter_custom(|iters| world.churn(seq, iters));
+        });
+        if let Some(world) = &state {
+            world.report(name);
+        }
+        // Dropping the world here joins its worker before the next bench starts.
+    }
+
+    g.finish();
+}
+
+// ---------------------------------------------------------------------------------------
+// pool_construct: an object whose constructor takes 20 µs.
+// ---------------------------------------------------------------------------------------
+
+/// How long `Expensive::create` takes.
+const CONSTRUCT: Duration = Duration::from_micros(20);
+/// One spawn per this long in the paced runs (DESIGN.md §7).
+const PACE: Duration = Duration::from_micros(40);
+/// Spawns per frame in the paced runs: `end_frame` wakes the worker this often.
+const SPAWNS_PER_FRAME: u64 = 16;
+
+/// An object with a costly constructor (loading, baking, building a mesh...), stood in
+/// for by 20 µs of arithmetic.
+#[derive(Trace, Object)]
+struct Expensive {
+    data: [u64; 8],
+}
+
+impl Poolable for Expensive {
+    fn create() -> Self {
+        let start = Instant::now();
+        let mut data = [0u64; 8];
+        let mut n = 0u64;
+        while start.elapsed() < CONSTRUCT {
+            for (i, d) in data.iter_mut().enumerate() {
+                *d = d.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(n ^ i as u64);
+            }
+            n += 1;
+            black_box(&mut data);
+        }
+        Expensive { data: black_box(data) }
+    }
+}
+
+/// `Purge`, one worker, 512 precreated: each released object is destroyed at once and its
+/// cell rebuilt by the worker.
+const EXPENSIVE: PoolConfig = PoolConfig {
+    capacity: 512,
+    max: 16_384,
+    low_watermark: 256,
+    grow_by: 256,
+    policy: Policy::Purge,
+    precreate: true,
+    workers: 1,
+};
+
+/// A world with a warm `Expensive` pool: all `capacity` objects built.
+fn expensive_world() -> World {
+    let mut world = World::builder().pool::<Expensive>(EXPENSIVE).gc(GC).build().expect("a valid pool");
+    wait_for_pool::<Expensive>(&mut world, |s| s.ready >= EXPENSIVE.capacity && s.building == 0);
+    world
+}
+
+/// A paced spawner: one spawn per `PACE`, ending a frame every `SPAWNS_PER_FRAME`.
+struct Paced {
+    world: World,
+    last: Instant,
+    spawns: u64,
+}
+
+impl Paced {
+    fn new() -> Self {
+        Self { world: expensive_world(), last: Instant::now(), spawns: 0 }
+    }
+
+    /// Waits (busy) until `PACE` after the previous spawn, spawns, and returns the spawn's
+    /// time alone (one `Instant` pair included); then destroys the object (`Purge`: its
+    /// cell goes to the worker to be rebuilt).
+    fn spawn(&mut self) -> Duration {
+        while self.last.elapsed() < PACE {
+            std::hint::spin_loop();
+        }
+        let start = Instant::now();
+        self.last = start;
+        let h = black_box(self.world.spawn::<Expensive>());
+        let took = start.elapsed();
+        self.world.destroy(h).expect("live object");
+        self.spawns += 1;
+        if self.spawns % SPAWNS_PER_FRAME == 0 {
+            self.world.end_frame();
+        }
+        took
+    }
+}
+
+fn pool_construct(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pool_construct");
+    g.sample_size(50).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+
+    g.bench_function("inline", |b| b.iter(|| Box::new(Expensive::create())));
+
+    {
+        // Only the spawns are timed; the pacing and the destroys are not, so each sample
+        // takes about 40 µs × iterations of wall time, which criterion plans for (its
+        // warm-up and sample counts go by wall time under `iter_custom`).
+        let mut state: Option<Paced> = None;
+        g.bench_function("pooled", |b| {
+            let paced = state.get_or_insert_with(Paced::new);
+            b.iter_custom(|iters| (0..iters).map(|_| paced.spawn()).sum());
+        });
+        if let Some(paced) = &state {
+            let s = paced.world.pool_stats::<Expensive>().expect("pooled");
+            println!(
+                "pool_construct/pooled: {} spawns, hit rate {:.3} % ({} misses); worker create mean {:?}, max {:?}",
+                s.spawns,
+                100.0 * s.hit_rate(),
+                s.misses,
+                s.create_mean,
+                s.create_max
+            );
+        }
+    }
+
+    g.finish();
+    print_construct_latency();
+}
+
+const LATENCY_SPAWNS: usize = 5000;
+
+/// Times `f` alone, `LATENCY_SPAWNS` times, paced as [`Paced::spawn`]; in nanoseconds.
+fn paced_samples(mut f: impl FnMut()) -> Vec<u64> {
+    let mut last = Instant::now();
+    (0..LATENCY_SPAWNS)
+        .map(|_| {
+            while last.elapsed() < PACE {
+                std::hint::spin_loop();
+            }
+            let start = Instant::now();
+            last = start;
+            f();
+            start.elapsed().as_nanos() as u64
+        })
+        .collect()
+}
+
+/// The p50/p99/max of a paced spawn and the hit rate, inline and pooled, printed as a
+/// table (criterion reports a mean per sample, not a tail).
+fn print_construct_latency() {
+    let timer = paced_samples(|| {});
+    let inline = paced_samples(|| drop(black_box(Box::new(Expensive::create()))));
+
+    let mut paced = Paced::new();
+    let before = paced.world.pool_stats::<Expensive>().expect("pooled");
+    let pooled: Vec<u64> = (0..LATENCY_SPAWNS).map(|_| paced.spawn().as_nanos() as u64).collect();
+    let after = paced.world.pool_stats::<Expensive>().expect("pooled");
+    let (hits, spawns) = (after.hits - before.hits, after.spawns - before.spawns);
+
+    println!(
+        "pool_construct latency: {LATENCY_SPAWNS} spawns, one per {PACE:?} (busy-wait), `end_frame` every \
+         {SPAWNS_PER_FRAME}; each figure includes one Instant pair"
+    );
+    println!("  {:<14} {:>10} {:>10} {:>10} {:>9}", "", "p50", "p99", "max", "hits");
+    for (name, samples, hit_rate) in [
+        ("empty region", timer, None),
+        ("inline", inline, Some(0.0)),
+        ("pooled", pooled, Some(100.0 * hits as f64 / spawns as f64)),
+    ] {
+        let mut ns = samples;
+        ns.sort_unstable();
+        let pick = |q: f64| ns[((ns.len() - 1) as f64 * q) as usize];
+        let hits = hit_rate.map_or_else(|| "-".to_owned(), |h| format!("{h:.2} %"));
+        println!(
+            "  {name:<14} {:>7} ns {:>7} ns {:>7} ns {hits:>9}",
+            pick(0.5),
+            pick(0.99),
+            ns.last().copied().unwrap_or_default()
+        );
+    }
+    println!(
+        "  pooled: {} misses of {spawns}; worker create mean {:?}",
+        after.misses - before.misses,
+        after.create_mean
+    );
+}
+
+criterion_group!(benches, pool_churn, pool_construct);
+criterion_main!(benches);
