@@ -26,7 +26,7 @@ impl Drops {
     pub fn made(&self) -> u64 {
         self.0.next.load(Ordering::Relaxed)
     }
-    fn note(&self, id: u64) {
+    pub fn note_drop(&self, id: u64) {
         *self.0.dropped.lock().entry(id).or_default() += 1;
     }
     /// Drops so far (of distinct objects, each counted once however often it dropped).
@@ -67,7 +67,7 @@ impl Shot {
 
 impl Drop for Shot {
     fn drop(&mut self) {
-        self.drops.note(self.id);
+        self.drops.note_drop(self.id);
     }
 }
 
@@ -110,7 +110,7 @@ impl Counted {
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        self.drops.note(self.id);
+        self.drops.note_drop(self.id);
     }
 }
 
