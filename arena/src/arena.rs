@@ -424,7 +424,7 @@ impl Arena {
             return Err(ArenaError::Stale);
         }
         // A token from `take_cell` or `stow` carries `ASYNC` / `IN_POOL`: plain vacant again.
-        slot.overwrite_flags(ObjectFlags::VACANT);
+        slot.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
         self.classes[token.class.index()].free.push(token.slot);
         Ok(())
     }
@@ -453,7 +453,7 @@ impl Arena {
     ///
     /// # Errors
     /// [`ArenaError::Stale`], or [`ArenaError::ReservedFlags`] for
-    /// [`ObjectFlags::ARENA_OWNED`].
+    /// [`ObjectFlags::ARENA_OWNED`] (and for `PERMANENT` on an object of the permanent pool).
     pub fn clear_flags(&mut self, raw: RawHandle, flags: ObjectFlags) -> Result<(), ArenaError> {
         self.change_flags(raw, flags, false)
     }
@@ -464,6 +464,11 @@ impl Arena {
             return Err(ArenaError::ReservedFlags(reserved));
         }
         let slot = self.table.resolve_live(raw)?;
+        let permanent_pool = slot.cell_number.load(Ordering::Relaxed) == NONE;
+        if permanent_pool && !set && flags.contains(ObjectFlags::PERMANENT) {
+            // It lives in the permanent pool whatever its flags say; keep them truthful.
+            return Err(ArenaError::ReservedFlags(ObjectFlags::PERMANENT));
+        }
         let before = slot.flags();
         let after = if set { before | flags } else { before - flags };
         slot.flags.store(after.bits(), Ordering::Release);
@@ -471,7 +476,7 @@ impl Arena {
         let entry = &mut self.classes[class];
         let visible = !after.intersects(ObjectFlags::HIDDEN);
         // Permanent objects have no cell number, hence no live bit.
-        if n != NONE && entry.is_live(n) != visible {
+        if !permanent_pool && entry.is_live(n) != visible {
             entry.set_live(n, visible);
         }
         Ok(())
@@ -698,13 +703,14 @@ impl Drop for Arena {
     }
 }
 
-/// Refuses to end rooted and permanent objects.
+/// Refuses to end rooted objects and objects of the permanent pool (told apart by their
+/// missing cell number, not by a flag a caller could clear).
 #[inline]
 fn check_releasable(slot: &Slot) -> Result<(), ArenaError> {
     if slot.is_rooted() {
         return Err(ArenaError::Rooted);
     }
-    if slot.flags().contains(ObjectFlags::PERMANENT) {
+    if slot.cell_number.load(Ordering::Relaxed) == NONE {
         return Err(ArenaError::Permanent);
     }
     Ok(())
@@ -1024,7 +1030,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         };
         // SAFETY: vacant slots were handed out by the table.
         let slot = unsafe { self.table.slot_unchecked(index) };
-        slot.overwrite_flags(ObjectFlags::VACANT | ObjectFlags::ASYNC);
+        slot.flags.store((ObjectFlags::VACANT | ObjectFlags::ASYNC).bits(), Ordering::Release);
         Ok(FreedCell { class: self.entry.id, slot: index, cell: slot.cell() })
     }
 
@@ -1070,8 +1076,10 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let table = self.table;
         match release(table, self.entry, self.outers, h.index(), self.max_generation) {
             Some(token) => {
-                // SAFETY: `slot` resolved `h.index()` just now.
-                unsafe { table.slot_unchecked(h.index()) }.overwrite_flags(ObjectFlags::VACANT | ObjectFlags::IN_POOL);
+                // SAFETY: `slot` resolved `h.index()` just now. (A plain store: the
+                // membership flags are the arena's to write.)
+                let slot = unsafe { table.slot_unchecked(h.index()) };
+                slot.flags.store((ObjectFlags::VACANT | ObjectFlags::IN_POOL).bits(), Ordering::Release);
                 Ok(Some(token))
             }
             None => {
