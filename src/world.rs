@@ -9,12 +9,15 @@ use respawn_arena::{ArenaConfig, Handle, RawHandle, Root};
 use respawn_gc::{CollectOptions, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress};
 use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
+/// Adds one class's pool with its final (merged) configuration.
+type AddPool = Box<dyn FnOnce(&mut Pools, PoolConfig) -> Result<(), PoolError>>;
+
 /// One class's pool registration, applied when the world is built (after the
 /// configuration files are merged over `config`).
 struct PendingPool {
     name: &'static str,
     config: PoolConfig,
-    add: Box<dyn FnOnce(&mut Pools, PoolConfig) -> Result<(), PoolError>>,
+    add: AddPool,
 }
 
 /// Builds a [`World`]: its pooled classes, configuration files, collector settings.
@@ -376,6 +379,11 @@ impl World {
     /// Objects of `T` in the world (live and garbage awaiting its purge).
     pub fn len<T: 'static>(&self) -> usize {
         self.pools.heap().len::<T>()
+    }
+
+    /// Whether the world holds no object of `T`.
+    pub fn is_empty<T: 'static>(&self) -> bool {
+        self.len::<T>() == 0
     }
 
     /// Runs a full collection now and purges what it found; routed cells go back to their
