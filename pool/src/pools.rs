@@ -15,7 +15,7 @@ use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 ///
 /// - [`add`](Self::add) gives a class a pool (validated [`PoolConfig`], its free route,
 ///   its workers, precreation of `capacity` objects).
-/// - [`spawn`](Self::spawn) pops a ready object (a hit: no construction, no allocation on
+/// - [`spawn_with`](Self::spawn_with) pops a ready object (a hit: no construction, no allocation on
 ///   this thread), or builds one inline (a miss, counted, and the workers are asked to
 ///   grow the pool).
 /// - [`destroy`](Self::destroy) takes an object back by its class's [`Policy`]; handles to
