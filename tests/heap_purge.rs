@@ -24,6 +24,9 @@ impl Poolable for Projectile {
     }
 }
 
+/// Frames of 32 spawn/destroy pairs; every 16 frames the game thread waits for the worker
+/// to catch up, as a frame's remaining time would let it (a worker descheduled on a busy
+/// machine must not turn a warm pool cold — that would be a test of the OS scheduler).
 fn churn(world: &mut World, live: &mut VecDeque<Handle<Projectile>>, cycles: usize) {
     for i in 0..cycles {
         let h = live.pop_front().expect("live objects");
@@ -31,6 +34,9 @@ fn churn(world: &mut World, live: &mut VecDeque<Handle<Projectile>>, cycles: usi
         live.push_back(world.spawn::<Projectile>());
         if i % 32 == 0 {
             world.end_frame();
+        }
+        if i % 512 == 0 {
+            settle(world);
         }
     }
 }

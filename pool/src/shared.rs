@@ -234,8 +234,12 @@ impl Shared {
     /// Gives the game thread a worker's magazine of ready objects.
     fn publish(&self, magazine: Magazine) -> Result<(), Magazine> {
         let n = magazine.len();
-        self.full.push(magazine)?;
+        // Count before the push: the game thread may pop it (and subtract) at once.
         self.ready.fetch_add(n, Ordering::Relaxed);
+        if let Err(magazine) = self.full.push(magazine) {
+            self.ready.fetch_sub(n, Ordering::Relaxed);
+            return Err(magazine);
+        }
         self.held.fetch_sub(n, Ordering::Relaxed);
         Ok(())
     }
@@ -259,9 +263,10 @@ impl Shared {
     /// magazines are full).
     pub(crate) fn publish_local(&self, magazine: Magazine) -> Result<(), Magazine> {
         let n = magazine.len();
-        self.full.push(magazine)?;
         self.ready.fetch_add(n, Ordering::Relaxed);
-        Ok(())
+        self.full.push(magazine).inspect_err(|_| {
+            self.ready.fetch_sub(n, Ordering::Relaxed);
+        })
     }
 }
 
