@@ -390,7 +390,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             misses: t.misses,
             overflow: t.overflow,
             ready: s.ready.load(Ordering::Relaxed) + s.held.load(Ordering::Relaxed) + self.local(),
-            building: s.building.load(Ordering::Relaxed),
+            building: s.building.load(Ordering::Acquire),
             in_use: s.live.load(Ordering::Relaxed),
             high_water: t.high_water,
             precreated,

@@ -299,12 +299,14 @@ pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() 
                 // (the class's cell), written once here before anyone else sees it.
                 unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
                 let nanos = start.elapsed().as_nanos() as u64;
-                shared.building.fetch_sub(1, Ordering::Relaxed);
-                shared.held.fetch_add(1, Ordering::Relaxed);
+                // Counted as built before it stops counting as building, so whoever sees
+                // `building` drop sees the object (Release pairs with stats' Acquire).
                 let c = &shared.counters;
                 c.precreated.fetch_add(1, Ordering::Relaxed);
                 c.create_nanos.fetch_add(nanos, Ordering::Relaxed);
                 c.create_max_nanos.fetch_max(nanos, Ordering::Relaxed);
+                shared.held.fetch_add(1, Ordering::Relaxed);
+                shared.building.fetch_sub(1, Ordering::Release);
                 let magazine = current.get_or_insert_with(|| shared.take_empty());
                 magazine.push(cell);
                 if magazine.is_full() {
