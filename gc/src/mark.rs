@@ -16,6 +16,7 @@
 //!        └──────────────────────────── swap, next round ───────────────────────┘
 //! ```
 
+use respawn_allocator::prefetch;
 use respawn_allocator::sync::{AtomicU32, Ordering};
 use respawn_arena::{ObjectFlags, ObjectTable, RawHandle, Slot};
 
@@ -250,19 +251,6 @@ impl Marker<'_> {
         }
         false
     }
-}
-
-/// Asks the CPU to bring the cache line at `p` in, without waiting for it.
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    // SAFETY: a prefetch is a hint: it never faults and has no effect on memory, whatever
-    // the address (SSE, which provides it, is part of the x86-64 baseline).
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = p;
 }
 
 fn spill_seeds(seeds: &[AtomicU32], next: &Frontier<'_>) {

@@ -184,7 +184,9 @@ impl<T: Poolable> ClassPool<T> {
         self.shared.hungry.store(false, Ordering::Relaxed);
         let empty = mem::replace(&mut self.loaded, full);
         self.shared.return_empty(empty);
-        if self.config.precreate && self.shared.ready_total() < self.config.low_watermark {
+        // Cells still being built count: growing past them would balloon the pool
+        // whenever the workers fall behind.
+        if self.config.precreate && self.shared.pooled() < self.config.low_watermark {
             let _ = self.grow(heap, self.config.grow_by);
         }
         self.loaded.pop()
@@ -228,6 +230,11 @@ impl<T: Poolable> ClassPool<T> {
         init: impl FnOnce(&mut T),
     ) -> Result<Handle<T>, PoolError> {
         let Some(cell) = self.pop(heap) else { return self.miss(heap, strict, init) };
+        if let Some(next) = self.loaded.last() {
+            // The next spawn's object was most likely built on a worker's core: start
+            // bringing it over now, so that spawn does not wait for the transfer.
+            respawn_allocator::prefetch(next.cell().as_ptr());
+        }
         self.tally.spawns += 1;
         self.tally.hits += 1;
         self.sync_local();

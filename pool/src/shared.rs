@@ -21,11 +21,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
+use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
 use respawn_arena::FreedCell;
 
 /// Cells per magazine: one trade with the depot per this many spawns.
-pub(crate) const MAGAZINE: usize = 32;
+pub(crate) const MAGAZINE: usize = 128;
 
 /// A small array of cells holding ready objects (Bonwick's magazine). Its capacity is fixed
 /// at [`MAGAZINE`], so pushing never allocates.
@@ -51,6 +52,11 @@ impl Magazine {
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<FreedCell> {
         self.0.pop()
+    }
+    /// The cell the next `pop` returns.
+    #[inline]
+    pub(crate) fn last(&self) -> Option<&FreedCell> {
+        self.0.last()
     }
     #[inline]
     pub(crate) fn push(&mut self, cell: FreedCell) {
@@ -107,13 +113,15 @@ pub(crate) struct Shared {
     /// low).
     pub(crate) held: AtomicUsize,
     /// Objects of the class alive in the world (spawned and not yet released or routed
-    /// back). Written by the game thread only.
-    pub(crate) live: AtomicUsize,
+    /// back). Written by the game thread only, on every spawn: on a cache line of its own,
+    /// away from the counters workers write, so a spawn never waits for a worker's core.
+    pub(crate) live: CachePadded<AtomicUsize>,
     /// The pool's ceiling on cells it owns (`live + ready + building` and the game
     /// thread's magazines).
     pub(crate) max: usize,
-    /// Ready objects in the game thread's magazines (mirrored for the route's `max` check).
-    pub(crate) local: AtomicUsize,
+    /// Ready objects in the game thread's magazines (mirrored for the route's `max` check);
+    /// padded like `live`.
+    pub(crate) local: CachePadded<AtomicUsize>,
     /// Number of worker threads (0: routed cells go straight back to the arena).
     pub(crate) workers: usize,
     /// The game thread found no full magazine: workers publish partial ones.
@@ -125,7 +133,7 @@ pub(crate) struct Shared {
     wake: Condvar,
     /// Set by the world around `Purge` releases; shared by every pool of a world.
     pub(crate) route_cause: Arc<AtomicU8>,
-    pub(crate) counters: Counters,
+    pub(crate) counters: CachePadded<Counters>,
 }
 
 impl Shared {
@@ -148,9 +156,9 @@ impl Shared {
             ready: AtomicUsize::new(0),
             building: AtomicUsize::new(0),
             held: AtomicUsize::new(0),
-            live: AtomicUsize::new(0),
+            live: CachePadded::new(AtomicUsize::new(0)),
             max,
-            local: AtomicUsize::new(0),
+            local: CachePadded::new(AtomicUsize::new(0)),
             workers,
             hungry: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
@@ -158,7 +166,7 @@ impl Shared {
             lock: Mutex::new(()),
             wake: Condvar::new(),
             route_cause,
-            counters: Counters::default(),
+            counters: CachePadded::new(Counters::default()),
         }
     }
 
