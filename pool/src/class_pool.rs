@@ -130,6 +130,17 @@ impl<T: Poolable> ClassPool<T> {
         self.shared.local.store(self.local(), Ordering::Relaxed);
     }
 
+    /// Objects ready or being built, with this thread's magazines counted directly (the
+    /// shared mirror lags while a spawn is under way). Cells still being built count:
+    /// growing past them would balloon the pool whenever the workers fall behind.
+    fn available(&self) -> usize {
+        let s = &self.shared;
+        s.ready.load(Ordering::Relaxed)
+            + s.held.load(Ordering::Relaxed)
+            + s.building.load(Ordering::Relaxed)
+            + self.local()
+    }
+
     /// Cells the pool owns: objects alive in the world, ready, being built.
     fn owned(&self) -> usize {
         self.shared.live.load(Ordering::Relaxed) + self.shared.pooled()
@@ -184,9 +195,7 @@ impl<T: Poolable> ClassPool<T> {
         self.shared.hungry.store(false, Ordering::Relaxed);
         let empty = mem::replace(&mut self.loaded, full);
         self.shared.return_empty(empty);
-        // Cells still being built count: growing past them would balloon the pool
-        // whenever the workers fall behind.
-        if self.config.precreate && self.shared.pooled() < self.config.low_watermark {
+        if self.config.precreate && self.available() < self.config.low_watermark {
             let _ = self.grow(heap, self.config.grow_by);
         }
         self.loaded.pop()
@@ -377,7 +386,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
 
     fn maintain(&mut self, heap: &mut Heap) {
         recycle_spare(&self.shared, heap);
-        if self.config.precreate && self.shared.pooled() < self.config.low_watermark {
+        if self.config.precreate && self.available() < self.config.low_watermark {
             let _ = self.grow(heap, self.config.grow_by);
         }
         if !self.shared.to_build.is_empty() || self.shared.hungry.load(Ordering::Relaxed) {
