@@ -3,39 +3,12 @@
 //!
 //! Run with `cargo bench --bench arena`; see `benches/README.md` for the reference figures.
 
-use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use respawn_arena::{Arena, Handle};
 use slab::Slab;
 use slotmap::{DefaultKey, SlotMap};
-
-/// The object every peer stores: 64 bytes, one cache line.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-struct Projectile {
-    pos: [f32; 3],
-    vel: [f32; 3],
-    life: f32,
-    id: u32,
-    _pad: [u8; 32],
-}
-
-const _: () = assert!(std::mem::size_of::<Projectile>() == 64);
-
-impl Projectile {
-    fn new(id: u32) -> Self {
-        let v = (id % 97) as f32 * 0.01;
-        Self { pos: [0.0; 3], vel: [1.0 + v, 0.5 - v, v], life: 10.0, id, _pad: [0; 32] }
-    }
-}
-
-/// Looks at a removed object, so that no peer's removal can be optimised away.
-#[inline(always)]
-fn consume(p: &Projectile) {
-    black_box(p.id);
-}
 
 const DT: f32 = 1.0 / 60.0;
 
@@ -49,34 +22,11 @@ fn step(p: &mut Projectile) {
 }
 
 mod common;
-use common::XorShift;
+use common::{churn_loop, churn_sequence, consume, Projectile, XorShift, CHURN_LIVE};
 
 // ---------------------------------------------------------------------------------------
 // churn: 10 000 live, each iteration removes a random live object and inserts a new one.
 // ---------------------------------------------------------------------------------------
-
-const CHURN_LIVE: usize = 10_000;
-/// Length of the pre-generated index sequence (a power of two, walked cyclically).
-const CHURN_SEQ: usize = 1 << 16;
-
-/// The indices (into the live-key list) of the objects removed, in order.
-fn churn_sequence() -> Vec<u32> {
-    let mut rng = XorShift::new();
-    (0..CHURN_SEQ).map(|_| rng.below(CHURN_LIVE) as u32).collect()
-}
-
-/// Times `iters` remove+insert pairs; `pair(i, p)` removes the object under live index `i`
-/// and puts `p` in its place. `pos` carries the position in the sequence across calls.
-#[inline(always)]
-fn churn_loop(seq: &[u32], pos: &mut usize, iters: u64, mut pair: impl FnMut(usize, Projectile)) -> Duration {
-    let start = Instant::now();
-    for _ in 0..iters {
-        let k = *pos;
-        *pos = k.wrapping_add(1);
-        pair(seq[k & (CHURN_SEQ - 1)] as usize, Projectile::new(k as u32));
-    }
-    start.elapsed()
-}
 
 /// The hand-written baseline: slots in a `Vec`, vacant ones on a stack. No generations.
 #[derive(Default)]
@@ -131,57 +81,7 @@ fn churn(c: &mut Criterion) {
         });
     }
 
-    {
-        let mut state: Option<(Slab<Projectile>, Vec<usize>, usize)> = None;
-        g.bench_function("slab", |b| {
-            let (slab, live, pos) = state.get_or_insert_with(|| {
-                let mut slab = Slab::with_capacity(CHURN_LIVE);
-                let live = (0..CHURN_LIVE as u32).map(|i| slab.insert(Projectile::new(i))).collect();
-                (slab, live, 0)
-            });
-            b.iter_custom(|iters| {
-                churn_loop(seq, pos, iters, |i, p| {
-                    consume(&slab.remove(live[i]));
-                    live[i] = slab.insert(p);
-                })
-            });
-        });
-    }
-
-    {
-        let mut state: Option<(SlotMap<DefaultKey, Projectile>, Vec<DefaultKey>, usize)> = None;
-        g.bench_function("slotmap", |b| {
-            let (map, live, pos) = state.get_or_insert_with(|| {
-                let mut map = SlotMap::with_capacity(CHURN_LIVE);
-                let live = (0..CHURN_LIVE as u32).map(|i| map.insert(Projectile::new(i))).collect();
-                (map, live, 0)
-            });
-            b.iter_custom(|iters| {
-                churn_loop(seq, pos, iters, |i, p| {
-                    consume(&map.remove(live[i]).expect("live key"));
-                    live[i] = map.insert(p);
-                })
-            });
-        });
-    }
-
-    {
-        // `Option` so the old box is freed before the new one is allocated.
-        let mut state: Option<(Vec<Option<Box<Projectile>>>, usize)> = None;
-        g.bench_function("box", |b| {
-            let (boxes, pos) = state.get_or_insert_with(|| {
-                ((0..CHURN_LIVE as u32).map(|i| Some(Box::new(Projectile::new(i)))).collect(), 0)
-            });
-            b.iter_custom(|iters| {
-                churn_loop(seq, pos, iters, |i, p| {
-                    let old = boxes[i].take().expect("live box");
-                    consume(&old);
-                    drop(old);
-                    boxes[i] = Some(Box::new(p));
-                })
-            });
-        });
-    }
+    common::bench_churn_peers(&mut g, seq);
 
     {
         let mut state: Option<(hecs::World, Vec<hecs::Entity>, usize)> = None;

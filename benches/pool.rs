@@ -17,31 +17,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use respawn::{GcSettings, Handle, Object, Policy, PoolConfig, PoolStats, Poolable, Trace, World};
-use slab::Slab;
-use slotmap::{DefaultKey, SlotMap};
 
 mod common;
-use common::XorShift;
-
-/// The object every peer stores: 64 bytes, one cache line (the same as `arena.rs`'s).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Trace, Object)]
-struct Projectile {
-    pos: [f32; 3],
-    vel: [f32; 3],
-    life: f32,
-    id: u32,
-    _pad: [u8; 32],
-}
-
-const _: () = assert!(size_of::<Projectile>() == 64);
-
-impl Projectile {
-    fn new(id: u32) -> Self {
-        let v = (id % 97) as f32 * 0.01;
-        Self { pos: [0.0; 3], vel: [1.0 + v, 0.5 - v, v], life: 10.0, id, _pad: [0; 32] }
-    }
-}
+use common::{churn_sequence, consume, Projectile, CHURN_LIVE, CHURN_SEQ};
 
 impl Poolable for Projectile {
     fn create() -> Self {
@@ -54,12 +32,6 @@ impl Poolable for Projectile {
     fn on_release(&mut self) {
         consume(self);
     }
-}
-
-/// Looks at a removed object, so that no peer's removal can be optimised away.
-#[inline(always)]
-fn consume(p: &Projectile) {
-    black_box(p.id);
 }
 
 /// Keeps the `Default` world's live projectiles reachable at each collection (see
@@ -92,30 +64,8 @@ fn wait_for_pool<T: Poolable>(world: &mut World, mut done: impl FnMut(&PoolStats
 // pool_churn: 10 000 live, each iteration destroys a random live object and spawns one.
 // ---------------------------------------------------------------------------------------
 
-const CHURN_LIVE: usize = 10_000;
-/// Length of the pre-generated index sequence (a power of two, walked cyclically).
-const CHURN_SEQ: usize = 1 << 16;
 /// Pairs per game frame: the respawn worlds end a frame (and `Default` collects) this often.
 const FRAME: usize = 1000;
-
-/// The indices (into the live-key list) of the objects removed, in order: `arena.rs`'s.
-fn churn_sequence() -> Vec<u32> {
-    let mut rng = XorShift::new();
-    (0..CHURN_SEQ).map(|_| rng.below(CHURN_LIVE) as u32).collect()
-}
-
-/// Times `iters` remove+insert pairs; `pair(i, p)` removes the object under live index `i`
-/// and puts `p` in its place. `pos` carries the position in the sequence across calls.
-#[inline(always)]
-fn churn_loop(seq: &[u32], pos: &mut usize, iters: u64, mut pair: impl FnMut(usize, Projectile)) -> Duration {
-    let start = Instant::now();
-    for _ in 0..iters {
-        let k = *pos;
-        *pos = k.wrapping_add(1);
-        pair(seq[k & (CHURN_SEQ - 1)] as usize, Projectile::new(k as u32));
-    }
-    start.elapsed()
-}
 
 /// `Reuse`: no workers, nothing precreated (Unity's `ObjectPool`): released objects wait in
 /// the game thread's magazines, and each spawn of the churn pops the one just released.
@@ -259,57 +209,7 @@ fn pool_churn(c: &mut Criterion) {
     let mut g = c.benchmark_group("pool_churn");
     g.sample_size(50).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
 
-    {
-        let mut state: Option<(Slab<Projectile>, Vec<usize>, usize)> = None;
-        g.bench_function("slab", |b| {
-            let (slab, live, pos) = state.get_or_insert_with(|| {
-                let mut slab = Slab::with_capacity(CHURN_LIVE);
-                let live = (0..CHURN_LIVE as u32).map(|i| slab.insert(Projectile::new(i))).collect();
-                (slab, live, 0)
-            });
-            b.iter_custom(|iters| {
-                churn_loop(seq, pos, iters, |i, p| {
-                    consume(&slab.remove(live[i]));
-                    live[i] = slab.insert(p);
-                })
-            });
-        });
-    }
-
-    {
-        let mut state: Option<(SlotMap<DefaultKey, Projectile>, Vec<DefaultKey>, usize)> = None;
-        g.bench_function("slotmap", |b| {
-            let (map, live, pos) = state.get_or_insert_with(|| {
-                let mut map = SlotMap::with_capacity(CHURN_LIVE);
-                let live = (0..CHURN_LIVE as u32).map(|i| map.insert(Projectile::new(i))).collect();
-                (map, live, 0)
-            });
-            b.iter_custom(|iters| {
-                churn_loop(seq, pos, iters, |i, p| {
-                    consume(&map.remove(live[i]).expect("live key"));
-                    live[i] = map.insert(p);
-                })
-            });
-        });
-    }
-
-    {
-        // `Option` so the old box is freed before the new one is allocated (as in arena.rs).
-        let mut state: Option<(Vec<Option<Box<Projectile>>>, usize)> = None;
-        g.bench_function("box", |b| {
-            let (boxes, pos) = state.get_or_insert_with(|| {
-                ((0..CHURN_LIVE as u32).map(|i| Some(Box::new(Projectile::new(i)))).collect(), 0)
-            });
-            b.iter_custom(|iters| {
-                churn_loop(seq, pos, iters, |i, p| {
-                    let old = boxes[i].take().expect("live box");
-                    consume(&old);
-                    drop(old);
-                    boxes[i] = Some(Box::new(p));
-                })
-            });
-        });
-    }
+    common::bench_churn_peers(&mut g, seq);
 
     for (name, config) in [("respawn_reuse", REUSE), ("respawn_purge", PURGE), ("respawn_default", DEFAULT)] {
         let mut state: Option<ChurnWorld> = None;
@@ -362,15 +262,7 @@ impl Poolable for Expensive {
 
 /// `Purge`, one worker, 512 precreated: each released object is destroyed at once and its
 /// cell rebuilt by the worker.
-const EXPENSIVE: PoolConfig = PoolConfig {
-    capacity: 512,
-    max: 16_384,
-    low_watermark: 256,
-    grow_by: 256,
-    policy: Policy::Purge,
-    precreate: true,
-    workers: 1,
-};
+const EXPENSIVE: PoolConfig = PoolConfig { workers: 1, ..PoolConfig::EXPENSIVE };
 
 /// A world with a warm `Expensive` pool: all `capacity` objects built.
 fn expensive_world() -> World {

@@ -6,23 +6,14 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use respawn::{Handle, Object, Policy, PoolConfig, Poolable, Trace, World};
+use respawn::{Handle, Policy, PoolConfig, World};
+
+mod common;
+
+use common::Projectile;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
-
-#[derive(Trace, Object)]
-struct Projectile {
-    pos: [f32; 3],
-    vel: [f32; 3],
-    life: f32,
-}
-
-impl Poolable for Projectile {
-    fn create() -> Self {
-        Self { pos: [0.0; 3], vel: [1.0; 3], life: 1.0 }
-    }
-}
 
 /// Frames of 32 spawn/destroy pairs; every 16 frames the game thread waits for the worker
 /// to catch up, as a frame's remaining time would let it (a worker descheduled on a busy

@@ -2,26 +2,14 @@
 //! heap block (dhat in testing mode). One test per binary: dhat allows one profiler per
 //! process.
 
-use respawn::{Object, Policy, PoolConfig, Poolable, Trace, World};
+use respawn::{Policy, PoolConfig, World};
+
+mod common;
+
+use common::Projectile;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
-
-#[derive(Trace, Object)]
-struct Projectile {
-    pos: [f32; 3],
-    vel: [f32; 3],
-    life: f32,
-}
-
-impl Poolable for Projectile {
-    fn create() -> Self {
-        Self { pos: [0.0; 3], vel: [0.0; 3], life: 0.0 }
-    }
-    fn reset(&mut self) {
-        *self = Self::create();
-    }
-}
 
 /// Keeps `live` objects alive and churns: destroy the oldest, spawn one.
 fn churn(world: &mut World, live: &mut std::collections::VecDeque<respawn::Handle<Projectile>>, cycles: usize) {

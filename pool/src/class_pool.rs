@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use respawn_arena::{ClassId, FreedCell, Handle, ObjectFlags, RawHandle};
-use respawn_gc::Heap;
+use respawn_gc::{GcError, Heap};
 
 use crate::shared::{self, Magazine, Shared, ROUTE_GC, ROUTE_PURGE};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
@@ -21,8 +21,9 @@ pub(crate) type Create<T> = Arc<dyn Fn() -> T + Send + Sync>;
 pub(crate) trait ErasedPool: Send {
     fn as_any_mut(&mut self) -> &mut dyn Any;
     /// Takes back the object `raw` names, by the pool's policy. The caller resolved it
-    /// (visible, this class) and checked that it and its sub-objects may be released.
-    fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError>;
+    /// (visible, this class, with `flags`) and checked that it and its sub-objects may be
+    /// released.
+    fn release(&mut self, heap: &mut Heap, raw: RawHandle, flags: ObjectFlags) -> Result<(), PoolError>;
     /// An object of the class entered the world without `spawn` (a plain insert).
     fn note_inserted(&mut self);
     /// Game-thread upkeep: cells back to the arena, workers woken, growth.
@@ -112,11 +113,6 @@ impl<T: Poolable> ClassPool<T> {
         }
         pool.built = true;
         Ok(pool)
-    }
-
-    /// The pool's policy.
-    pub(crate) fn policy(&self) -> Policy {
-        self.config.policy
     }
 
     /// Objects ready in the game thread's magazines.
@@ -285,19 +281,18 @@ impl<T: Poolable> ClassPool<T> {
         Ok(handle)
     }
 
-    /// `Reuse`: destroys the object's sub-objects, resets it, and puts it back at once.
-    fn reuse(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
-        let flags = heap.flags(raw)?;
+    /// `Reuse` when the object has sub-objects or the pool is above `max`: the sub-objects
+    /// are destroyed first, then the object is reset and put back, or — above `max` —
+    /// destroyed too, so the pool shrinks back. (`on_release` ran already.)
+    #[cold]
+    fn reuse_slow(&mut self, heap: &mut Heap, raw: RawHandle, flags: ObjectFlags) -> Result<(), PoolError> {
         if flags.contains(ObjectFlags::HAS_SUBOBJECTS) {
             let mut children = mem::take(&mut self.children);
             children.clear();
             children.extend(heap.sub_objects(raw));
-            let cause = &self.shared.route_cause;
-            cause.store(ROUTE_PURGE, Ordering::Relaxed);
             for &child in &children {
-                let _ = heap.destroy_now(child);
+                let _ = destroy_as_purge(&self.shared, heap, child);
             }
-            cause.store(ROUTE_GC, Ordering::Relaxed);
             self.children = children;
         }
         if self.owned() > self.config.max {
@@ -308,8 +303,15 @@ impl<T: Poolable> ClassPool<T> {
         let mut store = heap.store_of::<T>(self.class)?;
         store.get_mut(h).ok_or(PoolError::Stale)?.reset();
         let stowed = store.stow(h)?;
+        self.shelve(stowed);
+        Ok(())
+    }
+
+    /// Puts a stowed (reset) object among the ready ones.
+    #[inline]
+    fn shelve(&mut self, stowed: Option<FreedCell>) {
         self.add_live(-1);
-        let Some(cell) = stowed else { return Ok(()) }; // the slot retired; dropped
+        let Some(cell) = stowed else { return }; // the slot retired; dropped
         self.tally.recycled_reuse += 1;
         if let Err(cell) = self.push_local(cell) {
             // SAFETY: `stow` left the reset object in the cell, ours alone; dropped once.
@@ -317,19 +319,22 @@ impl<T: Poolable> ClassPool<T> {
             self.shared.give_back(cell);
         }
         self.sync_local();
-        Ok(())
     }
 
     /// `Purge`: the collector's destroy pipeline without a mark; cells come back through
     /// the free route.
     fn purge(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
-        let cause = Arc::clone(&self.shared.route_cause);
-        cause.store(ROUTE_PURGE, Ordering::Relaxed);
-        let ended = heap.destroy_now(raw);
-        cause.store(ROUTE_GC, Ordering::Relaxed);
-        ended?;
+        destroy_as_purge(&self.shared, heap, raw)?;
         Ok(())
     }
+}
+
+/// `destroy_now`, with the cells it routes counted as recycled by `Purge`.
+fn destroy_as_purge(shared: &Shared, heap: &mut Heap, raw: RawHandle) -> Result<usize, GcError> {
+    shared.route_cause.store(ROUTE_PURGE, Ordering::Relaxed);
+    let ended = heap.destroy_now(raw);
+    shared.route_cause.store(ROUTE_GC, Ordering::Relaxed);
+    ended
 }
 
 /// The class's free route: a cell whose object has ended comes back to the pool and goes to
@@ -366,17 +371,27 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         self
     }
 
-    fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+    fn release(&mut self, heap: &mut Heap, raw: RawHandle, flags: ObjectFlags) -> Result<(), PoolError> {
         let h = Handle::<T>::from_raw(raw);
-        heap.store_of::<T>(self.class)?.get_mut(h).ok_or(PoolError::Stale)?.on_release();
+        let mut store = heap.store_of::<T>(self.class)?;
+        let object = store.get_mut(h).ok_or(PoolError::Stale)?;
+        object.on_release();
         self.tally.released += 1;
-        match self.config.policy {
+        let policy = self.config.policy;
+        if policy == Policy::Reuse && !flags.contains(ObjectFlags::HAS_SUBOBJECTS) && self.owned() <= self.config.max {
+            // The common `Reuse` case: one lookup for both hooks, one for the stow.
+            object.reset();
+            let stowed = store.stow(h)?;
+            self.shelve(stowed);
+            return Ok(());
+        }
+        match policy {
             Policy::Default => {
                 heap.mark_as_garbage(raw)?;
                 Ok(())
             }
             Policy::Purge => self.purge(heap, raw),
-            Policy::Reuse => self.reuse(heap, raw),
+            Policy::Reuse => self.reuse_slow(heap, raw, flags),
         }
     }
 

@@ -108,12 +108,6 @@ impl Pools {
         self.pools.get(id.index())?.as_ref().map(|p| p.config())
     }
 
-    #[inline]
-    fn pool_mut<T: Poolable>(&mut self) -> Option<&mut ClassPool<T>> {
-        let id = self.heap.class_of::<T>()?;
-        self.pools.get_mut(id.index())?.as_mut()?.as_any_mut().downcast_mut::<ClassPool<T>>()
-    }
-
     /// Spawns an object of `T`: pops a ready one from its pool, or builds one inline with
     /// `T::create` when none is ready (a miss) or `T` has no pool. `init` runs on it before
     /// [`on_spawn`](Poolable::on_spawn).
@@ -187,9 +181,9 @@ impl Pools {
     /// [`ArenaError::Permanent`] (for the object or one of its sub-objects).
     pub fn destroy<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
         let raw = h.raw();
-        let class = self.check_releasable::<T>(raw)?;
+        let (class, flags) = self.check_releasable::<T>(raw)?;
         match self.pools.get_mut(class) {
-            Some(Some(pool)) => pool.release(&mut self.heap, raw),
+            Some(Some(pool)) => pool.release(&mut self.heap, raw, flags),
             _ => {
                 self.heap.mark_as_garbage(raw)?;
                 Ok(())
@@ -198,8 +192,8 @@ impl Pools {
     }
 
     /// Resolves `raw` for `destroy` and checks it and its sub-objects may be released;
-    /// returns its class index.
-    fn check_releasable<T: 'static>(&mut self, raw: RawHandle) -> Result<usize, PoolError> {
+    /// returns its class index and flags.
+    fn check_releasable<T: 'static>(&mut self, raw: RawHandle) -> Result<(usize, ObjectFlags), PoolError> {
         let table = self.heap.table();
         let slot = match table.resolve(raw) {
             Ok(slot) => slot,
@@ -239,7 +233,7 @@ impl Pools {
             self.walk = walk;
             refused?;
         }
-        Ok(class)
+        Ok((class, flags))
     }
 
     /// Game-thread upkeep, once a frame (respawn's `World::end_frame` calls it): cells the
@@ -263,8 +257,8 @@ impl Pools {
     }
 
     /// `T`'s policy: its pool's, or `Default` for a class without one.
-    pub fn policy<T: Poolable>(&mut self) -> Policy {
-        self.pool_mut::<T>().map_or(Policy::Default, |p| p.policy())
+    pub fn policy<T: 'static>(&self) -> Policy {
+        self.config::<T>().map_or(Policy::Default, |c| c.policy)
     }
 
     /// Joins every pool's workers and drops every ready object. Also done on drop.

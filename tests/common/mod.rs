@@ -87,6 +87,23 @@ impl Poolable for Shot {
     }
 }
 
+/// A small pooled projectile for the allocation tests.
+#[derive(Trace, Object)]
+pub struct Projectile {
+    pub pos: [f32; 3],
+    pub vel: [f32; 3],
+    pub life: f32,
+}
+
+impl Poolable for Projectile {
+    fn create() -> Self {
+        Self { pos: [0.0; 3], vel: [0.0; 3], life: 0.0 }
+    }
+    fn reset(&mut self) {
+        *self = Self::create();
+    }
+}
+
 /// A plain collected object that references pooled ones.
 #[derive(Trace, Object)]
 pub struct Ship {
