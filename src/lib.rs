@@ -4,7 +4,8 @@ pub use respawn_allocator as allocator;
 pub use respawn_allocator::{AllocError, ChunkAllocator, ClassId, PermanentPool, SlabConfig};
 pub use respawn_arena as arena;
 pub use respawn_arena::{
-    Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassStore, FreedCell, Handle, ObjectFlags, RawHandle, Root,
+    Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, FreedCell, Handle,
+    ObjectFlags, RawHandle, Root, SlabLayout,
 };
 pub use respawn_gc as gc;
 pub use respawn_gc::{CollectOptions, GcError, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, Trace};

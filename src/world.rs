@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
-use respawn_arena::{ArenaConfig, Handle, RawHandle, Root};
+use respawn_arena::{ArenaConfig, ClassLayout, Handle, RawHandle, Root};
 use respawn_gc::{CollectOptions, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress};
 use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
@@ -436,6 +436,42 @@ impl World {
     /// is a pointer bump, and [`end_frame`](Self::end_frame) frees everything at once.
     pub fn frame_arena(&self) -> &Bump {
         &self.frame
+    }
+
+    /// Lends the frame arena beside the world itself, so temporaries (a hit list, spawn
+    /// requests) can live across calls that change the world:
+    ///
+    /// ```
+    /// # use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    /// # #[derive(Trace, Object)] struct Shot { life: f32 }
+    /// # impl Poolable for Shot { fn create() -> Self { Shot { life: 1.0 } } }
+    /// # let mut world = World::builder().pool::<Shot>(PoolConfig::PROJECTILES).build().unwrap();
+    /// # world.spawn_with(|s: &mut Shot| s.life = -1.0);
+    /// let dead = world.with_frame_arena(|world, frame| {
+    ///     let mut dead = bumpalo::collections::Vec::new_in(frame);
+    ///     dead.extend(world.iter::<Shot>().filter(|(_, s)| s.life <= 0.0).map(|(h, _)| h));
+    ///     for &h in &dead {
+    ///         world.destroy(h).unwrap();
+    ///     }
+    ///     dead.len()
+    /// });
+    /// assert_eq!(dead, 1);
+    /// ```
+    ///
+    /// The arena is the same one [`frame_arena`](Self::frame_arena) returns between calls;
+    /// inside `f`, `world.frame_arena()` is a separate, empty arena dropped when `f` returns.
+    pub fn with_frame_arena<R>(&mut self, f: impl FnOnce(&mut World, &Bump) -> R) -> R {
+        // An empty `Bump` allocates nothing, so lending costs two moves.
+        let frame = std::mem::take(&mut self.frame);
+        let out = f(self, &frame);
+        self.frame = frame;
+        out
+    }
+
+    /// What every cell of every class's slabs holds (live, in pool, garbage, free), for a
+    /// memory-layout picture; see [`Arena::layout`](respawn_arena::Arena::layout).
+    pub fn layouts(&self) -> Vec<ClassLayout> {
+        self.pools.heap().arena().layouts()
     }
 
     /// `T`'s pool counters, if it has a pool.

@@ -13,6 +13,7 @@ use respawn_allocator::sync::{Arc, Ordering};
 use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Rejected, SlabConfig};
 
 use crate::class::{ClassEntry, FreeRoute, FreedCell};
+use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
 use crate::table::{ObjectTable, Slot, NONE};
 use crate::{ArenaError, Handle, ObjectFlags, RawHandle, Root};
@@ -667,6 +668,18 @@ impl Arena {
         })
     }
 
+    /// What every cell of class `class`'s slabs holds, slab by slab in address order: the
+    /// picture behind a memory-layout view. `None` for a class this arena does not know.
+    pub fn layout(&self, class: ClassId) -> Option<ClassLayout> {
+        let entry = self.classes.get(class.index())?;
+        Some(layout::class_layout(&self.table, entry, self.config.max_generation))
+    }
+
+    /// [`layout`](Self::layout) of every class, in registration order.
+    pub fn layouts(&self) -> Vec<ClassLayout> {
+        self.classes.iter().map(|e| layout::class_layout(&self.table, e, self.config.max_generation)).collect()
+    }
+
     /// The object table, for type-erased code (the collector marks it chunk by chunk).
     pub fn table(&self) -> &ObjectTable {
         &self.table
@@ -771,7 +784,7 @@ unsafe fn take<T>(
     // because the slot is released right after.
     let value = unsafe { table.slot_unchecked(index).cell().cast::<T>().as_ptr().read() };
     let token = release(table, entry, outers, index, max_generation);
-    route(entry, token);
+    route(table, entry, token);
     value
 }
 
@@ -798,15 +811,22 @@ unsafe fn destroy_at(
         // SAFETY: the cell holds an object of this class, released just now, dropped once.
         unsafe { drop_fn(cell.as_ptr()) };
     }
-    route(entry, token);
+    route(table, entry, token);
 }
 
-/// Sends a freed cell down its class's route (default: the class's vacant list).
+/// Sends a freed cell down its class's route (default: the class's vacant list). A cell
+/// handed to a route is flagged `VACANT | ASYNC` until it comes back through
+/// [`ClassStore::adopt`] or [`Arena::recycle`], so a layout picture can tell it from a free one.
 #[inline]
-fn route(entry: &mut ClassEntry, token: Option<FreedCell>) {
+fn route(table: &ObjectTable, entry: &mut ClassEntry, token: Option<FreedCell>) {
     let Some(token) = token else { return };
     match &mut entry.route {
-        Some(route) => route(token),
+        Some(route) => {
+            // SAFETY: `release` made the token from a slot the table handed out.
+            let slot = unsafe { table.slot_unchecked(token.slot) };
+            slot.flags.store((ObjectFlags::VACANT | ObjectFlags::ASYNC).bits(), Ordering::Release);
+            route(token);
+        }
         None => entry.free.push(token.slot),
     }
 }

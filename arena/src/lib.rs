@@ -37,6 +37,7 @@ mod class;
 mod error;
 mod flags;
 mod handle;
+mod layout;
 mod outer;
 mod table;
 
@@ -45,5 +46,6 @@ pub use class::{FreeRoute, FreedCell};
 pub use error::ArenaError;
 pub use flags::ObjectFlags;
 pub use handle::{Handle, RawHandle, Root};
+pub use layout::{CellState, ClassLayout, SlabLayout};
 pub use respawn_allocator::{ClassId, Rejected, SlabConfig};
 pub use table::{ObjectTable, Slot, CHUNK_SLOTS, NONE};

@@ -1,0 +1,117 @@
+//! A picture of a class's memory: what every cell of every slab holds (UE's memory-layout
+//! view), for reports and debugging tools. Taken under `&Arena`, so it is a consistent
+//! snapshot on the game thread; pool workers never change the table.
+
+use respawn_allocator::ClassId;
+
+use crate::class::ClassEntry;
+use crate::table::ObjectTable;
+use crate::ObjectFlags;
+
+/// What one cell holds, judged from its slot's flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellState {
+    /// A visible object: handles resolve, `tick` visits it.
+    Live,
+    /// Owned by the class's pool: stowed for reuse (`IN_POOL`), taken or routed for a
+    /// worker to build into (`ASYNC`), or holding a ready object the pool will hand out.
+    Pooled,
+    /// An object on its way out: marked garbage, found unreachable, or waiting for its
+    /// purge (`GARBAGE`, `UNREACHABLE`, `BEGIN_DESTROYED`).
+    Garbage,
+    /// Vacant and on the class's free list: the next insert may take it.
+    Free,
+    /// Vacant for good: its generation reached the ceiling.
+    Retired,
+}
+
+impl CellState {
+    /// Every state, in the order reports list them.
+    pub const ALL: [CellState; 5] =
+        [CellState::Live, CellState::Pooled, CellState::Garbage, CellState::Free, CellState::Retired];
+
+    /// A lower-case name for legends and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            CellState::Live => "live",
+            CellState::Pooled => "in pool",
+            CellState::Garbage => "garbage",
+            CellState::Free => "free",
+            CellState::Retired => "retired",
+        }
+    }
+
+    fn of(flags: ObjectFlags, generation: u32, max_generation: u32) -> Self {
+        if flags.contains(ObjectFlags::VACANT) {
+            if flags.intersects(ObjectFlags::ASYNC | ObjectFlags::IN_POOL) {
+                CellState::Pooled
+            } else if generation >= max_generation {
+                CellState::Retired
+            } else {
+                CellState::Free
+            }
+        } else if flags.intersects(ObjectFlags::GARBAGE | ObjectFlags::UNREACHABLE | ObjectFlags::BEGIN_DESTROYED) {
+            CellState::Garbage
+        } else if flags.intersects(ObjectFlags::IN_POOL | ObjectFlags::ASYNC) {
+            CellState::Pooled
+        } else {
+            CellState::Live
+        }
+    }
+}
+
+/// One slab of a class: its cells in address order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlabLayout {
+    /// The slab's index in the class's reservation (address order).
+    pub index: u32,
+    /// The address of its first cell.
+    pub address: usize,
+    /// Every cell, in address order.
+    pub cells: Vec<CellState>,
+}
+
+/// Every slab a class owns, cell by cell (see [`Arena::layout`](crate::Arena::layout)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassLayout {
+    /// The class's id.
+    pub class: ClassId,
+    /// The class's name (its Rust type).
+    pub name: &'static str,
+    /// Bytes per cell.
+    pub cell_size: usize,
+    /// Cells per slab.
+    pub cells_per_slab: usize,
+    /// The slabs the class owns, in address order.
+    pub slabs: Vec<SlabLayout>,
+}
+
+impl ClassLayout {
+    /// Cells in `state`, over every slab.
+    pub fn count(&self, state: CellState) -> usize {
+        self.slabs.iter().map(|s| s.cells.iter().filter(|&&c| c == state).count()).sum()
+    }
+
+    /// Cells over every slab.
+    pub fn cells(&self) -> usize {
+        self.slabs.len() * self.cells_per_slab
+    }
+}
+
+pub(crate) fn class_layout(table: &ObjectTable, entry: &ClassEntry, max_generation: u32) -> ClassLayout {
+    let per_slab = entry.cells_per_slab();
+    let slabs = (entry.bases.iter().zip(&entry.first_slot).enumerate())
+        .filter(|(_, (base, _))| !base.is_null())
+        .map(|(index, (&base, &first))| SlabLayout {
+            index: index as u32,
+            address: base as usize,
+            cells: (first..first + per_slab as u32)
+                .map(|i| {
+                    let slot = table.slot(i).expect("a slab's cells have slots");
+                    CellState::of(slot.flags(), slot.generation(), max_generation)
+                })
+                .collect(),
+        })
+        .collect();
+    ClassLayout { class: entry.id, name: entry.name, cell_size: entry.cell_size, cells_per_slab: per_slab, slabs }
+}

@@ -1,0 +1,213 @@
+//! What a run measured: the figures the table prints, `--json` serialises and the HTML
+//! report draws. Plain data; every number here was measured during the run.
+
+use serde::Serialize;
+
+/// A whole invocation: the settings, the machine, and one entry per scenario, in the order
+/// they ran.
+#[derive(Clone, Debug, Serialize)]
+pub struct Run {
+    /// The `respawn` package's version.
+    pub version: &'static str,
+    /// The settings every scenario ran with.
+    pub settings: Settings,
+    /// Logical CPUs the process may use.
+    pub cpus: usize,
+    /// The heap figures come from this counter: `"counting allocator"` or `"dhat"`.
+    pub heap_counter: &'static str,
+    /// One entry per scenario.
+    pub scenarios: Vec<Scenario>,
+}
+
+/// The storm's settings, as the command line gave them (defaults filled in).
+#[derive(Clone, Debug, Serialize)]
+pub struct Settings {
+    /// Frames per scenario.
+    pub frames: u32,
+    /// Projectiles fired per frame, over all turrets.
+    pub rate: u32,
+    /// Turrets firing.
+    pub turrets: u32,
+    /// Mean projectile lifetime in frames (each lives 50–150 % of it).
+    pub lifetime: u32,
+    /// Share of projectiles that carry the expensive payload (a `Rocket`), 0–1.
+    pub payload_share: f64,
+    /// Microseconds a `Rocket`'s constructor spends building its payload.
+    pub payload_us: u32,
+    /// Frames per second the game loop is paced to (0: as fast as it can).
+    pub fps: u32,
+    /// Frames between garbage collections (simulated time).
+    pub gc_every: u32,
+    /// Microseconds of incremental purge per frame.
+    pub purge_budget_us: u32,
+    /// The random seed: every scenario fires the same storm.
+    pub seed: u64,
+    /// The pool configuration file given with `--config`, if any.
+    pub config: Option<String>,
+}
+
+/// One scenario's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scenario {
+    /// Short key, as `--scenarios` takes it: `box`, `default`, `purge`, `reuse`.
+    pub key: &'static str,
+    /// Display name: `Box`, `World · Default`, …
+    pub name: &'static str,
+    /// One line saying what the scenario does.
+    pub about: &'static str,
+    /// Projectiles spawned (bullets and rockets).
+    pub spawns: u64,
+    /// Of those, rockets (the expensive payload).
+    pub payload_spawns: u64,
+    /// Projectiles retired by hitting a target.
+    pub hits: u64,
+    /// Projectiles retired at the end of their life.
+    pub expired: u64,
+    /// Projectiles alive at the end (the storm's last frame).
+    pub live_at_end: u64,
+    /// Latency of one spawn call, every spawn, in nanoseconds.
+    pub spawn_ns: Summary,
+    /// Latency of the rocket spawns alone, in nanoseconds.
+    pub payload_spawn_ns: Summary,
+    /// Time of one frame's work (spawn, tick, retire, end of frame; not the pacing sleep),
+    /// in microseconds.
+    pub frame_us: Summary,
+    /// The collector's work.
+    pub gc: GcFigures,
+    /// The pools' figures; `None` for the Box scenario.
+    pub pool: Option<PoolFigures>,
+    /// Heap and memory figures.
+    pub memory: MemoryFigures,
+    /// Per-frame and distribution series for the charts.
+    pub series: Series,
+    /// The slab occupancy map of each pooled class at the end of the storm (empty for Box).
+    pub layout: Vec<ClassMap>,
+}
+
+/// p50 / p99 / max of a sample, and its mean.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Summary {
+    /// Samples taken.
+    pub count: u64,
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest sample.
+    pub max: f64,
+    /// Arithmetic mean.
+    pub mean: f64,
+}
+
+/// What the collector did during a scenario.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct GcFigures {
+    /// Collections run.
+    pub collections: u64,
+    /// Longest pause of a collection (lock, mark, reach, gather; plus the purge when it ran
+    /// whole), in microseconds.
+    pub max_collection_us: f64,
+    /// Incremental purge slices run.
+    pub purge_slices: u64,
+    /// Longest purge slice, in microseconds.
+    pub max_purge_us: f64,
+    /// Everything the collector spent on the game thread, in milliseconds.
+    pub total_ms: f64,
+    /// Objects the collections found unreachable (and purged).
+    pub purged: u64,
+}
+
+/// The pools' counters, summed over the scenario's classes.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct PoolFigures {
+    /// Spawns served by a ready object.
+    pub hits: u64,
+    /// Spawns that had to construct inline.
+    pub misses: u64,
+    /// `hits / (hits + misses)`.
+    pub hit_rate: f64,
+    /// Objects the workers built.
+    pub precreated: u64,
+    /// Times a pool grew.
+    pub grows: u64,
+    /// Ready objects when the storm ended.
+    pub ready_at_end: u64,
+    /// Frames waited before the storm for the pools to fill (the loading screen).
+    pub warmup_ms: f64,
+}
+
+/// Heap allocations and memory, from the counting global allocator (or dhat).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct MemoryFigures {
+    /// Heap allocations during the storm, on every thread (pool workers included).
+    pub allocations: u64,
+    /// Heap allocations per spawn.
+    pub allocations_per_spawn: f64,
+    /// Heap allocations per frame over the second half of the storm (steady state).
+    pub steady_allocations_per_frame: f64,
+    /// Bytes allocated on the heap during the storm.
+    pub allocated_bytes: u64,
+    /// Most heap bytes live at once during the storm (process-wide).
+    pub peak_heap_bytes: u64,
+    /// Most bytes of slabs the World's classes held at once (mapped by the chunk
+    /// allocator, outside the heap); 0 for Box.
+    pub peak_slab_bytes: u64,
+    /// `peak_heap_bytes + peak_slab_bytes`.
+    pub peak_bytes: u64,
+}
+
+/// Series for the charts.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Series {
+    /// Each frame's work time, in microseconds.
+    pub frame_us: Vec<f32>,
+    /// Each frame's collector time on the game thread, in microseconds (0: none).
+    pub gc_us: Vec<f32>,
+    /// What the collector did each frame: 0 nothing, 1 purge slice, 2 collection.
+    pub gc_kind: Vec<u8>,
+    /// Projectiles alive at each frame's end.
+    pub live: Vec<u32>,
+    /// Heap allocations during each frame.
+    pub allocations: Vec<u32>,
+    /// The spawn-latency distribution: `[quantile, nanoseconds]` pairs, quantile ascending
+    /// from 0 to 1 (a CDF, sampled at 200 points weighted toward the tail).
+    pub spawn_cdf: Vec<[f64; 2]>,
+}
+
+/// One class's slab occupancy at the end of the storm.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClassMap {
+    /// The class's name.
+    pub name: String,
+    /// Bytes per cell.
+    pub cell_size: usize,
+    /// Cells per slab.
+    pub cells_per_slab: usize,
+    /// Cells in each state, in [`CELL_STATES`] order.
+    pub counts: [usize; 5],
+    /// One string per slab in address order, one letter per cell: see [`CELL_STATES`].
+    #[serde(skip)]
+    pub slabs: Vec<String>,
+}
+
+/// The letter a cell state is written as in [`ClassMap::slabs`], with its name.
+pub const CELL_STATES: [(char, &str); 5] =
+    [('L', "live"), ('P', "in pool"), ('G', "garbage"), ('F', "free"), ('R', "retired")];
+
+impl Summary {
+    /// The summary of `samples` (sorted in place).
+    pub fn of(samples: &mut [f64]) -> Self {
+        if samples.is_empty() {
+            return Self::default();
+        }
+        samples.sort_unstable_by(f64::total_cmp);
+        let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+        Summary {
+            count: samples.len() as u64,
+            p50: at(0.5),
+            p99: at(0.99),
+            max: samples[samples.len() - 1],
+            mean: samples.iter().sum::<f64>() / samples.len() as f64,
+        }
+    }
+}
