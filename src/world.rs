@@ -266,15 +266,30 @@ impl World {
         self.pools.try_spawn_with(|_| {})
     }
 
-    /// Spawns an object as a sub-object of `outer` (UE's `NewObject(Outer)`): it is kept
-    /// alive by its owner's reachability and destroyed with it.
+    /// Spawns an object as a sub-object of `outer` (UE's `NewObject(Outer)`): it keeps its
+    /// owner alive while it is reachable itself, and is destroyed with it. As in UE, the
+    /// owner does not keep it alive: reference it, or root it, to keep it.
     ///
     /// # Errors
     /// [`PoolError::Stale`] / [`PoolError::Arena`] if `outer` does not resolve (nothing is
     /// spawned then), or as [`try_spawn`](Self::try_spawn).
     pub fn spawn_sub<T: Poolable, O>(&mut self, outer: Handle<O>) -> Result<Handle<T>, PoolError> {
+        self.spawn_sub_with(outer, |_| {})
+    }
+
+    /// [`spawn_sub`](Self::spawn_sub), running `init` on the object before its `on_spawn`
+    /// hook (a turret's projectile: owned by the turret, launched from its muzzle).
+    ///
+    /// # Errors
+    /// As [`spawn_sub`](Self::spawn_sub).
+    #[inline]
+    pub fn spawn_sub_with<T: Poolable, O>(
+        &mut self,
+        outer: Handle<O>,
+        init: impl FnOnce(&mut T),
+    ) -> Result<Handle<T>, PoolError> {
         self.pools.heap().table().resolve(outer.raw())?;
-        let h = self.pools.spawn_with(|_| {})?;
+        let h = self.pools.spawn_with(init)?;
         self.pools.heap_mut().set_outer(h.raw(), Some(outer.raw()))?;
         Ok(h)
     }

@@ -1,0 +1,719 @@
+//! The projectile storm: turrets fire for N frames; every projectile moves, falls, ages and
+//! may hit one of a few targets, in one aggregated pass a frame; the dead are retired. The
+//! same seeded storm runs once per scenario: `Box` per projectile, and the World under each
+//! pool policy.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bumpalo::collections::Vec as FrameVec;
+use bumpalo::Bump;
+use respawn::{
+    CellState, ConfigError, ConfigLayers, GcSettings, GcStep, Handle, Object, Policy, PoolConfig, PoolError, Poolable,
+    Trace, World,
+};
+
+use crate::figures::{
+    ClassMap, GcFigures, MemoryFigures, PoolFigures, Scenario, Series, Settings, Summary, CELL_STATES,
+};
+use crate::heap;
+
+/// The simulated frame length: the storm runs on a fixed 60 Hz step.
+pub const DT: f32 = 1.0 / 60.0;
+
+/// Where the targets stand: `[x, y, z, radius]`.
+const TARGETS: [[f32; 4]; 4] =
+    [[60.0, 2.0, 0.0, 4.0], [-50.0, 2.0, 40.0, 4.0], [0.0, 2.0, -70.0, 5.0], [35.0, 8.0, 55.0, 3.0]];
+
+/// A projectile's motion and fate, shared by both classes (32 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Trace)]
+#[repr(C)]
+pub struct Motion {
+    pos: [f32; 3],
+    vel: [f32; 3],
+    /// Frames left to live.
+    life: u32,
+    #[trace(skip)]
+    fate: Fate,
+}
+
+/// How a projectile's flight ended, if it has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u32)]
+enum Fate {
+    #[default]
+    Flying,
+    Hit,
+    Expired,
+}
+
+impl Motion {
+    /// One frame: move, fall, age, test the targets. The same float operations in the
+    /// same order in every scenario, so every scenario retires the same projectiles.
+    #[inline]
+    fn step(&mut self) {
+        for (p, v) in self.pos.iter_mut().zip(self.vel) {
+            *p += v * DT;
+        }
+        self.vel[1] -= 9.8 * DT;
+        self.life -= 1;
+        let hit = TARGETS.iter().any(|&[x, y, z, r]| {
+            let (dx, dy, dz) = (self.pos[0] - x, self.pos[1] - y, self.pos[2] - z);
+            dx * dx + dy * dy + dz * dz < r * r
+        });
+        self.fate = if hit {
+            Fate::Hit
+        } else if self.life == 0 || self.pos[1] < 0.0 {
+            Fate::Expired
+        } else {
+            Fate::Flying
+        };
+    }
+}
+
+/// What a turret decides when it fires: where from, how fast, for how long, and which
+/// class.
+#[derive(Clone, Copy, Debug)]
+pub struct Shot {
+    turret: u32,
+    motion: Motion,
+    rocket: bool,
+}
+
+/// A cheap projectile (64 bytes, the size DESIGN.md's targets are stated for).
+#[derive(Trace, Object)]
+#[repr(C)]
+pub struct Bullet {
+    motion: Motion,
+    damage: f32,
+    owner: u32,
+    _pad: [u32; 6],
+}
+
+impl Poolable for Bullet {
+    fn create() -> Self {
+        Bullet { motion: Motion::default(), damage: 0.0, owner: 0, _pad: [0; 6] }
+    }
+    fn reset(&mut self) {
+        self.motion = Motion::default();
+    }
+}
+
+/// A projectile with an expensive payload: its constructor spends `--payload-us` building
+/// it, as a weapon blueprint's construction script would.
+#[derive(Trace, Object)]
+#[repr(C)]
+pub struct Rocket {
+    motion: Motion,
+    owner: u32,
+    /// Built by the constructor; kept by `reset`, which is what makes reuse cheap.
+    payload: [u64; 12],
+}
+
+/// Nanoseconds a `Rocket`'s constructor spends (set once per run, read by the workers).
+static PAYLOAD_NS: AtomicU64 = AtomicU64::new(0);
+
+impl Poolable for Rocket {
+    fn create() -> Self {
+        let budget = Duration::from_nanos(PAYLOAD_NS.load(Ordering::Relaxed));
+        let start = Instant::now();
+        let mut payload = [0u64; 12];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        // Work until the budget is spent, checking the clock every 64 rounds.
+        while start.elapsed() < budget {
+            for _ in 0..64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                payload[(x % 12) as usize] = payload[(x % 12) as usize].wrapping_add(x);
+            }
+        }
+        Rocket { motion: Motion::default(), owner: 0, payload }
+    }
+    fn reset(&mut self) {
+        self.motion = Motion::default();
+    }
+}
+
+/// The turrets and the random stream that aims them.
+pub struct Turrets {
+    rng: u64,
+    muzzles: Vec<[f32; 3]>,
+    rate: u32,
+    lifetime: u32,
+    payload_share: f64,
+}
+
+impl Turrets {
+    pub fn new(settings: &Settings) -> Self {
+        let n = settings.turrets.max(1);
+        let muzzles = (0..n)
+            .map(|i| {
+                let a = i as f32 / n as f32 * std::f32::consts::TAU;
+                [a.cos() * 20.0, 1.5, a.sin() * 20.0]
+            })
+            .collect();
+        Turrets {
+            rng: settings.seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1,
+            muzzles,
+            rate: settings.rate,
+            lifetime: settings.lifetime,
+            payload_share: settings.payload_share,
+        }
+    }
+
+    fn next(&mut self) -> u64 {
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// This frame's shots, `rate` of them, round-robin over the turrets.
+    fn fire(&mut self, out: &mut FrameVec<'_, Shot>) {
+        for i in 0..self.rate {
+            let turret = i % self.muzzles.len() as u32;
+            let pos = self.muzzles[turret as usize];
+            let (yaw, pitch) = (self.unit() * std::f32::consts::TAU, 0.05 + self.unit() * 0.5);
+            let speed = 30.0 + self.unit() * 40.0;
+            let vel = [yaw.cos() * pitch.cos() * speed, pitch.sin() * speed, yaw.sin() * pitch.cos() * speed];
+            let life = (self.lifetime as f32 * (0.5 + self.unit())).max(1.0) as u32;
+            let rocket = f64::from(self.unit()) < self.payload_share;
+            out.push(Shot { turret, motion: Motion { pos, vel, life, fate: Fate::Flying }, rocket });
+        }
+    }
+}
+
+/// Which scenario to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// `Vec<Box<_>>` per class, constructed on the spot, dropped when retired.
+    Box,
+    /// The World, released projectiles become garbage for the collector.
+    Default,
+    /// The World, released projectiles are destroyed at once and rebuilt by the workers.
+    Purge,
+    /// The World, released projectiles are reset and ready again at once.
+    Reuse,
+}
+
+impl Kind {
+    pub fn key(self) -> &'static str {
+        match self {
+            Kind::Box => "box",
+            Kind::Default => "default",
+            Kind::Purge => "purge",
+            Kind::Reuse => "reuse",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Box => "Box",
+            Kind::Default => "World · Default",
+            Kind::Purge => "World · Purge",
+            Kind::Reuse => "World · Reuse",
+        }
+    }
+
+    fn about(self) -> &'static str {
+        match self {
+            Kind::Box => "Vec<Box<_>> per class: each projectile built on the spot on the game thread, dropped when retired; no pool, no collector.",
+            Kind::Default => "World, Policy::Default: a retired projectile is marked garbage; the collector finds it, purges it in per-frame slices, and its cell goes back to the pool's workers to rebuild.",
+            Kind::Purge => "World, Policy::Purge: a retired projectile is dropped at once and its cell handed to the pool's workers to rebuild in the background.",
+            Kind::Reuse => "World, Policy::Reuse: a retired projectile is reset and goes straight back among the ready ones; nothing is dropped or rebuilt.",
+        }
+    }
+
+    fn policy(self) -> Option<Policy> {
+        match self {
+            Kind::Box => None,
+            Kind::Default => Some(Policy::Default),
+            Kind::Purge => Some(Policy::Purge),
+            Kind::Reuse => Some(Policy::Reuse),
+        }
+    }
+}
+
+/// What one frame's end did, for the GC figures.
+#[derive(Clone, Copy, Default)]
+struct GcSample {
+    micros: f32,
+    kind: u8,
+    purged: u64,
+}
+
+/// Where the frame loop's figures accumulate. Sized before the storm, so recording never
+/// allocates inside it.
+struct Recorder {
+    spawn_ns: Vec<f64>,
+    rocket_ns: Vec<f64>,
+    series: Series,
+    hits: u64,
+    expired: u64,
+}
+
+impl Recorder {
+    fn new(settings: &Settings) -> Self {
+        let frames = settings.frames as usize;
+        let spawns = frames * settings.rate as usize;
+        let rockets = (spawns as f64 * settings.payload_share * 1.2) as usize + 64;
+        Recorder {
+            spawn_ns: Vec::with_capacity(spawns),
+            rocket_ns: Vec::with_capacity(rockets),
+            series: Series {
+                frame_us: Vec::with_capacity(frames),
+                gc_us: Vec::with_capacity(frames),
+                gc_kind: Vec::with_capacity(frames),
+                live: Vec::with_capacity(frames),
+                allocations: Vec::with_capacity(frames),
+                spawn_cdf: Vec::new(),
+            },
+            hits: 0,
+            expired: 0,
+        }
+    }
+
+    #[inline]
+    fn spawned(&mut self, took: Duration, rocket: bool) {
+        let ns = took.as_nanos() as f64;
+        self.spawn_ns.push(ns);
+        if rocket {
+            self.rocket_ns.push(ns);
+        }
+    }
+
+    /// Projectiles fired and not yet retired.
+    fn alive(&self) -> u64 {
+        self.spawn_ns.len() as u64 - self.hits - self.expired
+    }
+
+    #[inline]
+    fn retired(&mut self, fate: Fate) {
+        match fate {
+            Fate::Hit => self.hits += 1,
+            Fate::Expired => self.expired += 1,
+            Fate::Flying => {}
+        }
+    }
+}
+
+/// One scenario's game: what differs between Box and the World.
+trait Game {
+    /// Fires this frame's shots, ticks every projectile, retires the dead.
+    fn frame(&mut self, turrets: &mut Turrets, rec: &mut Recorder);
+    /// The frame's end: the collector's slice, pool upkeep.
+    fn end_frame(&mut self) -> GcSample;
+    /// Bytes of slabs the game's classes hold.
+    fn slab_bytes(&self) -> u64;
+}
+
+/// The Box scenario: a vector of boxes per class.
+struct Boxes {
+    bullets: Vec<Box<Bullet>>,
+    rockets: Vec<Box<Rocket>>,
+    frame: Bump,
+}
+
+impl Game for Boxes {
+    fn frame(&mut self, turrets: &mut Turrets, rec: &mut Recorder) {
+        let mut shots = FrameVec::new_in(&self.frame);
+        turrets.fire(&mut shots);
+        for s in &shots {
+            let t = Instant::now();
+            if s.rocket {
+                let mut r = Box::new(Rocket::create());
+                (r.motion, r.owner) = (s.motion, s.turret);
+                self.rockets.push(r);
+            } else {
+                let mut b = Box::new(Bullet::create());
+                (b.motion, b.owner, b.damage) = (s.motion, s.turret, 10.0);
+                self.bullets.push(b);
+            }
+            rec.spawned(t.elapsed(), s.rocket);
+        }
+        drop(shots);
+        self.bullets.iter_mut().for_each(|b| b.motion.step());
+        self.rockets.iter_mut().for_each(|r| r.motion.step());
+        self.bullets.retain(|b| {
+            rec.retired(b.motion.fate);
+            b.motion.fate == Fate::Flying
+        });
+        self.rockets.retain(|r| {
+            rec.retired(r.motion.fate);
+            r.motion.fate == Fate::Flying
+        });
+    }
+
+    fn end_frame(&mut self) -> GcSample {
+        self.frame.reset();
+        GcSample::default()
+    }
+
+    fn slab_bytes(&self) -> u64 {
+        0
+    }
+}
+
+/// A World scenario.
+struct Pooled {
+    world: World,
+    turrets: Vec<Handle<Turret>>,
+}
+
+/// A turret: a rooted object that owns (is the `outer` of) the projectiles it fires.
+///
+/// An outer does not keep its sub-objects alive (as in UE, the link keeps the *owner*
+/// alive), and nothing references a flying projectile, so each is added to the root set
+/// when it spawns and removed when it is retired (UE's `AddToRoot`): the collector never
+/// takes one in flight, and under `Policy::Default` a retired one is garbage at once.
+#[derive(Trace, Object)]
+pub struct Turret {
+    index: u32,
+}
+
+/// Retires `T`'s dead: a hit list in the frame arena, then one destroy each.
+fn retire<T: Poolable>(world: &mut World, frame: &Bump, rec: &mut Recorder, motion: impl Fn(&T) -> &Motion) {
+    let mut dead = FrameVec::new_in(frame);
+    dead.extend(world.iter::<T>().filter(|(_, p)| motion(p).fate != Fate::Flying).map(|(h, p)| (h, motion(p).fate)));
+    for &(h, fate) in &dead {
+        world.remove_from_root(h).expect("a projectile found alive this frame is rooted");
+        world.destroy(h).expect("a projectile found alive this frame can be destroyed");
+        rec.retired(fate);
+    }
+}
+
+impl Game for Pooled {
+    fn frame(&mut self, turrets: &mut Turrets, rec: &mut Recorder) {
+        let owners = &self.turrets;
+        self.world.with_frame_arena(|world, frame| {
+            let mut shots = FrameVec::new_in(frame);
+            turrets.fire(&mut shots);
+            for s in &shots {
+                let owner = owners[s.turret as usize];
+                let t = Instant::now();
+                let spawned = if s.rocket {
+                    world
+                        .spawn_sub_with(owner, |r: &mut Rocket| (r.motion, r.owner) = (s.motion, s.turret))
+                        .and_then(|h| world.add_to_root(h))
+                } else {
+                    world
+                        .spawn_sub_with(owner, |b: &mut Bullet| {
+                            (b.motion, b.owner, b.damage) = (s.motion, s.turret, 10.0)
+                        })
+                        .and_then(|h| world.add_to_root(h))
+                };
+                rec.spawned(t.elapsed(), s.rocket);
+                spawned.expect("turrets are rooted and live");
+            }
+            world.tick::<Bullet>(|b| b.motion.step());
+            world.tick::<Rocket>(|r| r.motion.step());
+            retire::<Bullet>(world, frame, rec, |b| &b.motion);
+            retire::<Rocket>(world, frame, rec, |r| &r.motion);
+        });
+    }
+
+    fn end_frame(&mut self) -> GcSample {
+        let end = self.world.end_frame_with(Duration::from_secs_f32(DT));
+        match end.gc {
+            GcStep::Idle | GcStep::Deferred => GcSample::default(),
+            GcStep::Purged(p) => GcSample { micros: p.elapsed.as_secs_f32() * 1e6, kind: 1, purged: 0 },
+            GcStep::Collected(s) => {
+                let pause = s.lock_time + s.mark_time + s.reach_time + s.gather_time + s.purge_time;
+                GcSample { micros: pause.as_secs_f32() * 1e6, kind: 2, purged: s.unreachable as u64 }
+            }
+        }
+    }
+
+    fn slab_bytes(&self) -> u64 {
+        let arena = self.world.heap().arena();
+        let bytes = |id: Option<respawn::ClassId>| {
+            id.and_then(|id| arena.allocator().stats(id).ok())
+                .map_or(0, |s| s.granted_slabs as u64 * s.slab_bytes as u64)
+        };
+        bytes(arena.class_of::<Bullet>()) + bytes(arena.class_of::<Rocket>())
+    }
+}
+
+/// Problems that stop a scenario before its storm starts.
+#[derive(Debug)]
+pub enum StormError {
+    /// The pool configuration file.
+    Config(ConfigError),
+    /// Building the World.
+    World(PoolError),
+}
+
+impl std::fmt::Display for StormError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StormError::Config(e) => write!(f, "{e}"),
+            StormError::World(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Reads `--config` (if any) and checks it against the pools of every World scenario in
+/// `kinds`, so a bad file stops the run before any scenario starts.
+pub fn prepare(settings: &Settings, kinds: &[Kind]) -> Result<ConfigLayers, StormError> {
+    let mut layers = ConfigLayers::new();
+    if let Some(path) = &settings.config {
+        layers.push_file(path).map_err(StormError::Config)?;
+        layers.check_classes([Bullet::class_name(), Rocket::class_name()]).map_err(StormError::Config)?;
+    }
+    for &kind in kinds.iter().filter(|k| k.policy().is_some()) {
+        pool_configs(kind, settings, &layers)?;
+    }
+    Ok(layers)
+}
+
+/// The pools' configurations for a World scenario: sized from the storm (peak alive plus
+/// four frames of spawns ready), the file's layers over them, the scenario's policy last.
+fn pool_configs(kind: Kind, s: &Settings, layers: &ConfigLayers) -> Result<[PoolConfig; 2], StormError> {
+    let policy = kind.policy().expect("a World scenario");
+    let sized = |per_frame: f64| {
+        let per_frame = per_frame.ceil().max(1.0) as usize;
+        // Alive at once: every shot lives at most 1.5 lifetimes; Default also holds the
+        // garbage of up to two collection intervals until it is purged.
+        let held = per_frame * (s.lifetime as usize * 3 / 2 + 1);
+        let garbage = if policy == Policy::Default { per_frame * s.gc_every as usize * 2 } else { 0 };
+        let reserve = per_frame * 4;
+        PoolConfig {
+            capacity: held + garbage + reserve,
+            max: (held + garbage + reserve) * 4,
+            low_watermark: reserve,
+            grow_by: per_frame * 2,
+            policy,
+            precreate: true,
+            workers: 1,
+        }
+    };
+    let rate = f64::from(s.rate);
+    let mut bullet = sized(rate * (1.0 - s.payload_share));
+    let mut rocket = sized(rate * s.payload_share);
+    layers.apply(Bullet::class_name(), &mut bullet).map_err(StormError::Config)?;
+    layers.apply(Rocket::class_name(), &mut rocket).map_err(StormError::Config)?;
+    bullet.policy = policy;
+    rocket.policy = policy;
+    Ok([bullet, rocket])
+}
+
+/// Builds a World scenario's world, roots its turrets, and waits (at most 10 s) for the
+/// workers to fill the pools, as a loading screen would. Returns the game and the wait.
+fn build_world(kind: Kind, settings: &Settings, layers: &ConfigLayers) -> Result<(Pooled, Duration), StormError> {
+    let start = Instant::now();
+    let [bullet, rocket] = pool_configs(kind, settings, layers)?;
+    let gc = GcSettings {
+        purge_budget: Some(Duration::from_micros(u64::from(settings.purge_budget_us))),
+        time_between_collections: Some(Duration::from_secs_f32(DT * settings.gc_every as f32)),
+        ..GcSettings::DEFAULT
+    };
+    let mut world =
+        World::builder().pool::<Bullet>(bullet).pool::<Rocket>(rocket).gc(gc).build().map_err(StormError::World)?;
+    let turrets = (0..settings.turrets.max(1))
+        .map(|index| {
+            let h = world.insert(Turret { index });
+            world.add_to_root(h).expect("a turret just inserted");
+            h
+        })
+        .collect();
+    let filled = |w: &World| {
+        let full = |p: Option<respawn::PoolStats>, c: &PoolConfig| p.is_some_and(|p| p.ready >= c.capacity);
+        full(w.pool_stats::<Bullet>(), &bullet) && full(w.pool_stats::<Rocket>(), &rocket)
+    };
+    while !filled(&world) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok((Pooled { world, turrets }, start.elapsed()))
+}
+
+/// What the frame loop measured.
+struct Measured {
+    rec: Recorder,
+    gc: GcFigures,
+    before: heap::HeapReading,
+    after: heap::HeapReading,
+    peak_heap: u64,
+    peak_slabs: u64,
+}
+
+/// The frame loop: `settings.frames` frames of fire, tick, retire and end of frame, paced
+/// to `settings.fps`.
+fn storm(game: &mut impl Game, settings: &Settings, mut progress: impl FnMut()) -> Measured {
+    let mut rec = Recorder::new(settings);
+    let mut turrets = Turrets::new(settings);
+    let pace = (settings.fps > 0).then(|| Duration::from_secs_f64(1.0 / f64::from(settings.fps)));
+    let mut gc = GcFigures::default();
+    heap::reset_peak();
+    let before = heap::read();
+    let mut peak_slabs = game.slab_bytes();
+    let mut next_frame = Instant::now();
+    for _ in 0..settings.frames {
+        let allocations = heap::read().allocations;
+        let start = Instant::now();
+        game.frame(&mut turrets, &mut rec);
+        let sample = game.end_frame();
+        let took = start.elapsed();
+        let alive = rec.alive() as u32;
+        let series = &mut rec.series;
+        series.frame_us.push(took.as_secs_f32() * 1e6);
+        series.gc_us.push(sample.micros);
+        series.gc_kind.push(sample.kind);
+        series.live.push(alive);
+        series.allocations.push((heap::read().allocations - allocations) as u32);
+        match sample.kind {
+            1 => {
+                gc.purge_slices += 1;
+                gc.max_purge_us = gc.max_purge_us.max(f64::from(sample.micros));
+            }
+            2 => {
+                gc.collections += 1;
+                gc.max_collection_us = gc.max_collection_us.max(f64::from(sample.micros));
+                gc.purged += sample.purged;
+            }
+            _ => {}
+        }
+        gc.total_ms += f64::from(sample.micros) / 1000.0;
+        peak_slabs = peak_slabs.max(game.slab_bytes());
+        progress();
+        if let Some(pace) = pace {
+            next_frame += pace;
+            match next_frame.checked_duration_since(Instant::now()) {
+                Some(wait) => std::thread::sleep(wait),
+                None => next_frame = Instant::now(), // late: no catching up in a burst
+            }
+        }
+    }
+    let after = heap::read();
+    Measured { rec, gc, before, after, peak_heap: heap::peak(), peak_slabs }
+}
+
+/// Runs one scenario's storm and returns its figures. `progress` is called after every
+/// frame.
+///
+/// # Errors
+/// A World that cannot be built from the configuration.
+pub fn run(
+    kind: Kind,
+    settings: &Settings,
+    layers: &ConfigLayers,
+    progress: impl FnMut(),
+) -> Result<Scenario, StormError> {
+    PAYLOAD_NS.store(u64::from(settings.payload_us) * 1000, Ordering::Relaxed);
+    let (measured, pool, layout) = match kind {
+        Kind::Box => {
+            let mut game = Boxes { bullets: Vec::new(), rockets: Vec::new(), frame: Bump::new() };
+            let measured = storm(&mut game, settings, progress);
+            (measured, None, Vec::new())
+        }
+        _ => {
+            let (mut game, warmup) = build_world(kind, settings, layers)?;
+            let measured = storm(&mut game, settings, progress);
+            (measured, Some(game.pool_figures(warmup)), game.class_maps())
+        }
+    };
+    Ok(measured.into_scenario(kind, pool, layout))
+}
+
+impl Measured {
+    fn into_scenario(mut self, kind: Kind, pool: Option<PoolFigures>, layout: Vec<ClassMap>) -> Scenario {
+        let rec = &mut self.rec;
+        let live_at_end = rec.alive();
+        let spawns = rec.spawn_ns.len() as u64;
+        let allocations = self.after.allocations - self.before.allocations;
+        let steady = &rec.series.allocations[rec.series.allocations.len() / 2..];
+        let per = |n: f64, d: usize| if d == 0 { 0.0 } else { n / d as f64 };
+        let steady_allocations_per_frame = per(steady.iter().map(|&a| f64::from(a)).sum(), steady.len());
+        rec.series.spawn_cdf = cdf(&mut rec.spawn_ns);
+        let mut frame_us: Vec<f64> = rec.series.frame_us.iter().map(|&x| f64::from(x)).collect();
+        Scenario {
+            key: kind.key(),
+            name: kind.name(),
+            about: kind.about(),
+            spawns,
+            payload_spawns: rec.rocket_ns.len() as u64,
+            hits: rec.hits,
+            expired: rec.expired,
+            live_at_end,
+            spawn_ns: Summary::of(&mut rec.spawn_ns),
+            payload_spawn_ns: Summary::of(&mut rec.rocket_ns),
+            frame_us: Summary::of(&mut frame_us),
+            gc: self.gc,
+            pool,
+            memory: MemoryFigures {
+                allocations,
+                allocations_per_spawn: per(allocations as f64, spawns as usize),
+                steady_allocations_per_frame,
+                allocated_bytes: self.after.allocated_bytes - self.before.allocated_bytes,
+                peak_heap_bytes: self.peak_heap,
+                peak_slab_bytes: self.peak_slabs,
+                peak_bytes: self.peak_heap + self.peak_slabs,
+            },
+            series: std::mem::take(&mut rec.series),
+            layout,
+        }
+    }
+}
+
+impl Pooled {
+    /// The two pools' counters, summed.
+    fn pool_figures(&self, warmup: Duration) -> PoolFigures {
+        let stats = [self.world.pool_stats::<Bullet>(), self.world.pool_stats::<Rocket>()];
+        let mut f = PoolFigures { warmup_ms: warmup.as_secs_f64() * 1e3, ..PoolFigures::default() };
+        for s in stats.iter().flatten() {
+            f.hits += s.hits;
+            f.misses += s.misses;
+            f.precreated += s.precreated;
+            f.grows += s.grown;
+            f.ready_at_end += s.ready as u64;
+        }
+        let spawns = f.hits + f.misses;
+        f.hit_rate = if spawns == 0 { 0.0 } else { f.hits as f64 / spawns as f64 };
+        f
+    }
+
+    /// The slab occupancy of the projectile classes, as the report draws it.
+    fn class_maps(&self) -> Vec<ClassMap> {
+        let arena = self.world.heap().arena();
+        [arena.class_of::<Bullet>(), arena.class_of::<Rocket>()]
+            .into_iter()
+            .flatten()
+            .filter_map(|id| arena.layout(id))
+            .map(|layout| ClassMap {
+                name: layout.name.rsplit("::").next().unwrap_or(layout.name).to_string(),
+                cell_size: layout.cell_size,
+                cells_per_slab: layout.cells_per_slab,
+                counts: CellState::ALL.map(|s| layout.count(s)),
+                slabs: layout.slabs.iter().map(|slab| slab.cells.iter().map(|&c| letter(c)).collect()).collect(),
+            })
+            .collect()
+    }
+}
+
+/// The letter [`CELL_STATES`] writes a state as.
+fn letter(state: CellState) -> char {
+    let i = CellState::ALL.iter().position(|&s| s == state).expect("ALL lists every state");
+    CELL_STATES[i].0
+}
+
+/// The spawn-latency CDF: 200 `[quantile, ns]` points, denser toward the tail (half of
+/// them above p90). Sorts `samples`.
+fn cdf(samples: &mut [f64]) -> Vec<[f64; 2]> {
+    if samples.is_empty() {
+        return Vec::new();
+    }
+    samples.sort_unstable_by(f64::total_cmp);
+    let last = samples.len() - 1;
+    (0..=200)
+        .map(|i| {
+            let t = f64::from(i) / 200.0;
+            // 0..0.9 over the first half, 0.9..1 over the second, the last 1 % stretched.
+            let q = if t <= 0.5 { t * 1.8 } else { 1.0 - 0.1 * (1.0 - (t - 0.5) * 2.0).powi(3) };
+            [q, samples[(last as f64 * q).round() as usize]]
+        })
+        .collect()
+}
