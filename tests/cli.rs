@@ -1,40 +1,200 @@
-//! End-to-end: the `respawn` binary runs a tiny storm, and refuses bad flags with a one-line
-//! message and exit code 2.
+//! End-to-end: the `respawn` binary runs a tiny storm in every scenario, prints the table
+//! or JSON, writes an HTML report holding the run's charts and figures; and refuses bad
+//! input with a one-line message and exit code 2, never a panic.
 
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
-fn respawn(args: &[&str]) -> std::process::Output {
+use serde_json::Value;
+
+fn respawn(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_respawn")).args(args).output().expect("the binary runs")
 }
 
-#[test]
-fn a_tiny_storm_prints_both_scenarios() {
-    let out = respawn(&["--frames", "5", "--rate", "50", "--seed", "3"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("5 frames, 50 spawns a frame"), "{text}");
-    assert!(text.contains("Vec<Box<Projectile>>") && text.contains("respawn Arena"), "{text}");
-    assert!(text.contains("same storm, same result"), "{text}");
-    // Both scenarios spawned 250 projectiles.
-    for scenario in ["Vec<Box<Projectile>>", "respawn Arena"] {
-        let row = text.lines().find(|l| l.starts_with(scenario)).unwrap();
-        let spawned = row[scenario.len()..].split_whitespace().next().unwrap();
-        assert_eq!(spawned, "250", "{row}");
-    }
+/// A scratch directory of this test's own (tests run in parallel).
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("respawn-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A tiny, unpaced storm: every scenario, a few frames.
+const TINY: [&str; 10] = ["--frames", "12", "--rate", "40", "--lifetime", "4", "--fps", "0", "--payload-us", "5"];
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
 }
 
 #[test]
-fn bad_flags_get_a_clear_message_and_exit_code_2() {
-    for (args, says) in [
-        (&["--frames", "0"][..], "--frames must be at least 1"),
-        (&["--rate", "-5"][..], "--rate takes a whole number"),
-        (&["--bogus", "1"][..], "unknown flag --bogus"),
-        (&["--frames"][..], "--frames needs a value"),
+fn a_tiny_storm_reports_every_scenario_in_json_and_html() {
+    let dir = scratch("json");
+    let report = dir.join("storm.html");
+    let mut args = TINY.to_vec();
+    args.extend(["--json", "--report", path_str(&report), "--seed", "7", "--gc-every", "4"]);
+    let out = respawn(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("report: "), "the report's path goes to stderr with --json: {stderr}");
+
+    // stdout is the JSON alone.
+    let run: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    let scenarios = run["scenarios"].as_array().unwrap();
+    let keys: Vec<_> = scenarios.iter().map(|s| s["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["box", "default", "purge", "reuse"]);
+    for s in scenarios {
+        let key = s["key"].as_str().unwrap();
+        // The same seeded storm everywhere: 12 frames × 40 shots, and the same fates.
+        assert_eq!(s["spawns"], 480, "{key}");
+        assert_eq!(s["hits"], scenarios[0]["hits"], "{key}");
+        assert_eq!(s["expired"], scenarios[0]["expired"], "{key}");
+        assert_eq!(s["live_at_end"], scenarios[0]["live_at_end"], "{key}");
+        assert_eq!(s["series"]["frame_us"].as_array().unwrap().len(), 12, "{key}");
+        let p50 = s["spawn_ns"]["p50"].as_f64().unwrap();
+        let p99 = s["spawn_ns"]["p99"].as_f64().unwrap();
+        let max = s["spawn_ns"]["max"].as_f64().unwrap();
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{key}: {p50} {p99} {max}");
+        if key == "box" {
+            assert!(s["pool"].is_null());
+            assert!(s["layout"].as_array().unwrap().is_empty());
+            // One allocation per Box at least.
+            assert!(s["memory"]["allocations"].as_u64().unwrap() >= 480, "{key}");
+        } else {
+            let pool = &s["pool"];
+            assert_eq!(pool["hits"].as_u64().unwrap() + pool["misses"].as_u64().unwrap(), 480, "{key}");
+            let layout = s["layout"].as_array().unwrap();
+            let names: Vec<_> = layout.iter().map(|c| c["name"].as_str().unwrap()).collect();
+            assert_eq!(names, ["Bullet", "Rocket"], "{key}");
+            assert!(s["gc"]["collections"].as_u64().unwrap() >= 2, "{key}: a collection every 4 frames");
+        }
+    }
+
+    // The HTML report: self-contained, with the charts and this run's figures.
+    let html = std::fs::read_to_string(&report).expect("the report was written");
+    assert!(html.starts_with("<!DOCTYPE html>") || html.starts_with("<!doctype html>"), "{}", &html[..80]);
+    assert!(html.trim_end().ends_with("</html>"));
+    assert!(html.matches("<svg").count() >= 5, "charts as inline SVG");
+    for needle in ["src=\"http", "href=\"http", "<link", "@import"] {
+        assert!(!html.contains(needle), "no network: found {needle}");
+    }
+    for s in scenarios {
+        assert!(html.contains(s["name"].as_str().unwrap().replace('<', "&lt;").as_str()));
+        let key = s["key"].as_str().unwrap();
+        let cell = format!("data-key=\"{key}\" data-figure=\"spawns\" data-value=\"480\"");
+        assert!(html.contains(&cell), "the summary table holds {key}'s spawns");
+    }
+    // The embedded figures are this run's.
+    let start = html.find("<script type=\"application/json\" id=\"figures\">").expect("embedded figures");
+    let body = &html[start..];
+    let json = &body[body.find('>').unwrap() + 1..body.find("</script>").unwrap()];
+    let embedded: Value = serde_json::from_str(&json.replace("<\\/", "</")).unwrap();
+    assert_eq!(embedded, run, "the report embeds exactly the figures printed");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_table_names_every_figure_and_the_report_path() {
+    let dir = scratch("table");
+    let report = dir.join("r.html");
+    let mut args = TINY.to_vec();
+    args.extend(["--scenarios", "box,reuse", "--report", path_str(&report)]);
+    let out = respawn(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let header = text.lines().next().unwrap();
+    assert!(header.contains("Box") && header.contains("World · Reuse") && !header.contains("Purge"), "{header}");
+    for row in [
+        "spawns",
+        "spawn latency p50",
+        "spawn latency p99",
+        "spawn latency max",
+        "frame time p50",
+        "frame time p99",
+        "frame time max",
+        "GC collections",
+        "GC longest pause",
+        "pool hit rate",
+        "heap allocations",
+        "peak memory",
     ] {
-        let out = respawn(args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let line = text.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("no row {row}:\n{text}"));
+        assert_eq!(line[row.len()..].split("  ").filter(|c| !c.trim().is_empty()).count(), 2, "{line}");
+    }
+    let spawns = text.lines().find(|l| l.starts_with("spawns")).unwrap();
+    assert_eq!(spawns.split_whitespace().skip(1).collect::<Vec<_>>(), ["480", "480"], "{spawns}");
+    let canonical = std::fs::canonicalize(&report).unwrap();
+    assert!(text.contains(&format!("report: {}", canonical.display())), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_pool_file_configures_the_world_scenarios() {
+    let dir = scratch("config");
+    let file = dir.join("pools.toml");
+    std::fs::write(&file, "[Bullet]\ncapacity = 0\nlow_watermark = 0\nprecreate = false\nworkers = 0\n").unwrap();
+    let mut args = TINY.to_vec();
+    args.extend(["--scenarios", "purge", "--no-report", "--json", "--config", path_str(&file)]);
+    let out = respawn(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pool = &run["scenarios"][0]["pool"];
+    // Bullets are no longer precreated: most spawns construct inline.
+    assert!(pool["misses"].as_u64().unwrap() > 300, "{pool}");
+    assert_eq!(run["settings"]["config"], path_str(&file));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn bad_input_gets_one_line_saying_what_to_change_and_exit_code_2() {
+    let dir = scratch("bad");
+    let unknown = dir.join("unknown.toml");
+    std::fs::write(&unknown, "[Missile]\ncapacity = 10\n").unwrap();
+    let invalid = dir.join("invalid.toml");
+    std::fs::write(&invalid, "[Bullet]\ncapacity = 100\nmax = 10\n").unwrap();
+    let broken = dir.join("broken.toml");
+    std::fs::write(&broken, "[Bullet\ncapacity = 1\n").unwrap();
+    let missing = dir.join("missing.toml");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["--frames".into(), "0".into()], "0 is out of range; use a whole number from 1 to"),
+        (vec!["--rate".into(), "-5".into()], "-5 is out of range; use a whole number from 1 to"),
+        (vec!["--rate".into(), "lots".into()], "'lots' is not a whole number"),
+        (vec!["--payload-share".into(), "1.5".into()], "use a share from 0 to 1"),
+        (vec!["--bogus".into()], "unexpected argument '--bogus'"),
+        (vec!["--frames".into()], "a value is required for '--frames <N>'"),
+        (
+            vec!["--scenarios".into(), "box,gc".into()],
+            "invalid value 'gc' for '--scenarios <SCENARIOS>'; use one of: box, default, purge, reuse",
+        ),
+        (vec!["--frames".into(), "100000".into(), "--rate".into(), "100000".into()], "keep the product at most"),
+        (vec!["--config".into(), missing.display().to_string()], "missing.toml"),
+        (vec!["--config".into(), unknown.display().to_string()], "Missile"),
+        (vec!["--config".into(), invalid.display().to_string()], "max"),
+        (vec!["--config".into(), broken.display().to_string()], "broken.toml"),
+        (
+            vec!["--report".into(), "/nonexistent-dir/r.html".into()],
+            "cannot write the report to /nonexistent-dir/r.html",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = respawn(&args.iter().map(String::as_str).collect::<Vec<_>>());
         let err = String::from_utf8(out.stderr).unwrap();
-        assert!(err.contains(says), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?} should say {says:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(err.starts_with("respawn: "), "{args:?}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn help_lists_the_flags_and_exits_0() {
+    let out = respawn(&["--help"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for flag in
+        ["--frames", "--rate", "--lifetime", "--payload-us", "--scenarios", "--config", "--seed", "--report", "--json"]
+    {
+        assert!(text.contains(flag), "{flag}: {text}");
     }
 }

@@ -94,3 +94,36 @@ fn warm_spawns_construct_nothing_on_the_calling_thread() {
     assert_eq!(log.on(me), 1);
     assert_eq!(cold_world.pool_stats::<Expensive>().unwrap().misses, 1);
 }
+
+#[test]
+fn misses_while_the_first_objects_are_built_do_not_grow_the_pool() {
+    let log = Arc::new(Constructions::default());
+    let l = Arc::clone(&log);
+    // 512 objects of 20 µs: ~10 ms of building, far longer than the spawns below.
+    let config = PoolConfig {
+        capacity: 512,
+        max: 1 << 16,
+        low_watermark: 64,
+        grow_by: 1024,
+        policy: Policy::Reuse,
+        precreate: true,
+        workers: 1,
+    };
+    let mut world = World::builder().pool_with::<Expensive>(config, move || Expensive::build(&l)).build().unwrap();
+    let shots: Vec<_> = (0..8).map(|_| world.spawn::<Expensive>()).collect();
+    let stats = world.pool_stats::<Expensive>().unwrap();
+    assert!(stats.misses > 0, "the first magazine cannot be ready yet: {stats:?}");
+    assert_eq!(stats.grown, 0, "hundreds of objects are on their way; a miss must not add grow_by more");
+    // Once the workers are done, the pool holds its capacity, not capacity + misses × grow_by.
+    wait_for(|| world.pool_stats::<Expensive>().unwrap().building == 0);
+    let stats = world.pool_stats::<Expensive>().unwrap();
+    assert_eq!(stats.precreated, 512, "{stats:?}");
+    drop(shots);
+
+    // A miss with nothing on its way does grow (so the check above can fail).
+    let l = Arc::clone(&log);
+    let empty = PoolConfig { capacity: 0, ..config };
+    let mut world = World::builder().pool_with::<Expensive>(empty, move || Expensive::build(&l)).build().unwrap();
+    world.spawn::<Expensive>();
+    assert_eq!(world.pool_stats::<Expensive>().unwrap().grown, 1024);
+}

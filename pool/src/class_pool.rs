@@ -267,7 +267,9 @@ impl<T: Poolable> ClassPool<T> {
         self.tally.misses += 1;
         if at_max {
             self.tally.overflow += 1;
-        } else if self.config.workers > 0 {
+        } else if self.config.workers > 0 && self.available() < self.config.low_watermark.max(1) {
+            // Grow only when too little is on its way: a miss while the first magazines
+            // are still being built must not add `grow_by` cells per miss.
             self.grow(heap, self.config.grow_by.max(1))?;
         }
         recycle_spare(&self.shared, heap);

@@ -131,7 +131,12 @@ fn fail(message: &str) -> ExitCode {
 fn clap_line(e: &clap::Error) -> String {
     let text = e.render().to_string();
     let first = text.lines().next().unwrap_or("").trim_start_matches("error: ");
-    format!("{first} (see respawn --help)")
+    // A bad choice: say which are good.
+    let choices = text.lines().find_map(|l| l.trim().strip_prefix("[possible values: ")?.strip_suffix(']'));
+    match choices {
+        Some(choices) => format!("{first}; use one of: {choices} (see respawn --help)"),
+        None => format!("{first} (see respawn --help)"),
+    }
 }
 
 /// A multi-line message (toml's parse errors draw the line they point at) as one line.
