@@ -22,8 +22,8 @@
 //! steady loop allocates nothing and the Box loop one block per spawn.
 //!
 //! On a busy machine the first frames of the warm-up can spawn before the worker has
-//! published its first magazine; each such miss grows the pool by `grow_by` (1024 cells
-//! here), which the warm-up line shows. The steady loop is unaffected.
+//! published its first magazine; such a miss builds the shot inline (the warm-up line
+//! counts them). The steady loop is unaffected.
 //!
 //! The profiler writes `dhat-heap.json` to the current directory when it drops (the
 //! repository's `.gitignore` lists it). To read it, open

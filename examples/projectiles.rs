@@ -17,8 +17,8 @@
 //! ```
 //!
 //! On a busy machine the first frame can spawn before the worker has published its first
-//! magazine: those spawns miss (the shot is built inline) and each miss asks the worker to
-//! grow the pool by `grow_by`, which shows in `misses`, `precreated` and `grown`. After the
+//! magazine: those spawns miss (the shot is built inline), which shows in `misses`; the
+//! pool does not grow for them while its first objects are still on their way. After the
 //! warm-up every spawn pops a ready object, because a retired shot is reset and ready again
 //! at once. Handles to retired shots never resolve, even though their cells now hold newer
 //! shots.
