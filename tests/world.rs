@@ -315,3 +315,33 @@ fn end_frame_purges_within_budget_collects_on_schedule_and_resets_the_frame_aren
     drop(world);
     drops.assert_each_once();
 }
+
+#[test]
+fn spawn_sub_with_initialises_links_and_shows_in_the_layout() {
+    for policy in Policy::ALL {
+        let (mut world, drops) = world_with(policy, 0);
+        let owner = world.spawn::<Shot>();
+        world.add_to_root(owner).unwrap();
+        let part = world.spawn_sub_with(owner, |s: &mut Shot| s.damage = 7).unwrap();
+        assert_eq!(world.get(part).unwrap().damage, 7, "{policy}: init ran");
+        assert_eq!(world.get(part).unwrap().spawned, 1, "{policy}: on_spawn ran after init");
+        assert!(world.heap().flags(owner.raw()).unwrap().contains(ObjectFlags::HAS_SUBOBJECTS), "{policy}");
+        // The owner does not keep its part alive (UE's outer): an unreferenced part is collected.
+        world.collect_garbage();
+        assert!(world.get(owner).is_some() && world.get(part).is_none(), "{policy}");
+        // A stale owner is refused and nothing is spawned.
+        let spawns = world.pool_stats::<Shot>().unwrap().spawns;
+        let stale: Handle<Shot> = part;
+        assert!(matches!(world.spawn_sub_with(stale, |_: &mut Shot| ()), Err(PoolError::Stale)), "{policy}");
+        assert_eq!(world.pool_stats::<Shot>().unwrap().spawns, spawns, "{policy}");
+
+        // The layout: one live cell (the owner); the part's cell is pooled or free by policy.
+        let layouts = world.layouts();
+        let shots = layouts.iter().find(|l| l.name.ends_with("Shot")).unwrap();
+        assert_eq!(shots.count(respawn::CellState::Live), 1, "{policy}");
+        assert_eq!(shots.count(respawn::CellState::Garbage), 0, "{policy}: purged by the full collection");
+        world.remove_from_root(owner).unwrap();
+        drop(world);
+        drops.assert_each_once();
+    }
+}
