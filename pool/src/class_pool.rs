@@ -89,7 +89,10 @@ impl<T: Poolable> ClassPool<T> {
             let (shared, create) = (Arc::clone(&shared), Arc::clone(&create));
             let spawned = std::thread::Builder::new()
                 .name(format!("respawn-pool {} #{i}", T::class_name()))
-                .spawn(move || shared::work::<T>(shared, create));
+                .spawn(move || {
+                    background_priority();
+                    shared::work::<T>(shared, create)
+                });
             match spawned {
                 Ok(handle) => workers.push(handle),
                 Err(e) => panic!("cannot start a precreation thread for {}: {e}", T::class_name()),
@@ -471,5 +474,18 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
 impl<T: Poolable> Drop for ClassPool<T> {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+/// Lowers the calling thread's priority below the game thread's (nice +10), as UE runs its
+/// background work: when every core is busy, a precreation worker yields to the frame
+/// instead of taking a whole scheduler slice from it. Idle cores still run it at full
+/// speed. Best effort: a refusal leaves the priority as it was.
+fn background_priority() {
+    #[cfg(all(target_os = "linux", not(miri)))]
+    {
+        // SAFETY: `setpriority` takes plain integers and touches no memory of ours; on Linux
+        // `who == 0` names the calling thread alone (each thread has its own nice value).
+        let _ = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
     }
 }
