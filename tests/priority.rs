@@ -1,0 +1,44 @@
+//! Precreation workers run below the game thread's priority (nice +10 on Linux), so on a
+//! busy machine they yield to the frame.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::{wait_for, Drops, Shot};
+use respawn::{PoolConfig, World};
+
+/// `(thread name, nice)` of every thread of this process.
+fn threads() -> Vec<(String, i64)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        let dir = task.unwrap().path();
+        let (Ok(comm), Ok(stat)) =
+            (std::fs::read_to_string(dir.join("comm")), std::fs::read_to_string(dir.join("stat")))
+        else {
+            continue; // the thread ended meanwhile
+        };
+        // Fields after the parenthesised name: state is field 3, nice field 19.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let nice: i64 = rest.split_whitespace().nth(16).unwrap().parse().unwrap();
+        out.push((comm.trim().to_string(), nice));
+    }
+    out
+}
+
+#[test]
+fn workers_run_at_background_priority() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let world = World::builder()
+        .pool_with::<Shot>(PoolConfig { workers: 2, capacity: 8, ..PoolConfig::EXPENSIVE }, move || Shot::new(&d))
+        .build()
+        .unwrap();
+    wait_for(|| world.pool_stats::<Shot>().unwrap().ready == 8);
+    let all = threads();
+    let workers: Vec<_> = all.iter().filter(|(name, _)| name.starts_with("respawn-pool")).collect();
+    assert_eq!(workers.len(), 2, "{all:?}");
+    let own = all.iter().find(|(name, _)| name.starts_with("workers_run")).map_or(0, |t| t.1);
+    for (name, nice) in workers {
+        assert_eq!(*nice, own + 10, "{name} runs at nice {nice}, the test thread at {own}");
+    }
+}
