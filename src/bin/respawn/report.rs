@@ -1,26 +1,1855 @@
-//! Interim: replaced by the HTML report.
-use crate::figures::Run;
-pub fn render(run: &Run) -> String {
-    format!("<html><body>{}</body></html>", run.scenarios.len())
-}
+//! The storm's self-contained HTML report, and the number formatting the terminal table
+//! shares with it (so both show identical strings).
+//!
+//! The report is one HTML5 document with nothing to fetch: one inline `<style>`, the plots
+//! as inline SVG drawn by plotters' SVG backend, the slab occupancy maps as hand-written SVG
+//! rects, and the [`Run`] itself as JSON in a `<script type="application/json">` block.
+//!
+//! ```text
+//! intro ─ summary table ─ details ─ frame time ─ spawn latency ─ GC pauses
+//!       ─ heap allocations ─ live projectiles ─ slab occupancy ─ figures JSON
+//! ```
+
+use std::error::Error;
+use std::fmt::{self, Write as _};
+use std::ops::Range;
+
+use plotters::coord::combinators::WithKeyPoints;
+use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::figures::{ClassMap, Run, Scenario, CELL_STATES};
+
+// ---------------------------------------------------------------------------------------
+// Number formatting, shared with the terminal table.
+// ---------------------------------------------------------------------------------------
+
+/// What a figure shows when it does not apply (Box's pool hit rate) or is not a number.
+pub const NONE: &str = "—";
+
+/// A duration given in nanoseconds, in the largest unit that keeps it ≥ 1, with three
+/// significant digits at most: `48 ns`, `1.2 µs`, `20.4 µs`, `312 µs`, `3.1 ms`, `1.5 s`.
 pub fn ns(x: f64) -> String {
-    if x < 1e3 {
-        format!("{x:.0} ns")
-    } else if x < 1e6 {
-        format!("{:.1} µs", x / 1e3)
-    } else {
-        format!("{:.1} ms", x / 1e6)
+    if !x.is_finite() {
+        return NONE.to_owned();
     }
+    if x < 0.0 {
+        return format!("-{}", ns(-x));
+    }
+    if x < 999.5 {
+        return format!("{x:.0} ns");
+    }
+    for (unit, scale) in [("µs", 1e3), ("ms", 1e6)] {
+        let v = x / scale;
+        if v < 999.5 {
+            return format!("{} {unit}", three_digits(v));
+        }
+    }
+    format!("{} s", three_digits(x / 1e9))
 }
+
+/// A duration given in microseconds, formatted as [`ns`] does.
 pub fn us(x: f64) -> String {
     ns(x * 1e3)
 }
+
+/// A byte count in binary units: `512 B`, `4.0 KiB`, `12.3 MiB`, `1.1 GiB`.
 pub fn bytes(b: u64) -> String {
-    format!("{:.1} MiB", b as f64 / 1048576.0)
+    if b < 1024 {
+        return format!("{b} B");
+    }
+    let mut v = b as f64;
+    for unit in ["KiB", "MiB", "GiB"] {
+        v /= 1024.0;
+        if v < 1023.5 {
+            return format!("{} {unit}", three_digits(v));
+        }
+    }
+    format!("{} TiB", three_digits(v / 1024.0))
 }
+
+/// A whole number with thousands separators: `123,456`.
 pub fn count(n: u64) -> String {
-    n.to_string()
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
-pub fn percent(x: f64) -> String {
-    format!("{:.1} %", x * 100.0)
+
+/// A fraction (0–1) as a percentage with one decimal: `97.3%`. Just below 1 it keeps two
+/// decimals rounded down (`99.99%`), so a rate with misses never reads `100.0%`.
+pub fn percent(fraction: f64) -> String {
+    if !fraction.is_finite() {
+        return NONE.to_owned();
+    }
+    let p = fraction * 100.0;
+    let one = format!("{p:.1}");
+    if one == "100.0" && fraction < 1.0 {
+        return format!("{:.2}%", (p * 100.0).floor() / 100.0);
+    }
+    format!("{one}%")
+}
+
+/// A quantity that need not be whole (allocations per spawn or per frame): `0`, `0.003`,
+/// `2.00`, `14.5`, `1,234`; below 0.0005 but above zero it reads `<0.001`.
+pub fn amount(x: f64) -> String {
+    if !x.is_finite() {
+        return NONE.to_owned();
+    }
+    if x < 0.0 {
+        return format!("-{}", amount(-x));
+    }
+    match x {
+        0.0 => "0".to_owned(),
+        x if x >= 99.5 => count(x.round() as u64),
+        x if x >= 9.995 => format!("{x:.1}"),
+        x if x >= 0.9995 => format!("{x:.2}"),
+        x if x >= 0.0005 => format!("{x:.3}"),
+        _ => "<0.001".to_owned(),
+    }
+}
+
+/// `v` (≥ 0, < 999.5) with three significant digits at most: one decimal below 100.
+fn three_digits(v: f64) -> String {
+    if v < 99.95 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The summary table's figures.
+// ---------------------------------------------------------------------------------------
+
+/// One figure of the summary table, as the terminal and the HTML table both show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cell {
+    /// The figure's machine name (the HTML `data-figure`): `spawns`, `spawn_p99_ns`, …
+    pub figure: &'static str,
+    /// The heading of the column group (`Spawn latency`); a one-column group has an empty
+    /// `label`.
+    pub group: &'static str,
+    /// The column's heading within its group (`p99`), or empty.
+    pub label: &'static str,
+    /// The figure, formatted.
+    pub text: String,
+    /// The exact value as the HTML `data-value` carries it (`f64` and `u64` `Display`);
+    /// `None` where the figure does not apply or is not finite.
+    pub raw: Option<String>,
+}
+
+impl Cell {
+    /// A cell for a whole-number figure.
+    fn whole(figure: &'static str, group: &'static str, label: &'static str, text: String, v: u64) -> Self {
+        Cell { figure, group, label, text, raw: Some(v.to_string()) }
+    }
+
+    /// A cell for a real-valued figure (`raw` is `None` when `v` is not finite).
+    fn real(figure: &'static str, group: &'static str, label: &'static str, text: String, v: f64) -> Self {
+        Cell { figure, group, label, text, raw: v.is_finite().then(|| v.to_string()) }
+    }
+
+    /// A cell for a statistic of `samples` samples, formatted by `format`; absent when
+    /// nothing was sampled.
+    fn sampled(
+        figure: &'static str,
+        group: &'static str,
+        label: &'static str,
+        format: fn(f64) -> String,
+        samples: u64,
+        v: f64,
+    ) -> Self {
+        if samples == 0 {
+            Self::absent(figure, group, label)
+        } else {
+            Self::real(figure, group, label, format(v), v)
+        }
+    }
+
+    /// A cell for a figure that does not apply to this scenario.
+    fn absent(figure: &'static str, group: &'static str, label: &'static str) -> Self {
+        Cell { figure, group, label, text: NONE.to_owned(), raw: None }
+    }
+}
+
+/// The summary table's row for one scenario, in column order: spawns; spawn latency p50,
+/// p99, max; frame time p50, p99, max; GC collections and longest pause; pool hit rate;
+/// heap allocations in total, per spawn and per steady-state frame; peak memory.
+pub fn summary_row(s: &Scenario) -> Vec<Cell> {
+    let (spawn, frame) = (&s.spawn_ns, &s.frame_us);
+    let hit_rate = s.pool.map(|p| p.hit_rate).filter(|r| r.is_finite());
+    let mem = &s.memory;
+    vec![
+        Cell::whole("spawns", "Spawns", "", count(s.spawns), s.spawns),
+        Cell::sampled("spawn_p50_ns", "Spawn latency", "p50", ns, spawn.count, spawn.p50),
+        Cell::sampled("spawn_p99_ns", "Spawn latency", "p99", ns, spawn.count, spawn.p99),
+        Cell::sampled("spawn_max_ns", "Spawn latency", "max", ns, spawn.count, spawn.max),
+        Cell::sampled("frame_p50_us", "Frame time", "p50", us, frame.count, frame.p50),
+        Cell::sampled("frame_p99_us", "Frame time", "p99", us, frame.count, frame.p99),
+        Cell::sampled("frame_max_us", "Frame time", "max", us, frame.count, frame.max),
+        Cell::whole("gc_collections", "GC", "runs", count(s.gc.collections), s.gc.collections),
+        if s.gc.collections > 0 {
+            let pause = s.gc.max_collection_us;
+            Cell::real("gc_max_pause_us", "GC", "max pause", us(pause), pause)
+        } else {
+            Cell::absent("gc_max_pause_us", "GC", "max pause")
+        },
+        match hit_rate {
+            Some(r) => Cell::real("hit_rate", "Pool", "hit rate", percent(r), r),
+            None => Cell::absent("hit_rate", "Pool", "hit rate"),
+        },
+        Cell::whole("allocations", "Heap allocations", "total", count(mem.allocations), mem.allocations),
+        Cell::real(
+            "allocations_per_spawn",
+            "Heap allocations",
+            "/ spawn",
+            amount(mem.allocations_per_spawn),
+            mem.allocations_per_spawn,
+        ),
+        Cell::real(
+            "steady_allocations_per_frame",
+            "Heap allocations",
+            "/ frame",
+            amount(mem.steady_allocations_per_frame),
+            mem.steady_allocations_per_frame,
+        ),
+        Cell::whole("peak_bytes", "Peak memory", "", bytes(mem.peak_bytes), mem.peak_bytes),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// The document.
+// ---------------------------------------------------------------------------------------
+
+/// The whole report for `run`: one self-contained HTML5 document.
+pub fn render(run: &Run) -> String {
+    let mut out = String::with_capacity(512 * 1024);
+    document(&mut out, run).expect("writing to a String cannot fail");
+    out
+}
+
+/// Writes the document, section by section.
+fn document(out: &mut String, run: &Run) -> fmt::Result {
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str("<title>respawn — projectile storm</title>\n<style>");
+    out.push_str(STYLE);
+    out.push_str("</style>\n</head>\n<body>\n<main>\n<h1>respawn — projectile storm</h1>\n");
+    intro(out, run)?;
+    if run.scenarios.is_empty() {
+        out.push_str("<p class=\"note\">No scenarios ran, so there is nothing to compare.</p>\n");
+    } else {
+        summary_table(out, run)?;
+        details_table(out, run)?;
+        out.push_str("<h2>Over the storm</h2>\n");
+        frame_figure(out, run)?;
+        spawn_figure(out, run)?;
+        gc_figure(out, run)?;
+        allocations_figure(out, run)?;
+        live_figure(out, run)?;
+        occupancy_section(out, run)?;
+    }
+    embedded_json(out, run)?;
+    out.push_str("</main>\n</body>\n</html>\n");
+    Ok(())
+}
+
+/// The page's stylesheet: system fonts, a light background, ~960 px of content.
+const STYLE: &str = r#"
+:root { color-scheme: light; }
+body { margin: 0; background: #f6f6f3; color: #1f2328;
+  font: 15px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif; }
+main { max-width: 1000px; margin: 0 auto; padding: 28px 20px 64px; }
+h1 { font-size: 28px; margin: 0 0 12px; }
+h2 { font-size: 20px; margin: 36px 0 10px; border-bottom: 1px solid #d8d8d2; padding-bottom: 4px; }
+h3 { font-size: 16px; margin: 0 0 6px; }
+h4 { font-size: 14px; margin: 16px 0 2px; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+p { margin: 8px 0; }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
+.meta { color: #555; font-size: 13px; margin: 0 0 6px; }
+.note { color: #555; font-style: italic; }
+ul.scenarios { padding-left: 0; list-style: none; }
+ul.scenarios li { margin: 4px 0; }
+.swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 6px;
+  vertical-align: -1px; border: 1px solid rgba(0,0,0,.15); }
+.table-wrap { overflow-x: auto; background: #fff; border: 1px solid #e0e0da; border-radius: 6px; }
+table { border-collapse: collapse; width: 100%; font-size: 12px; font-variant-numeric: tabular-nums; }
+th, td { padding: 4px 5px; text-align: right; white-space: nowrap; border-bottom: 1px solid #ececE6; }
+thead th { background: #f0f0eb; font-weight: 600; border-bottom: 1px solid #d8d8d2; }
+thead tr:first-child th { text-align: center; }
+tbody th { text-align: left; font-weight: 600; }
+tbody tr:last-child th, tbody tr:last-child td { border-bottom: 0; }
+td.na { color: #999; }
+table.details tbody th { font-weight: 400; color: #333; }
+table.details tr.group th { font-weight: 600; background: #f7f7f3; }
+details { margin: 10px 0; }
+summary { cursor: pointer; margin-bottom: 6px; }
+figure { margin: 22px 0; background: #fff; border: 1px solid #e0e0da; border-radius: 6px; padding: 14px 14px 10px; }
+figure svg { display: block; max-width: 100%; height: auto; }
+figure svg text { font-family: inherit; }
+figcaption { font-size: 13.5px; color: #444; margin-top: 8px; }
+ul.legend { list-style: none; padding: 0; margin: 4px 0 8px; font-size: 13px; display: flex; flex-wrap: wrap; gap: 4px 18px; }
+ul.legend b { font-weight: 600; font-variant-numeric: tabular-nums; }
+ul.states-explained { display: block; font-size: 14px; }
+ul.states-explained li { margin: 3px 0; }
+.legend .stem { display: inline-block; width: 0; height: 12px; margin: 0 8px 0 4px; vertical-align: -1px; }
+.classmap { margin-bottom: 14px; }
+"#;
+
+/// What ran, for a newcomer: the storm's settings in one paragraph, then the scenarios.
+fn intro(out: &mut String, run: &Run) -> fmt::Result {
+    let s = &run.settings;
+    let pacing = if s.fps == 0 {
+        "The game loop ran unpaced, as fast as it could".to_owned()
+    } else {
+        format!("The game loop was paced to {} fps (a frame budget of {})", s.fps, us(1e6 / f64::from(s.fps)))
+    };
+    let gc = if s.gc_every == 0 {
+        "the garbage collector was never scheduled".to_owned()
+    } else {
+        format!("the garbage collector ran every {}", frames(s.gc_every))
+    };
+    let config = match &s.config {
+        Some(path) => format!("came from <code>{}</code>", esc(path)),
+        None => "were the built-in defaults".to_owned(),
+    };
+    writeln!(
+        out,
+        "<p>Every scenario below ran the same storm, drawn from seed {seed}: for {frames}, \
+         {turrets} turrets fired {rate} projectiles per frame between them, and each projectile \
+         lived about {lifetime} (50–150 % of that) until it hit a target or expired. \
+         {share} of the projectiles were rockets, whose constructor spends {payload} building an \
+         expensive payload: cheap to take from a pool that workers filled in advance, expensive \
+         to build on the spot. {pacing}; {gc}, and an incremental purge got {budget} per frame. \
+         Pool settings {config}. The scenarios differ only in how projectiles are allocated \
+         and recycled:</p>",
+        seed = s.seed,
+        frames = frames(s.frames),
+        turrets = count(u64::from(s.turrets)),
+        rate = count(u64::from(s.rate)),
+        lifetime = frames(s.lifetime),
+        share = percent(s.payload_share),
+        payload = us(f64::from(s.payload_us)),
+        budget = us(f64::from(s.purge_budget_us)),
+    )?;
+    out.push_str("<ul class=\"scenarios\">\n");
+    for (i, sc) in run.scenarios.iter().enumerate() {
+        writeln!(out, "<li>{}<b>{}</b> — {}</li>", swatch(sc, i), esc(sc.name), esc(sc.about))?;
+    }
+    out.push_str("</ul>\n");
+    writeln!(
+        out,
+        "<p class=\"meta\">respawn {} · {} logical CPUs · heap figures from the {}.</p>",
+        esc(run.version),
+        run.cpus,
+        esc(run.heap_counter)
+    )
+}
+
+/// `n frames`, or `1 frame`.
+fn frames(n: u32) -> String {
+    if n == 1 {
+        "1 frame".to_owned()
+    } else {
+        format!("{} frames", count(u64::from(n)))
+    }
+}
+
+/// The summary table: one row per scenario, the figures [`summary_row`] gives.
+fn summary_table(out: &mut String, run: &Run) -> fmt::Result {
+    let rows: Vec<Vec<Cell>> = run.scenarios.iter().map(summary_row).collect();
+    out.push_str("<h2>Summary</h2>\n<div class=\"table-wrap\"><table class=\"summary\">\n<thead>\n<tr>");
+    out.push_str("<th rowspan=\"2\" style=\"text-align:left\">Scenario</th>");
+    // Column groups: runs of cells with the same group heading.
+    let header = &rows[0];
+    let mut i = 0;
+    while i < header.len() {
+        let span = header[i..].iter().take_while(|c| c.group == header[i].group).count();
+        if span == 1 && header[i].label.is_empty() {
+            write!(out, "<th rowspan=\"2\">{}</th>", esc(header[i].group))?;
+        } else {
+            write!(out, "<th colspan=\"{span}\">{}</th>", esc(header[i].group))?;
+        }
+        i += span;
+    }
+    out.push_str("</tr>\n<tr>");
+    for c in header.iter().filter(|c| !c.label.is_empty()) {
+        write!(out, "<th>{}</th>", esc(c.label))?;
+    }
+    out.push_str("</tr>\n</thead>\n<tbody>\n");
+    for (i, (sc, row)) in run.scenarios.iter().zip(&rows).enumerate() {
+        write!(out, "<tr><th scope=\"row\">{}{}</th>", swatch(sc, i), esc(sc.name))?;
+        for c in row {
+            write!(out, "<td data-key=\"{}\" data-figure=\"{}\"", esc(sc.key), c.figure)?;
+            match &c.raw {
+                Some(raw) => write!(out, " data-value=\"{}\">", esc(raw))?,
+                None => out.push_str(" class=\"na\">"),
+            }
+            write!(out, "{}</td>", esc(&c.text))?;
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+    out.push_str(
+        "<p class=\"meta\">Spawn latency is one spawn call; frame time is the game thread's work \
+         in a frame (spawn, tick, retire, end of frame) without the pacing sleep; the GC pause is \
+         the longest collection; heap allocations count every thread, pool workers included \
+         (“/ frame” is the steady state, over the storm's second half); peak memory is the \
+         heap's peak plus the slabs' peak.</p>\n",
+    );
+    Ok(())
+}
+
+/// A figure of the details table: its heading and how to format it for a scenario.
+type Detail = (&'static str, fn(&Scenario) -> String);
+
+/// The details table's sections and rows: every figure the summary leaves out.
+const DETAILS: &[(&str, &[Detail])] = &[
+    (
+        "Projectiles",
+        &[
+            ("rockets spawned", |s| count(s.payload_spawns)),
+            ("retired by a hit", |s| count(s.hits)),
+            ("retired at end of life", |s| count(s.expired)),
+            ("alive at the end", |s| count(s.live_at_end)),
+        ],
+    ),
+    (
+        "Latency",
+        &[
+            ("spawn, mean", |s| ns(s.spawn_ns.mean)),
+            ("rocket spawn, p50", |s| ns(s.payload_spawn_ns.p50)),
+            ("rocket spawn, p99", |s| ns(s.payload_spawn_ns.p99)),
+            ("rocket spawn, max", |s| ns(s.payload_spawn_ns.max)),
+            ("frame time, mean", |s| us(s.frame_us.mean)),
+        ],
+    ),
+    (
+        "Collector",
+        &[
+            ("purge slices", |s| count(s.gc.purge_slices)),
+            ("longest purge slice", |s| if s.gc.purge_slices > 0 { us(s.gc.max_purge_us) } else { NONE.to_owned() }),
+            ("collector time, total", |s| us(s.gc.total_ms * 1e3)),
+            ("objects purged", |s| count(s.gc.purged)),
+        ],
+    ),
+    (
+        "Pools",
+        &[
+            ("hits / misses", |s| {
+                s.pool.map_or(NONE.to_owned(), |p| format!("{} / {}", count(p.hits), count(p.misses)))
+            }),
+            ("built by workers", |s| s.pool.map_or(NONE.to_owned(), |p| count(p.precreated))),
+            ("times a pool grew", |s| s.pool.map_or(NONE.to_owned(), |p| count(p.grows))),
+            ("ready at the end", |s| s.pool.map_or(NONE.to_owned(), |p| count(p.ready_at_end))),
+            ("warm-up before the storm", |s| s.pool.map_or(NONE.to_owned(), |p| us(p.warmup_ms * 1e3))),
+        ],
+    ),
+    (
+        "Memory",
+        &[
+            ("heap bytes allocated", |s| bytes(s.memory.allocated_bytes)),
+            ("peak heap", |s| bytes(s.memory.peak_heap_bytes)),
+            ("peak slabs", |s| bytes(s.memory.peak_slab_bytes)),
+        ],
+    ),
+];
+
+/// The details table: the remaining figures, one column per scenario.
+fn details_table(out: &mut String, run: &Run) -> fmt::Result {
+    out.push_str("<details><summary>All other figures</summary>\n");
+    out.push_str("<div class=\"table-wrap\"><table class=\"details\">\n<thead><tr><th></th>");
+    for (i, sc) in run.scenarios.iter().enumerate() {
+        write!(out, "<th>{}{}</th>", swatch(sc, i), esc(sc.name))?;
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for (section, rows) in DETAILS {
+        writeln!(out, "<tr class=\"group\"><th colspan=\"{}\">{section}</th></tr>", run.scenarios.len() + 1)?;
+        for (label, value) in rows.iter() {
+            write!(out, "<tr><th scope=\"row\">{label}</th>")?;
+            for sc in &run.scenarios {
+                write!(out, "<td>{}</td>", esc(&value(sc)))?;
+            }
+            out.push_str("</tr>\n");
+        }
+    }
+    out.push_str("</tbody>\n</table></div>\n</details>\n");
+    Ok(())
+}
+
+/// The figures as JSON, for tools: `</` is written `<\/` (and `<!--` `<\u0021--`) so no
+/// string in the data can end the script element early.
+fn embedded_json(out: &mut String, run: &Run) -> fmt::Result {
+    let json = serde_json::to_string(run).unwrap_or_else(|_| "null".to_owned());
+    let json = json.replace("</", "<\\/").replace("<!--", "<\\u0021--");
+    writeln!(out, "<script type=\"application/json\" id=\"figures\">{json}</script>")
+}
+
+// ---------------------------------------------------------------------------------------
+// Charts.
+// ---------------------------------------------------------------------------------------
+
+/// Width of every chart, in SVG pixels.
+const CHART_W: u32 = 920;
+/// Plotters' font size for tick labels and axis names (its SVG writes `size / 1.24` px).
+const LABEL_SIZE: u32 = 15;
+/// Columns the decimated series keep: about one per horizontal pixel of the plot area.
+const TRACE_COLUMNS: usize = 820;
+/// The font family plotters writes; the page's CSS replaces it with the system stack.
+const FONT: &str = "sans-serif";
+
+/// A plotted chart, or why it could not be drawn.
+type Svg = Result<String, Box<dyn Error>>;
+
+/// Writes one `<figure>`: heading, legend, the chart (or a note saying why there is none),
+/// caption.
+fn figure(out: &mut String, id: &str, title: &str, legend: &str, chart: Svg, caption: &str) -> fmt::Result {
+    write!(out, "<figure id=\"{id}\">\n<h3>{}</h3>\n{legend}", esc(title))?;
+    match chart {
+        Ok(svg) => out.push_str(&svg),
+        Err(e) => write!(out, "<p class=\"note\">{}</p>", esc(&e.to_string()))?,
+    }
+    write!(out, "\n<figcaption>{caption}</figcaption>\n</figure>\n")
+}
+
+/// A legend of every scenario's colour, with a note (HTML) after each name.
+fn scenario_legend<'a>(
+    scenarios: impl Iterator<Item = (usize, &'a Scenario)>,
+    note: impl Fn(&Scenario) -> String,
+) -> String {
+    let mut legend = String::from("<ul class=\"legend\">");
+    for (i, sc) in scenarios {
+        let _ = write!(legend, "<li>{}{}{}</li>", swatch(sc, i), esc(sc.name), note(sc));
+    }
+    legend.push_str("</ul>\n");
+    legend
+}
+
+/// Frame time over frames, every scenario on one log axis.
+fn frame_figure(out: &mut String, run: &Run) -> fmt::Result {
+    let legend = scenario_legend(run.scenarios.iter().enumerate(), |s| {
+        format!(
+            " — p50 <b>{}</b>, p99 <b>{}</b>, max <b>{}</b>",
+            us(s.frame_us.p50),
+            us(s.frame_us.p99),
+            us(s.frame_us.max)
+        )
+    });
+    let caption = "Each line is one scenario's game-thread work per frame, on a log scale so that one \
+                   long frame does not flatten the rest: look for the level a scenario settles at \
+                   and for the spikes above it (collections, pools growing, rockets built inline). \
+                   Long storms are drawn at one column per pixel, keeping each column's fastest and \
+                   slowest frame.";
+    figure(out, "frame-time", "Frame time", &legend, frame_chart(run), caption)
+}
+
+/// The frame-time chart.
+fn frame_chart(run: &Run) -> Svg {
+    let series: Vec<Vec<f64>> =
+        run.scenarios.iter().map(|s| s.series.frame_us.iter().map(|&v| f64::from(v)).collect()).collect();
+    let budget = (run.settings.fps > 0).then(|| 1e6 / f64::from(run.settings.fps));
+    let (lo, hi) =
+        positive_range(series.iter().flatten().copied().chain(budget)).ok_or("No frame times were recorded.")?;
+    let (lo, hi) = log_bounds(lo, hi);
+    let frames = longest(series.iter().map(Vec::len));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (CHART_W, 380)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(12)
+            .margin_right(24)
+            .x_label_area_size(44)
+            .y_label_area_size(78)
+            .build_cartesian_2d(0f64..frames, log_axis(lo, hi))?;
+        chart
+            .configure_mesh()
+            .x_desc("frame")
+            .y_desc("work per frame (log scale)")
+            .x_label_formatter(&frame_label)
+            .y_label_formatter(&|v| tick(us(*v)))
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .bold_line_style(BLACK.mix(0.09))
+            .light_line_style(TRANSPARENT)
+            .draw()?;
+        if let Some(b) = budget {
+            let style = ShapeStyle::from(BLACK.mix(0.45)).stroke_width(1);
+            chart.draw_series(DashedLineSeries::new([(0.0, b), (frames, b)], 6, 4, style))?;
+            let label = format!("frame budget at {} fps: {}", run.settings.fps, us(b));
+            let anchor = Pos::new(HPos::Right, VPos::Bottom);
+            let font = (FONT, 14).into_font().color(&BLACK.mix(0.6)).pos(anchor);
+            chart.draw_series(std::iter::once(Text::new(label, (frames, b), font)))?;
+        }
+        for (i, (sc, values)) in run.scenarios.iter().zip(&series).enumerate() {
+            let points: Vec<(f64, f64)> =
+                trace(values, TRACE_COLUMNS).into_iter().map(|(x, y)| (x, y.max(lo))).collect();
+            draw_line(&mut chart, &points, colour(sc, i), 1)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// The spawn-latency distribution, every scenario on one chart with the tail stretched.
+fn spawn_figure(out: &mut String, run: &Run) -> fmt::Result {
+    let legend = scenario_legend(run.scenarios.iter().enumerate(), |s| {
+        if s.spawn_ns.count == 0 {
+            " — no spawns".to_owned()
+        } else {
+            format!(
+                " — p50 <b>{}</b>, p99 <b>{}</b>, max <b>{}</b>",
+                ns(s.spawn_ns.p50),
+                ns(s.spawn_ns.p99),
+                ns(s.spawn_ns.max)
+            )
+        }
+    });
+    let caption = "Read a curve left to right to see how long spawns took up to a percentile: the \
+                   vertical scale stretches the tail (each step up, p90 → p99 → p99.9, is ten \
+                   times rarer) and the horizontal one is logarithmic. Dots mark p50 and p99. \
+                   A curve that stays left all the way up served spawns from ready objects; a \
+                   curve that bends far right near the top built rockets on the spot.";
+    figure(out, "spawn-latency", "Spawn latency distribution", &legend, spawn_chart(run), caption)
+}
+
+/// How far up the tail a quantile is: `-log10(1 - q)` (p90 → 1, p99 → 2).
+fn nines(q: f64) -> f64 {
+    -(1.0 - q).max(1e-12).log10()
+}
+
+/// The spawn chart's vertical axis: quantiles as [`nines`] from 0 to `top`, ticks at p0,
+/// p50, p90, p99, … and `max` at the top.
+#[derive(Clone, Copy, Debug)]
+struct PercentileAxis {
+    /// The top of the axis, in nines (a whole number ≥ 2); the maximum sits here.
+    top: f64,
+}
+
+impl Ranged for PercentileAxis {
+    type FormatOption = NoDefaultFormatting;
+    type ValueType = f64;
+
+    fn range(&self) -> Range<f64> {
+        0.0..self.top
+    }
+
+    /// Linear in nines: p90 → p99 takes as much height as p99 → p99.9.
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let span = f64::from(limit.1 - limit.0);
+        limit.0 + (value / self.top * span).round() as i32
+    }
+
+    /// The named percentiles, whatever the hint asks for; no light lines.
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            return Vec::new();
+        }
+        let mut ticks = vec![0.0, 2f64.log10()];
+        ticks.extend((1..self.top as u32).map(f64::from));
+        ticks.push(self.top);
+        ticks
+    }
+}
+
+impl ValueFormatter<f64> for PercentileAxis {
+    fn format_ext(&self, value: &f64) -> String {
+        match *value {
+            v if v >= self.top => "max".to_owned(),
+            v if v <= 0.0 => "p0".to_owned(),
+            v if (v - 2f64.log10()).abs() < 1e-9 => "p50".to_owned(),
+            v => format!("p{}", trimmed(100.0 - 100.0 * 10f64.powf(-v), 4)),
+        }
+    }
+}
+
+/// The spawn-latency chart.
+fn spawn_chart(run: &Run) -> Svg {
+    let cdfs: Vec<&[[f64; 2]]> = run.scenarios.iter().map(|s| s.series.spawn_cdf.as_slice()).collect();
+    let values = cdfs.iter().flat_map(|c| c.iter().map(|p| p[1]));
+    let (lo, hi) = positive_range(values).ok_or("No spawn latencies were recorded.")?;
+    let (lo, hi) = log_bounds(lo, hi);
+    // The top of the axis is one step above the deepest quantile short of 1; the samples at
+    // quantile 1 (the max) sit there.
+    let deepest = cdfs.iter().flat_map(|c| c.iter()).filter(|p| p[0] < 1.0).map(|p| nines(p[0])).fold(0.0, f64::max);
+    let axis = PercentileAxis { top: (deepest.floor() + 1.0).clamp(2.0, 5.0) };
+    let top = axis.top;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (CHART_W, 400)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(12)
+            .margin_right(24)
+            .x_label_area_size(44)
+            .y_label_area_size(62)
+            .build_cartesian_2d(log_axis(lo, hi), axis)?;
+        chart
+            .configure_mesh()
+            .x_desc("spawn latency (log scale)")
+            .y_desc("percentile")
+            .x_label_formatter(&|v| tick(ns(*v)))
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .bold_line_style(BLACK.mix(0.09))
+            .light_line_style(TRANSPARENT)
+            .draw()?;
+        for (i, (sc, cdf)) in run.scenarios.iter().zip(&cdfs).enumerate() {
+            let c = colour(sc, i);
+            let points: Vec<(f64, f64)> = cdf.iter().map(|p| (p[1].clamp(lo, hi), nines(p[0]).min(top))).collect();
+            draw_line(&mut chart, &points, c, 2)?;
+            if sc.spawn_ns.count > 0 {
+                let marks = [(sc.spawn_ns.p50, 2f64.log10()), (sc.spawn_ns.p99, 2.0)];
+                let marks = marks
+                    .into_iter()
+                    .filter(|(x, _)| x.is_finite())
+                    .map(|(x, y)| Circle::new((x.clamp(lo, hi), y), 4, c.filled()));
+                chart.draw_series(marks)?;
+            }
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// Whether the collector did anything during `s`.
+fn collected(s: &Scenario) -> bool {
+    s.series.gc_kind.iter().any(|&k| k != 0) || s.series.gc_us.iter().any(|&v| v > 0.0) || s.gc.collections > 0
+}
+
+/// The collector's pauses by frame, one panel per scenario that collected.
+fn gc_figure(out: &mut String, run: &Run) -> fmt::Result {
+    let with_gc: Vec<(usize, &Scenario)> = run.scenarios.iter().enumerate().filter(|(_, s)| collected(s)).collect();
+    let mut legend = scenario_legend(with_gc.iter().copied(), |s| {
+        format!(
+            " — {} collections (longest <b>{}</b>), {} purge slices (longest <b>{}</b>)",
+            count(s.gc.collections),
+            if s.gc.collections > 0 { us(s.gc.max_collection_us) } else { NONE.to_owned() },
+            count(s.gc.purge_slices),
+            if s.gc.purge_slices > 0 { us(s.gc.max_purge_us) } else { NONE.to_owned() },
+        )
+    });
+    if !with_gc.is_empty() {
+        legend.insert_str(
+            legend.len() - "</ul>\n".len(),
+            "<li><span class=\"stem\" style=\"border-left:3px solid #555\"></span>collection \
+         <span class=\"stem\" style=\"border-left:1px solid #aaa\"></span>purge slice</li>",
+        );
+    }
+    let mut caption = String::from(
+        "Each stem is one frame's time in the collector on the game thread, on one log scale \
+         for all panels: dark stems are collections (mark, find unreachable, gather), pale \
+         ones are slices of the incremental purge that destroys what a collection found. \
+         Compare the heights across panels: a policy that leaves released objects to the \
+         collector pays for them here.",
+    );
+    let without = |pooled: bool| -> Vec<String> {
+        run.scenarios.iter().filter(|s| !collected(s) && s.pool.is_some() == pooled).map(|s| esc(s.name)).collect()
+    };
+    let (unpooled, idle) = (without(false), without(true));
+    if !unpooled.is_empty() {
+        let _ = write!(
+            caption,
+            " No panel for {}: without a World, each projectile is freed the moment it dies, so \
+             there is no collector.",
+            unpooled.join(", ")
+        );
+    }
+    if !idle.is_empty() {
+        let _ = write!(caption, " {} did no collector work.", idle.join(", "));
+    }
+    let chart =
+        if with_gc.is_empty() { Err("No scenario ran the garbage collector.".into()) } else { gc_chart(run, &with_gc) };
+    figure(out, "gc-pauses", "Collector pauses", &legend, chart, &caption)
+}
+
+/// Height of one scenario's panel in the GC chart.
+const GC_PANEL_H: u32 = 150;
+
+/// The GC chart: stacked panels sharing both axes.
+fn gc_chart(run: &Run, with_gc: &[(usize, &Scenario)]) -> Svg {
+    let pauses = with_gc.iter().flat_map(|(_, s)| s.series.gc_us.iter()).map(|&v| f64::from(v));
+    let (lo, hi) = positive_range(pauses).map_or((1.0, 10.0), |(lo, hi)| log_bounds(lo, hi));
+    let frames = longest(run.scenarios.iter().map(|s| s.series.gc_us.len()));
+    let mut svg = String::new();
+    {
+        let height = GC_PANEL_H * with_gc.len() as u32 + 20;
+        let root = SVGBackend::with_string(&mut svg, (CHART_W, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let panels = root.margin(4, 16, 4, 12).split_evenly((with_gc.len(), 1));
+        for (panel, &(i, sc)) in panels.iter().zip(with_gc) {
+            gc_panel(panel, sc, colour(sc, i), frames, (lo, hi))?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// One scenario's panel of the GC chart, pauses on a log axis over `(lo, hi)` µs.
+fn gc_panel(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    sc: &Scenario,
+    c: RGBColor,
+    frames: f64,
+    (lo, hi): (f64, f64),
+) -> Result<(), Box<dyn Error>> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(sc.name, (FONT, 15).into_font().color(&c))
+        .x_label_area_size(26)
+        .y_label_area_size(74)
+        .build_cartesian_2d(0f64..frames, log_axis(lo, hi))?;
+    chart
+        .configure_mesh()
+        .x_label_formatter(&frame_label)
+        .y_label_formatter(&|v| tick(us(*v)))
+        .label_style((FONT, 14))
+        .bold_line_style(BLACK.mix(0.08))
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+    let s = &sc.series;
+    let of_kind = |kind: u8| -> Vec<(usize, f64)> {
+        s.gc_us
+            .iter()
+            .zip(&s.gc_kind)
+            .enumerate()
+            .filter(|(_, (&v, &k))| k == kind && v > 0.0)
+            .map(|(f, (&v, _))| (f, f64::from(v)))
+            .collect()
+    };
+    let slices = peaks(&of_kind(1), TRACE_COLUMNS);
+    // Frames with time but no kind are drawn as collections: something paused the game.
+    let mut collections = of_kind(2);
+    collections.extend(of_kind(0));
+    collections.sort_unstable_by_key(|p| p.0);
+    let collections = peaks(&collections, TRACE_COLUMNS);
+    let stem = |(x, y): (f64, f64), style: ShapeStyle| PathElement::new(vec![(x, lo), (x, y.clamp(lo, hi))], style);
+    let pale = c.mix(0.5);
+    chart.draw_series(slices.iter().map(|&p| stem(p, ShapeStyle::from(pale).stroke_width(1))))?;
+    chart.draw_series(slices.iter().map(|&(x, y)| Circle::new((x, y.clamp(lo, hi)), 2, pale.filled())))?;
+    chart.draw_series(collections.iter().map(|&p| stem(p, ShapeStyle::from(c).stroke_width(2))))?;
+    chart.draw_series(collections.iter().map(|&(x, y)| Circle::new((x, y.clamp(lo, hi)), 3, c.filled())))?;
+    Ok(())
+}
+
+/// Heap allocations per frame.
+fn allocations_figure(out: &mut String, run: &Run) -> fmt::Result {
+    let legend = scenario_legend(run.scenarios.iter().enumerate(), |s| {
+        format!(" — <b>{}</b> per frame in the steady state", amount(s.memory.steady_allocations_per_frame))
+    });
+    let caption = "Heap allocations made during each frame, by every thread: a scenario that \
+                   builds each projectile with its own allocation climbs with the fire rate, while \
+                   one that hands out slab cells from pools stays near zero once the pools are \
+                   warm. Bumps in a pooled scenario are pools growing or workers refilling them.";
+    let series: Vec<Vec<f64>> =
+        run.scenarios.iter().map(|s| s.series.allocations.iter().map(|&v| f64::from(v)).collect()).collect();
+    let chart = count_chart(run, &series, "heap allocations in the frame", false);
+    figure(out, "allocations", "Heap allocations per frame", &legend, chart, caption)
+}
+
+/// Projectiles alive per frame.
+fn live_figure(out: &mut String, run: &Run) -> fmt::Result {
+    let legend =
+        scenario_legend(run.scenarios.iter().enumerate(), |s| format!(" — <b>{}</b> at the end", count(s.live_at_end)));
+    let caption = "Projectiles alive at the end of each frame. Every scenario fires the same \
+                   seeded storm, so the lines should lie on top of each other (later scenarios are \
+                   drawn thinner, over the earlier ones): the population climbs while the first \
+                   projectiles live out their lifetime, then levels off. A line that parts from the \
+                   others means that scenario played a different game.";
+    let series: Vec<Vec<f64>> =
+        run.scenarios.iter().map(|s| s.series.live.iter().map(|&v| f64::from(v)).collect()).collect();
+    let chart = count_chart(run, &series, "projectiles alive", true);
+    figure(out, "live", "Projectiles alive", &legend, chart, caption)
+}
+
+/// A line chart of a per-frame count, every scenario on one linear axis from zero. With
+/// `stacked`, lines are drawn thinner as they go, so series that coincide stay visible.
+fn count_chart(run: &Run, series: &[Vec<f64>], y_desc: &str, stacked: bool) -> Svg {
+    if series.iter().all(Vec::is_empty) {
+        return Err("No per-frame series were recorded.".into());
+    }
+    let max = series.iter().flatten().copied().filter(|v| v.is_finite()).fold(0.0, f64::max);
+    // At least 5, so that small counts get whole-number ticks.
+    let y_max = (max * 1.08).max(5.0);
+    let frames = longest(series.iter().map(Vec::len));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (CHART_W, 320)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(12)
+            .margin_right(24)
+            .x_label_area_size(44)
+            .y_label_area_size(78)
+            .build_cartesian_2d(0f64..frames, 0f64..y_max)?;
+        chart
+            .configure_mesh()
+            .x_desc("frame")
+            .y_desc(y_desc)
+            .y_labels(6)
+            .x_label_formatter(&frame_label)
+            .y_label_formatter(&|v| if v.fract() == 0.0 { count(*v as u64) } else { amount(*v) })
+            .label_style((FONT, LABEL_SIZE))
+            .axis_desc_style((FONT, LABEL_SIZE))
+            .bold_line_style(BLACK.mix(0.09))
+            .light_line_style(TRANSPARENT)
+            .draw()?;
+        let n = run.scenarios.len() as u32;
+        for (i, (sc, values)) in run.scenarios.iter().zip(series).enumerate() {
+            let width = if stacked { 1 + 2 * (n - 1 - i as u32).min(2) } else { 1 };
+            draw_line(&mut chart, &trace(values, TRACE_COLUMNS), colour(sc, i), width)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// Draws `points` as a line `width` px wide, or as a dot when there is only one.
+fn draw_line<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    points: &[(f64, f64)],
+    c: RGBColor,
+    width: u32,
+) -> Result<(), Box<dyn Error>>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    if points.len() == 1 {
+        chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, c.filled())))?;
+    } else {
+        chart.draw_series(LineSeries::new(points.iter().copied(), ShapeStyle::from(c).stroke_width(width)))?;
+    }
+    Ok(())
+}
+
+/// The x extent of charts over frames: the longest series, at least one frame wide.
+fn longest(lengths: impl Iterator<Item = usize>) -> f64 {
+    (lengths.max().unwrap_or(0).saturating_sub(1)).max(1) as f64
+}
+
+/// The smallest and largest positive finite value, if any.
+fn positive_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values.filter(|v| v.is_finite() && *v > 0.0).fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((f64::min(lo, v), f64::max(hi, v))),
+    })
+}
+
+/// Bounds for a log axis around `[lo, hi]`: some room either side, a decade at least.
+fn log_bounds(lo: f64, hi: f64) -> (f64, f64) {
+    let (mut lo, hi) = (lo / 1.3, hi * 1.3);
+    if hi / lo < 10.0 {
+        lo = hi / 10.0;
+    }
+    (lo, hi)
+}
+
+/// A log axis over `[lo, hi]` with ticks at 1-2-5 steps (only powers of ten when those are
+/// too many to label).
+fn log_axis(lo: f64, hi: f64) -> WithKeyPoints<LogCoord<f64>> {
+    let mut all = Vec::new();
+    let mut decades = Vec::new();
+    let mut exp = lo.log10().floor() as i32;
+    while 10f64.powi(exp) <= hi {
+        for m in [1.0, 2.0, 5.0] {
+            let v = m * 10f64.powi(exp);
+            if (lo..=hi).contains(&v) {
+                all.push(v);
+                if m == 1.0 {
+                    decades.push(v);
+                }
+            }
+        }
+        exp += 1;
+    }
+    let ticks = if all.len() <= 12 { all } else { decades };
+    (lo..hi).log_scale().with_key_points(ticks)
+}
+
+/// A frame number for an axis tick; empty between frames (a storm of a frame or two gets
+/// ticks at fractions).
+fn frame_label(v: &f64) -> String {
+    if v.fract() == 0.0 && *v >= 0.0 {
+        count(*v as u64)
+    } else {
+        String::new()
+    }
+}
+
+/// A duration label for an axis tick: `1 ms` rather than `1.0 ms`.
+fn tick(label: String) -> String {
+    label.replace(".0 ", " ")
+}
+
+/// At most two points per column tracing `values` at the resolution of `columns`: each
+/// column's smallest and largest value, in frame order, so spikes survive decimation.
+fn trace(values: &[f64], columns: usize) -> Vec<(f64, f64)> {
+    let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+    if values.len() <= 2 * columns {
+        return values.iter().enumerate().map(|(i, &v)| (i as f64, finite(v))).collect();
+    }
+    let per = values.len().div_ceil(columns);
+    let mut out = Vec::with_capacity(2 * columns);
+    for (b, chunk) in values.chunks(per).enumerate() {
+        let (mut lo, mut hi) = (0, 0);
+        for (i, &v) in chunk.iter().enumerate() {
+            if v < chunk[lo] {
+                lo = i;
+            }
+            if v > chunk[hi] {
+                hi = i;
+            }
+        }
+        let (first, second) = (lo.min(hi), lo.max(hi));
+        out.push(((b * per + first) as f64, finite(chunk[first])));
+        if second != first {
+            out.push(((b * per + second) as f64, finite(chunk[second])));
+        }
+    }
+    out
+}
+
+/// `(frame, value)` points (in frame order) thinned to the largest value per column when
+/// there are more than `columns` of them.
+fn peaks(points: &[(usize, f64)], columns: usize) -> Vec<(f64, f64)> {
+    let last = points.last().map_or(0, |p| p.0);
+    if points.len() <= columns || last == 0 {
+        return points.iter().map(|&(f, v)| (f as f64, v)).collect();
+    }
+    let per = (last + 1).div_ceil(columns);
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(columns);
+    // The column being gathered: its index, and the frame and value of its largest point.
+    let mut current: Option<(usize, usize, f64)> = None;
+    for &(f, v) in points {
+        match current {
+            Some((col, _, best)) if col == f / per => {
+                if v > best {
+                    current = Some((col, f, v));
+                }
+            }
+            _ => {
+                if let Some((_, bf, bv)) = current {
+                    out.push((bf as f64, bv));
+                }
+                current = Some((f / per, f, v));
+            }
+        }
+    }
+    if let Some((_, bf, bv)) = current {
+        out.push((bf as f64, bv));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// The slab occupancy map.
+// ---------------------------------------------------------------------------------------
+
+/// Each cell state's colour, in [`CELL_STATES`] order: live blue, in pool green, garbage
+/// orange, free light grey, retired dark grey.
+const STATE_COLOURS: [&str; 5] = ["#3a6fd8", "#3fae5c", "#e8702a", "#d3d7dc", "#5b616b"];
+/// What each cell state means, in [`CELL_STATES`] order, for the maps' legend.
+const STATE_MEANINGS: [&str; 5] = [
+    "a projectile the game can see.",
+    "an object a pool owns: built by a worker and ready, stowed for reuse, or being built. \
+     The next spawn takes it without constructing anything.",
+    "a released object waiting for the collector to find and purge it. A policy that hands \
+     its releases to the GC accumulates these between collections.",
+    "vacant and on the class's free list: what destroying at once leaves behind until \
+     workers build into it again, and the spare room of a pool that has grown. A policy that \
+     resets and reuses released objects keeps its cells live or in pool, so few stay free.",
+    "used up its generations; never handed out again.",
+];
+/// The colour of a letter [`CELL_STATES`] does not know.
+const UNKNOWN_COLOUR: &str = "#c03ad0";
+/// Width of the cell area of a map, in SVG pixels.
+const MAP_W: usize = 860;
+/// Width of the slab-number column left of a map.
+const MAP_LABEL_W: usize = 40;
+/// Space between two slabs.
+const SLAB_GAP: f64 = 3.0;
+/// Height a map aims to stay under (it wraps slabs over wider rows beyond this).
+const MAP_MAX_H: f64 = 640.0;
+
+/// The occupancy maps of every World scenario.
+fn occupancy_section(out: &mut String, run: &Run) -> fmt::Result {
+    out.push_str("<h2>Slab occupancy at the end of the storm</h2>\n");
+    out.push_str(
+        "<p>Like Unreal's memory-layout view: each class keeps its objects in slabs, contiguous \
+         blocks of equal cells, and the maps below show every cell of every slab when the storm \
+         ended, in address order. A slab wraps over several rows; slabs are numbered on the \
+         left (hover one for its counts). Each cell is</p>\n<ul class=\"legend states-explained\">\n",
+    );
+    for ((_, name), (colour, meaning)) in CELL_STATES.iter().zip(STATE_COLOURS.iter().zip(STATE_MEANINGS)) {
+        writeln!(out, "<li><span class=\"swatch\" style=\"background:{colour}\"></span><b>{name}</b>: {meaning}</li>")?;
+    }
+    out.push_str("</ul>\n");
+    let names = |pooled: bool| -> Vec<String> {
+        run.scenarios
+            .iter()
+            .filter(|s| s.layout.is_empty() && s.pool.is_some() == pooled)
+            .map(|s| esc(s.name))
+            .collect()
+    };
+    let (unpooled, unrecorded) = (names(false), names(true));
+    if !unpooled.is_empty() {
+        writeln!(
+            out,
+            "<p class=\"note\">No map for {}: each projectile is allocated on its own from the \
+             heap, so there are no slabs to draw.</p>",
+            unpooled.join(", ")
+        )?;
+    }
+    if !unrecorded.is_empty() {
+        writeln!(out, "<p class=\"note\">No slab layout was recorded for {}.</p>", unrecorded.join(", "))?;
+    }
+    for (i, sc) in run.scenarios.iter().enumerate().filter(|(_, s)| !s.layout.is_empty()) {
+        write!(
+            out,
+            "<figure class=\"occupancy\" data-key=\"{}\">\n<h3>{}{}</h3>\n",
+            esc(sc.key),
+            swatch(sc, i),
+            esc(sc.name)
+        )?;
+        writeln!(out, "<p class=\"meta\">{}</p>", esc(sc.about))?;
+        for map in &sc.layout {
+            class_map(out, map)?;
+        }
+        write!(out, "<figcaption>{}</figcaption>\n</figure>\n", occupancy_caption(sc))?;
+    }
+    Ok(())
+}
+
+/// What a scenario's maps add up to, state by state, for its caption.
+fn occupancy_caption(sc: &Scenario) -> String {
+    let mut totals = [0usize; 5];
+    for map in &sc.layout {
+        for (t, c) in totals.iter_mut().zip(map.counts) {
+            *t += c;
+        }
+    }
+    let all: usize = totals.iter().sum();
+    let parts: Vec<String> = CELL_STATES
+        .iter()
+        .zip(totals)
+        .filter(|(_, n)| *n > 0)
+        .map(|((_, name), n)| format!("{name} {}", percent(n as f64 / all as f64)))
+        .collect();
+    if parts.is_empty() {
+        format!("{}: the classes own no cells.", esc(sc.name))
+    } else {
+        format!("Over all of {}'s classes: {} of {} cells.", esc(sc.name), parts.join(", "), count(all as u64))
+    }
+}
+
+/// One class's heading, legend with counts, and map.
+fn class_map(out: &mut String, map: &ClassMap) -> fmt::Result {
+    let slab_bytes = (map.cells_per_slab * map.cell_size * map.slabs.len()) as u64;
+    write!(
+        out,
+        "<div class=\"classmap\">\n<h4>{}</h4>\n<p class=\"meta\">{} cells of {} · {} per slab · {} slab{} · {}</p>\n",
+        esc(&map.name),
+        count(map.counts.iter().sum::<usize>() as u64),
+        bytes(map.cell_size as u64),
+        count(map.cells_per_slab as u64),
+        count(map.slabs.len() as u64),
+        if map.slabs.len() == 1 { "" } else { "s" },
+        bytes(slab_bytes),
+    )?;
+    out.push_str("<ul class=\"legend states\">");
+    for (((_, name), colour), n) in CELL_STATES.iter().zip(STATE_COLOURS).zip(map.counts) {
+        write!(
+            out,
+            "<li><span class=\"swatch\" style=\"background:{colour}\"></span>{name} <b>{}</b></li>",
+            count(n as u64)
+        )?;
+    }
+    out.push_str("</ul>\n");
+    if map.slabs.is_empty() {
+        out.push_str("<p class=\"note\">This class owns no slabs.</p>\n");
+    } else {
+        out.push_str(&slab_svg(map));
+    }
+    out.push_str("</div>\n");
+    Ok(())
+}
+
+/// The index in [`CELL_STATES`] of a cell letter (5: unknown).
+fn state_index(letter: char) -> usize {
+    CELL_STATES.iter().position(|(l, _)| *l == letter).unwrap_or(CELL_STATES.len())
+}
+
+/// How a map is laid out: cells per row and the side of a cell.
+#[derive(Clone, Copy, Debug)]
+struct Grid {
+    /// Cells per row (a slab wraps over several rows).
+    columns: usize,
+    /// Side of one cell, in SVG pixels.
+    cell: f64,
+    /// Rows one slab takes.
+    rows_per_slab: usize,
+}
+
+impl Grid {
+    /// The widest-celled grid that keeps `slabs` slabs of `cells` cells under
+    /// [`MAP_MAX_H`]: 128 cells per row to start, doubling while the map is too tall.
+    fn fit(slabs: usize, cells: usize) -> Grid {
+        let cells = cells.max(1);
+        let mut columns = cells.min(128);
+        loop {
+            let cell = (MAP_W as f64 / columns as f64).min(14.0);
+            let cell = if cell >= 2.0 { cell.floor() } else { cell };
+            let rows_per_slab = cells.div_ceil(columns);
+            let height = slabs as f64 * (rows_per_slab as f64 * cell + SLAB_GAP);
+            if height <= MAP_MAX_H || columns >= cells {
+                return Grid { columns, cell, rows_per_slab };
+            }
+            columns = (columns * 2).min(cells);
+        }
+    }
+
+    /// Height of one slab's block of rows.
+    fn slab_height(self) -> f64 {
+        self.rows_per_slab as f64 * self.cell
+    }
+}
+
+/// `v` with at most `decimals` decimals and no trailing zeros (`99.9`, `6`).
+fn trimmed(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+/// A number for an SVG attribute: at most two decimals.
+fn px(v: f64) -> String {
+    trimmed(v, 2)
+}
+
+/// The colour of a state index from [`state_index`].
+fn state_colour(state: usize) -> &'static str {
+    STATE_COLOURS.get(state).copied().unwrap_or(UNKNOWN_COLOUR)
+}
+
+/// The map of one class as SVG. Cells are drawn in cell units under one `scale`, so the
+/// coordinates stay short: each slab is first filled with its most common state (one or
+/// two rects), then every run of adjacent cells in another state becomes one rect, in one
+/// group per state. A transparent rect per slab carries its hover title.
+fn slab_svg(map: &ClassMap) -> String {
+    let slabs: Vec<Vec<usize>> = map.slabs.iter().map(|s| s.chars().map(state_index).collect()).collect();
+    let widest = slabs.iter().map(Vec::len).max().unwrap_or(0);
+    let grid = Grid::fit(slabs.len(), widest);
+    let columns = grid.columns;
+    // One slab and the gap after it, in cell units.
+    let gap = SLAB_GAP / grid.cell;
+    let pitch = grid.rows_per_slab as f64 + gap;
+    let width = MAP_LABEL_W as f64 + columns as f64 * grid.cell;
+    let height = (slabs.len() as f64 * pitch - gap) * grid.cell;
+    let mut backgrounds = String::new();
+    // One buffer of rects per state (the last is for unknown letters), and its cell count.
+    let mut groups: Vec<(String, usize)> = vec![(String::new(), 0); CELL_STATES.len() + 1];
+    let mut labels = String::new();
+    let mut titles = String::new();
+    let label_every = (12.0 / (pitch * grid.cell)).ceil().max(1.0) as usize;
+    for (s, cells) in slabs.iter().enumerate() {
+        let top = s as f64 * pitch;
+        let mut tally = [0usize; CELL_STATES.len() + 1];
+        for &c in cells {
+            tally[c] += 1;
+        }
+        for ((_, n), t) in groups.iter_mut().zip(tally) {
+            *n += t;
+        }
+        let dominant = (0..tally.len()).max_by_key(|&i| tally[i]).unwrap_or(0);
+        let (full, rest) = (cells.len() / columns, cells.len() % columns);
+        let fill = state_colour(dominant);
+        if full > 0 {
+            let _ =
+                write!(backgrounds, "<rect y=\"{}\" width=\"{columns}\" height=\"{full}\" fill=\"{fill}\"/>", px(top));
+        }
+        if rest > 0 {
+            let _ = write!(
+                backgrounds,
+                "<rect y=\"{}\" width=\"{rest}\" height=\"1\" fill=\"{fill}\"/>",
+                px(top + full as f64)
+            );
+        }
+        for (r, row) in cells.chunks(columns).enumerate() {
+            let y = px(top + r as f64);
+            let mut start = 0;
+            while start < row.len() {
+                let state = row[start];
+                let run = row[start..].iter().take_while(|&&c| c == state).count();
+                if state != dominant {
+                    let _ = write!(groups[state].0, "<rect x=\"{start}\" y=\"{y}\" width=\"{run}\" height=\"1\"/>");
+                }
+                start += run;
+            }
+        }
+        let (top_px, slab_px) = (top * grid.cell, grid.slab_height());
+        if s % label_every == 0 {
+            let _ = write!(
+                labels,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" dominant-baseline=\"central\">{s}</text>",
+                MAP_LABEL_W - 6,
+                px(top_px + slab_px / 2.0)
+            );
+        }
+        let parts: Vec<String> = CELL_STATES
+            .iter()
+            .zip(tally)
+            .filter(|(_, n)| *n > 0)
+            .map(|((_, name), n)| format!("{} {name}", count(n as u64)))
+            .collect();
+        let _ = write!(
+            titles,
+            "<rect x=\"{MAP_LABEL_W}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>slab {s}: {}</title></rect>",
+            px(top_px),
+            px(columns as f64 * grid.cell),
+            px(slab_px),
+            parts.join(", ")
+        );
+    }
+    let mut svg = format!(
+        "<svg class=\"slabs\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"slab occupancy of {name}\" data-columns=\"{columns}\">\n\
+         <g transform=\"translate({MAP_LABEL_W} 0) scale({scale})\">\n<g data-background=\"\">{backgrounds}</g>\n",
+        w = px(width),
+        h = px(height.max(1.0)),
+        name = esc(&map.name),
+        scale = trimmed(grid.cell, 4),
+    );
+    let letters = CELL_STATES.iter().map(|(l, _)| *l).chain(std::iter::once('?'));
+    for (state, (letter, (rects, n))) in letters.zip(&groups).enumerate() {
+        if *n > 0 {
+            let _ = writeln!(
+                svg,
+                "<g data-state=\"{letter}\" data-cells=\"{n}\" fill=\"{}\">{rects}</g>",
+                state_colour(state)
+            );
+        }
+    }
+    let _ = writeln!(svg, "</g>\n<g font-size=\"10\" fill=\"#666\">{labels}</g>");
+    let _ = writeln!(svg, "<g fill=\"transparent\">{titles}</g>\n</svg>");
+    svg
+}
+
+// ---------------------------------------------------------------------------------------
+// Small helpers.
+// ---------------------------------------------------------------------------------------
+
+/// Colours for scenarios with keys the report does not know.
+const SPARE_COLOURS: [RGBColor; 4] =
+    [RGBColor(0x7a, 0x51, 0x95), RGBColor(0x8c, 0x6d, 0x31), RGBColor(0x1f, 0x9e, 0xb8), RGBColor(0xd6, 0x4f, 0x9a)];
+
+/// The colour a scenario has in every chart: Box brick red, Default blue, Purge amber,
+/// Reuse green.
+fn colour(sc: &Scenario, index: usize) -> RGBColor {
+    match sc.key {
+        "box" => RGBColor(0xb0, 0x4a, 0x45),
+        "default" => RGBColor(0x2f, 0x6d, 0xb5),
+        "purge" => RGBColor(0xd9, 0x8a, 0x1c),
+        "reuse" => RGBColor(0x2a, 0x9d, 0x6f),
+        _ => SPARE_COLOURS[index % SPARE_COLOURS.len()],
+    }
+}
+
+/// A small square of the scenario's colour (HTML).
+fn swatch(sc: &Scenario, index: usize) -> String {
+    let RGBColor(r, g, b) = colour(sc, index);
+    format!("<span class=\"swatch\" style=\"background:#{r:02x}{g:02x}{b:02x}\"></span>")
+}
+
+/// `text` escaped for HTML text and attribute values.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The report against a synthetic run of all four scenarios, and its edge cases.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::{GcFigures, MemoryFigures, PoolFigures, Series, Settings, Summary};
+
+    /// A small deterministic generator (xorshift64*), so the sample run is the same every time.
+    struct Rng(u64);
+
+    impl Rng {
+        /// A number in `[0, 1)`.
+        fn next(&mut self) -> f64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// The storm's settings for the sample run.
+    fn settings(frames: u32) -> Settings {
+        Settings {
+            frames,
+            rate: 240,
+            turrets: 16,
+            lifetime: 90,
+            payload_share: 0.1,
+            payload_us: 20,
+            fps: 60,
+            gc_every: 60,
+            purge_budget_us: 200,
+            seed: 42,
+            config: Some("configs/storm <fast>.toml".to_owned()),
+        }
+    }
+
+    /// A slab string of `cells` letters drawn in runs from `weights` (per [`CELL_STATES`]).
+    fn slab(rng: &mut Rng, cells: usize, weights: [f64; 5]) -> String {
+        let total: f64 = weights.iter().sum();
+        let mut s = String::with_capacity(cells);
+        while s.len() < cells {
+            let mut pick = rng.next() * total;
+            let mut state = 0;
+            while state < 4 && pick >= weights[state] {
+                pick -= weights[state];
+                state += 1;
+            }
+            let run = 1 + (rng.next() * 14.0) as usize;
+            for _ in 0..run.min(cells - s.len()) {
+                s.push(CELL_STATES[state].0);
+            }
+        }
+        s
+    }
+
+    /// A class map of `slabs` slabs drawn from `weights`.
+    fn class(
+        rng: &mut Rng,
+        name: &str,
+        cell_size: usize,
+        cells_per_slab: usize,
+        slabs: usize,
+        weights: [f64; 5],
+    ) -> ClassMap {
+        let slabs: Vec<String> = (0..slabs).map(|_| slab(rng, cells_per_slab, weights)).collect();
+        let mut counts = [0; 5];
+        for c in slabs.iter().flat_map(|s| s.chars()) {
+            counts[state_index(c)] += 1;
+        }
+        ClassMap { name: name.to_owned(), cell_size, cells_per_slab, counts, slabs }
+    }
+
+    /// A plausible scenario: `key` picks the profile (Box builds inline, Default collects,
+    /// Purge purges in slices, Reuse recycles).
+    fn scenario(key: &'static str, frames: usize) -> Scenario {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (key.len() as u64 * 7919) ^ u64::from(key.as_bytes()[0]));
+        let (name, about, base_us, alloc_per_frame, miss) = match key {
+            "box" => {
+                ("Box", "Vec<Box<Projectile>>: each projectile constructed and boxed on the spot", 480.0, 260.0, 1.0)
+            }
+            "default" => {
+                ("World · Default", "released projectiles become garbage; the GC purges them", 140.0, 0.4, 0.01)
+            }
+            "purge" => (
+                "World · Purge",
+                "released projectiles are destroyed at once and rebuilt by workers",
+                150.0,
+                0.2,
+                0.004,
+            ),
+            _ => ("World · Reuse", "released projectiles are reset and reused at once", 110.0, 0.0, 0.001),
+        };
+        let pooled = key != "box";
+        let mut s = Series::default();
+        for f in 0..frames {
+            let ramp = (f as f64 / 90.0).min(1.0);
+            let mut work = base_us * (0.85 + 0.3 * rng.next()) * (0.3 + 0.7 * ramp);
+            let (mut gc, mut kind) = (0.0, 0u8);
+            if pooled && f > 0 && f % 60 == 0 {
+                gc = if key == "default" { 2500.0 + 1500.0 * rng.next() } else { 600.0 + 300.0 * rng.next() };
+                kind = 2;
+            } else if key == "purge" && f % 60 < 6 && f > 60 {
+                gc = 150.0 + 50.0 * rng.next();
+                kind = 1;
+            } else if key == "default" && f % 60 < 3 && f > 60 {
+                gc = 180.0 + 20.0 * rng.next();
+                kind = 1;
+            }
+            if rng.next() < 0.004 {
+                work *= 12.0;
+            }
+            work += gc;
+            s.frame_us.push(work as f32);
+            s.gc_us.push(gc as f32);
+            s.gc_kind.push(kind);
+            // The same storm in every scenario: the same population.
+            s.live.push((21_600.0 * ramp * (0.985 + 0.015 * (f as f64 / 7.0).sin())) as u32);
+            let a = alloc_per_frame * (0.9 + 0.2 * rng.next()) + if pooled && rng.next() < 0.02 { 40.0 } else { 0.0 };
+            s.allocations.push(a as u32);
+        }
+        // A CDF sampled at 200 points weighted toward the tail.
+        let spawn_at = |q: f64| -> f64 {
+            let fast = match key {
+                "box" => 90.0 + 300.0 * q,
+                "default" => 42.0 + 45.0 * q,
+                "purge" => 38.0 + 60.0 * q,
+                _ => 30.0 + 30.0 * q,
+            };
+            if q > 1.0 - 0.1 * miss {
+                21_000.0 + 9_000.0 * (q - (1.0 - 0.1 * miss)) / (0.1 * miss)
+            } else if q > 0.995 {
+                fast * 8.0
+            } else {
+                fast
+            }
+        };
+        s.spawn_cdf = (0..200).map(|i| 1.0 - (1.0 - f64::from(i) / 199.0).powi(3)).map(|q| [q, spawn_at(q)]).collect();
+        let spawns = 240 * frames as u64;
+        let mut frame_samples: Vec<f64> = s.frame_us.iter().map(|&v| f64::from(v)).collect();
+        let layout = if pooled {
+            let weights = match key {
+                "default" => [45.0, 15.0, 20.0, 20.0, 0.0],
+                "purge" => [45.0, 25.0, 0.0, 30.0, 0.0],
+                _ => [50.0, 46.0, 0.0, 3.0, 1.0],
+            };
+            let mut classes = vec![
+                class(&mut rng, "storm::Bullet", 96, 512, 5, weights),
+                class(&mut rng, "storm::Rocket<Payload>", 320, 256, 2, weights),
+            ];
+            if key == "reuse" {
+                // A class with big slabs, to see a map wrap.
+                classes.push(class(&mut rng, "storm::Spark", 48, 4096, 24, weights));
+            }
+            classes
+        } else {
+            Vec::new()
+        };
+        let total_allocations: u64 = s.allocations.iter().map(|&a| u64::from(a)).sum();
+        Scenario {
+            key,
+            name,
+            about,
+            spawns,
+            payload_spawns: spawns / 10,
+            hits: spawns / 3,
+            expired: spawns / 2,
+            live_at_end: u64::from(*s.live.last().unwrap_or(&0)),
+            spawn_ns: Summary { count: spawns, p50: spawn_at(0.5), p99: spawn_at(0.99), max: 30_000.0, mean: 400.0 },
+            payload_spawn_ns: Summary {
+                count: spawns / 10,
+                p50: if pooled { 60.0 } else { 21_000.0 },
+                p99: 22_000.0,
+                max: 31_000.0,
+                mean: 2_000.0,
+            },
+            frame_us: Summary::of(&mut frame_samples),
+            gc: if pooled {
+                GcFigures {
+                    collections: frames as u64 / 60,
+                    max_collection_us: 3_900.0,
+                    purge_slices: 40,
+                    max_purge_us: 199.0,
+                    total_ms: 55.0,
+                    purged: 12_000,
+                }
+            } else {
+                GcFigures::default()
+            },
+            pool: pooled.then(|| PoolFigures {
+                hits: spawns - (spawns as f64 * miss) as u64,
+                misses: (spawns as f64 * miss) as u64,
+                hit_rate: 1.0 - miss,
+                precreated: spawns / 2,
+                grows: 3,
+                ready_at_end: 900,
+                warmup_ms: 35.0,
+            }),
+            memory: MemoryFigures {
+                allocations: total_allocations,
+                allocations_per_spawn: total_allocations as f64 / spawns as f64,
+                steady_allocations_per_frame: alloc_per_frame,
+                allocated_bytes: total_allocations * 320,
+                peak_heap_bytes: if pooled { 3 << 20 } else { 9 << 20 },
+                peak_slab_bytes: if pooled { 12 << 20 } else { 0 },
+                peak_bytes: if pooled { 15 << 20 } else { 9 << 20 },
+            },
+            series: s,
+            layout,
+        }
+    }
+
+    /// A run of all four scenarios over `frames` frames.
+    fn sample(frames: usize) -> Run {
+        Run {
+            version: "0.1.0",
+            settings: settings(frames as u32),
+            cpus: 2,
+            heap_counter: "counting allocator",
+            scenarios: ["box", "default", "purge", "reuse"].into_iter().map(|k| scenario(k, frames)).collect(),
+        }
+    }
+
+    /// The text of the embedded JSON block.
+    fn embedded(html: &str) -> &str {
+        let open = "<script type=\"application/json\" id=\"figures\">";
+        let start = html.find(open).expect("the JSON block") + open.len();
+        let len = html[start..].find("</script>").expect("the JSON block's end");
+        &html[start..start + len]
+    }
+
+    /// The shared formatters give the strings the terminal table prints.
+    #[test]
+    fn formats_numbers() {
+        assert_eq!(ns(48.0), "48 ns");
+        assert_eq!(ns(999.4), "999 ns");
+        assert_eq!(ns(999.6), "1.0 µs");
+        assert_eq!(ns(1_234.0), "1.2 µs");
+        assert_eq!(ns(20_400.0), "20.4 µs");
+        assert_eq!(ns(99_970.0), "100 µs");
+        assert_eq!(ns(312_000.0), "312 µs");
+        assert_eq!(ns(3.1e6), "3.1 ms");
+        assert_eq!(ns(1.5e9), "1.5 s");
+        assert_eq!(ns(f64::NAN), NONE);
+        assert_eq!(us(20.4), "20.4 µs");
+        assert_eq!(us(3_100.0), "3.1 ms");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(4096), "4.0 KiB");
+        assert_eq!(bytes((12.3 * 1024.0 * 1024.0) as u64), "12.3 MiB");
+        assert_eq!(bytes(1023 * 1024), "1023 KiB");
+        assert_eq!(bytes(3 << 30), "3.0 GiB");
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(123_456), "123,456");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(percent(0.973), "97.3%");
+        assert_eq!(percent(1.0), "100.0%");
+        assert_eq!(percent(0.99996), "99.99%");
+        assert_eq!(percent(f64::NAN), NONE);
+        assert_eq!(amount(0.0), "0");
+        assert_eq!(amount(0.0031), "0.003");
+        assert_eq!(amount(2.0), "2.00");
+        assert_eq!(amount(14.46), "14.5");
+        assert_eq!(amount(1234.4), "1,234");
+        assert_eq!(amount(0.0001), "<0.001");
+        assert_eq!(trimmed(99.9000, 4), "99.9");
+        assert_eq!(trimmed(6.0, 2), "6");
+        assert_eq!(trimmed(120.0, 0), "120");
+    }
+
+    /// One HTML document, nothing fetched, every chart present with its labels.
+    #[test]
+    fn is_one_self_contained_document() {
+        let html = render(&sample(300));
+        assert!(html.starts_with("<!DOCTYPE html>\n<html"));
+        assert_eq!(html.matches("<html").count(), 1);
+        assert_eq!(html.matches("</html>").count(), 1);
+        assert!(html.trim_end().ends_with("</html>"));
+        let outside = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+        assert!(!outside.contains("http://") && !outside.contains("https://"), "the report references the network");
+        assert!(!html.contains("<link") && !html.contains("src="), "the report loads something");
+        assert!(html.matches("<svg").count() >= 5, "{} charts", html.matches("<svg").count());
+        assert!(!html.contains("NaN") && !html.contains("inf<"), "a number did not format");
+        // Plotters wrote its axis labels (text renders without a font feature).
+        assert!(html.contains(">\np99\n</text>") && html.contains(">\nspawn latency (log scale)\n</text>"));
+    }
+
+    /// Every scenario's name, description and summary figures, with their exact values.
+    #[test]
+    fn shows_every_scenario_and_its_figures() {
+        let run = sample(300);
+        let html = render(&run);
+        for s in &run.scenarios {
+            assert!(html.contains(&esc(s.name)), "{}", s.name);
+            assert!(html.contains(&esc(s.about)), "{}", s.about);
+            for cell in summary_row(s) {
+                let Some(raw) = cell.raw else { continue };
+                let td = format!(
+                    "<td data-key=\"{}\" data-figure=\"{}\" data-value=\"{raw}\">{}</td>",
+                    s.key,
+                    cell.figure,
+                    esc(&cell.text)
+                );
+                assert!(html.contains(&td), "missing {td}");
+            }
+            let spawns = format!("data-figure=\"spawns\" data-value=\"{}\">{}</td>", s.spawns, count(s.spawns));
+            assert!(html.contains(&spawns), "{spawns}");
+            assert!(html.contains(&format!(">{}</td>", ns(s.spawn_ns.p99))));
+        }
+        // Box has no pool: its hit rate is a dash with no value.
+        assert!(html.contains("<td data-key=\"box\" data-figure=\"hit_rate\" class=\"na\">—</td>"));
+        assert!(html.contains("data-key=\"reuse\" data-figure=\"hit_rate\" data-value=\"0.999\">99.9%</td>"));
+    }
+
+    /// The embedded JSON parses back into the run's figures.
+    #[test]
+    fn embeds_the_figures_as_json() {
+        let run = sample(120);
+        let html = render(&run);
+        let value: serde_json::Value = serde_json::from_str(embedded(&html)).expect("the embedded JSON parses");
+        let scenarios = value["scenarios"].as_array().expect("scenarios");
+        assert_eq!(scenarios.len(), 4);
+        let keys: Vec<&str> = scenarios.iter().map(|s| s["key"].as_str().unwrap()).collect();
+        assert_eq!(keys, ["box", "default", "purge", "reuse"]);
+        assert_eq!(scenarios[3]["spawns"].as_u64(), Some(run.scenarios[3].spawns));
+        assert_eq!(value["settings"]["config"].as_str(), Some("configs/storm <fast>.toml"));
+    }
+
+    /// A string in the data cannot end the JSON's script element or start another.
+    #[test]
+    fn json_cannot_close_its_script() {
+        let mut run = sample(10);
+        run.settings.config = Some("evil</script><script>alert(1)</script><!--".to_owned());
+        let html = render(&run);
+        let json = embedded(&html);
+        assert!(!json.contains("</") && !json.contains("<!--"), "{json}");
+        let value: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(value["settings"]["config"].as_str(), run.settings.config.as_deref());
+        assert!(html.contains("evil&lt;/script&gt;&lt;script&gt;alert(1)"));
+        assert_eq!(html.replace(json, "").matches("<script").count(), 1);
+    }
+
+    /// Every state present in a class is drawn and counted, and absent ones are not.
+    #[test]
+    fn maps_every_cell_of_every_slab() {
+        let run = sample(60);
+        let html = render(&run);
+        for s in run.scenarios.iter().filter(|s| !s.layout.is_empty()) {
+            let start =
+                html.find(&format!("<figure class=\"occupancy\" data-key=\"{}\">", s.key)).expect("the scenario's map");
+            let section = &html[start..start + html[start..].find("</figure>").unwrap()];
+            for map in &s.layout {
+                let at = section.find(&format!("<h4>{}</h4>", esc(&map.name))).expect("the class's map");
+                let svg = &section[at..at + section[at..].find("</svg>").unwrap()];
+                for (((letter, name), colour), n) in CELL_STATES.iter().zip(STATE_COLOURS).zip(map.counts) {
+                    let drawn = map.slabs.iter().flat_map(|s| s.chars()).filter(|c| c == letter).count();
+                    assert_eq!(drawn, n, "the sample's counts");
+                    let legend = format!(
+                        "<span class=\"swatch\" style=\"background:{colour}\"></span>{name} <b>{}</b>",
+                        count(n as u64)
+                    );
+                    assert!(svg.contains(&legend), "legend {legend}");
+                    let group = format!("<g data-state=\"{letter}\" data-cells=\"{n}\" fill=\"{colour}\">");
+                    assert_eq!(svg.contains(&group), n > 0, "{} {name} in {}", s.key, map.name);
+                    // Drawn as runs in its group, or as the background of a slab it fills most.
+                    let drawn =
+                        svg.contains(&format!("{group}<rect ")) || svg.contains(&format!("fill=\"{colour}\"/>"));
+                    assert_eq!(drawn, n > 0, "a rect of {name} in {}", map.name);
+                }
+            }
+        }
+        assert!(html.contains("No map for Box: each projectile"));
+    }
+
+    /// Forty slabs of 4096 cells fit the height budget, every cell drawn, runs merged.
+    #[test]
+    fn wraps_large_slabs_to_a_sane_size() {
+        let mut rng = Rng(7);
+        let map = class(&mut rng, "Big", 64, 4096, 40, [50.0, 30.0, 5.0, 15.0, 0.0]);
+        let svg = slab_svg(&map);
+        let grid = Grid::fit(40, 4096);
+        let height = 40.0 * (grid.slab_height() + SLAB_GAP);
+        assert!(height <= MAP_MAX_H, "{height}");
+        assert!(grid.columns * grid.rows_per_slab >= 4096);
+        let cells: usize =
+            svg.split("data-cells=\"").skip(1).map(|s| s[..s.find('"').unwrap()].parse::<usize>().unwrap()).sum();
+        assert_eq!(cells, 40 * 4096);
+        assert!(svg.matches("<rect").count() < 40 * 4096 / 2, "runs are merged");
+    }
+
+    /// Class names and paths are escaped wherever they land in the HTML.
+    #[test]
+    fn escapes_what_it_inserts() {
+        let mut run = sample(30);
+        run.scenarios[1].layout[0].name = "Foo<Bar>".to_owned();
+        let html = render(&run);
+        assert!(html.contains("<h4>Foo&lt;Bar&gt;</h4>"));
+        assert!(html.contains("aria-label=\"slab occupancy of Foo&lt;Bar&gt;\""));
+        assert!(!html.replace(embedded(&html), "").contains("Foo<Bar>"), "unescaped outside the JSON");
+        assert!(html.contains("<code>configs/storm &lt;fast&gt;.toml</code>"));
+    }
+
+    /// A one-frame run with the awkward cases: no series, an empty CDF, no layout, a class
+    /// without slabs, an empty slab and an unknown letter, a NaN hit rate, no spawns.
+    fn odd_run() -> Run {
+        let mut odd = sample(1);
+        odd.settings.fps = 0;
+        odd.settings.config = None;
+        odd.scenarios[0].series = Series::default();
+        odd.scenarios[1].series.spawn_cdf.clear();
+        odd.scenarios[1].layout.clear();
+        odd.scenarios[2].layout[0].slabs.clear();
+        odd.scenarios[2].layout[1].slabs = vec![String::new(), "LXF".to_owned()];
+        let pool = odd.scenarios[3].pool.as_mut().unwrap();
+        (pool.hits, pool.misses, pool.hit_rate) = (0, 0, f64::NAN);
+        odd.scenarios[3].spawn_ns = Summary::default();
+        odd
+    }
+
+    /// No scenarios, one frame, empty series and layouts render without a panic or a NaN.
+    #[test]
+    fn survives_edge_cases() {
+        let empty = Run { scenarios: Vec::new(), ..sample(1) };
+        let html = render(&empty);
+        assert!(html.contains("No scenarios ran") && html.ends_with("</html>\n"));
+        serde_json::from_str::<serde_json::Value>(embedded(&html)).unwrap();
+
+        let html = render(&odd_run());
+        assert!(html.contains("</html>") && !html.contains("NaN"));
+        assert!(html.contains("data-state=\"?\""), "an unknown letter is drawn, not dropped");
+        assert!(html.contains("No slab layout was recorded for World · Default."));
+        assert!(html.contains("<td data-key=\"reuse\" data-figure=\"spawn_p99_ns\" class=\"na\">—</td>"));
+        assert!(html.contains("for 1 frame, "));
+        assert!(html.contains("This class owns no slabs."));
+
+        let mut zeros = sample(50);
+        zeros.settings.fps = 0;
+        for s in &mut zeros.scenarios {
+            let n = s.series.frame_us.len();
+            s.series = Series {
+                frame_us: vec![0.0; n],
+                gc_us: vec![0.0; n],
+                gc_kind: vec![0; n],
+                live: vec![0; n],
+                allocations: vec![0; n],
+                spawn_cdf: Vec::new(),
+            };
+            s.gc = GcFigures::default();
+        }
+        let html = render(&zeros);
+        assert!(
+            html.contains("No frame times were recorded.") && html.contains("No scenario ran the garbage collector.")
+        );
+        assert!(html.contains("No spawn latencies were recorded."));
+        assert!(!html.contains("NaN"));
+    }
+
+    /// Writes the sample report for a look in a browser:
+    /// `cargo test --bin respawn write_sample -- --ignored`.
+    #[test]
+    #[ignore = "writes a file for a person to look at"]
+    fn write_sample() {
+        let path = std::env::temp_dir().join("report.html");
+        std::fs::write(&path, render(&sample(1200))).unwrap();
+        std::fs::write(path.with_file_name("report-odd.html"), render(&odd_run())).unwrap();
+        println!("wrote {} and report-odd.html beside it", path.display());
+    }
 }

@@ -312,7 +312,9 @@ trait Game {
     fn slab_bytes(&self) -> u64;
 }
 
-/// The Box scenario: a vector of boxes per class.
+/// The Box scenario: a vector of boxes per class (the boxes are the point: one heap object
+/// per projectile, as `Box<dyn Actor>` or an engine without pools would have).
+#[allow(clippy::vec_box)]
 struct Boxes {
     bullets: Vec<Box<Bullet>>,
     rockets: Vec<Box<Rocket>>,

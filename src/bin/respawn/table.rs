@@ -1,47 +1,76 @@
-//! The terminal table: one column per scenario, one row per figure, in the strings the
-//! HTML report shows.
+//! The terminal table: one column per scenario, one row per figure. The summary rows are
+//! the HTML report's summary cells ([`report::summary_row`]), so both show the same strings.
 
 use std::fmt::Write as _;
 
-use crate::figures::Run;
-use crate::report::{bytes, count, ns, percent, us};
+use crate::figures::{Run, Scenario};
+use crate::report::{self, bytes, ns, us, NONE};
+
+/// The row label of each summary figure.
+fn label(figure: &str) -> &'static str {
+    match figure {
+        "spawns" => "spawns",
+        "spawn_p50_ns" => "spawn latency p50",
+        "spawn_p99_ns" => "spawn latency p99",
+        "spawn_max_ns" => "spawn latency max",
+        "frame_p50_us" => "frame time p50",
+        "frame_p99_us" => "frame time p99",
+        "frame_max_us" => "frame time max",
+        "gc_collections" => "GC collections",
+        "gc_max_pause_us" => "GC longest pause",
+        "hit_rate" => "pool hit rate",
+        "allocations" => "heap allocations",
+        "allocations_per_spawn" => "  per spawn",
+        "steady_allocations_per_frame" => "  per frame, 2nd half",
+        "peak_bytes" => "peak memory",
+        _ => "?",
+    }
+}
+
+/// Rows the terminal shows beside the summary, after the summary row named first.
+fn extras(after: &str) -> Vec<(&'static str, fn(&Scenario) -> String)> {
+    match after {
+        "spawns" => vec![("  of them rockets", |s| report::count(s.payload_spawns))],
+        "spawn_max_ns" => vec![("rocket spawn p99", |s| {
+            if s.payload_spawn_ns.count == 0 {
+                NONE.into()
+            } else {
+                ns(s.payload_spawn_ns.p99)
+            }
+        })],
+        "gc_max_pause_us" => {
+            vec![(
+                "GC longest purge slice",
+                |s| {
+                    if s.gc.purge_slices == 0 {
+                        NONE.into()
+                    } else {
+                        us(s.gc.max_purge_us)
+                    }
+                },
+            )]
+        }
+        "peak_bytes" => vec![
+            ("  heap", |s| bytes(s.memory.peak_heap_bytes)),
+            ("  slabs", |s| if s.pool.is_some() { bytes(s.memory.peak_slab_bytes) } else { NONE.into() }),
+        ],
+        _ => Vec::new(),
+    }
+}
 
 /// The table, ready to print.
 pub fn render(run: &Run) -> String {
-    let rows: Vec<(&str, Vec<String>)> = vec![
-        ("spawns", run.scenarios.iter().map(|s| count(s.spawns)).collect()),
-        ("  of them rockets", run.scenarios.iter().map(|s| count(s.payload_spawns)).collect()),
-        ("spawn latency p50", run.scenarios.iter().map(|s| ns(s.spawn_ns.p50)).collect()),
-        ("spawn latency p99", run.scenarios.iter().map(|s| ns(s.spawn_ns.p99)).collect()),
-        ("spawn latency max", run.scenarios.iter().map(|s| ns(s.spawn_ns.max)).collect()),
-        ("rocket spawn p99", run.scenarios.iter().map(|s| ns(s.payload_spawn_ns.p99)).collect()),
-        ("frame time p50", run.scenarios.iter().map(|s| us(s.frame_us.p50)).collect()),
-        ("frame time p99", run.scenarios.iter().map(|s| us(s.frame_us.p99)).collect()),
-        ("frame time max", run.scenarios.iter().map(|s| us(s.frame_us.max)).collect()),
-        (
-            "GC collections",
-            run.scenarios.iter().map(|s| gc_or_dash(s.pool.is_some(), count(s.gc.collections))).collect(),
-        ),
-        (
-            "GC longest pause",
-            run.scenarios.iter().map(|s| gc_or_dash(s.pool.is_some(), us(s.gc.max_collection_us))).collect(),
-        ),
-        (
-            "GC longest purge slice",
-            run.scenarios.iter().map(|s| gc_or_dash(s.pool.is_some(), us(s.gc.max_purge_us))).collect(),
-        ),
-        ("pool hit rate", run.scenarios.iter().map(|s| s.pool.map_or("—".into(), |p| percent(p.hit_rate))).collect()),
-        ("heap allocations", run.scenarios.iter().map(|s| count(s.memory.allocations)).collect()),
-        ("  per spawn", run.scenarios.iter().map(|s| format!("{:.3}", s.memory.allocations_per_spawn)).collect()),
-        (
-            "  per frame, 2nd half",
-            run.scenarios.iter().map(|s| format!("{:.1}", s.memory.steady_allocations_per_frame)).collect(),
-        ),
-        ("peak memory", run.scenarios.iter().map(|s| bytes(s.memory.peak_bytes)).collect()),
-        ("  heap", run.scenarios.iter().map(|s| bytes(s.memory.peak_heap_bytes)).collect()),
-        ("  slabs", run.scenarios.iter().map(|s| bytes(s.memory.peak_slab_bytes)).collect()),
-    ];
-    let label = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
+    let columns: Vec<Vec<report::Cell>> = run.scenarios.iter().map(report::summary_row).collect();
+    let mut rows: Vec<(&str, Vec<String>)> = Vec::new();
+    if let Some(first) = columns.first() {
+        for (i, cell) in first.iter().enumerate() {
+            rows.push((label(cell.figure), columns.iter().map(|c| c[i].text.clone()).collect()));
+            for (name, figure) in extras(cell.figure) {
+                rows.push((name, run.scenarios.iter().map(figure).collect()));
+            }
+        }
+    }
+    let label_width = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
     let widths: Vec<usize> = (0..run.scenarios.len())
         .map(|i| {
             let head = run.scenarios[i].name.chars().count();
@@ -49,25 +78,17 @@ pub fn render(run: &Run) -> String {
         })
         .collect();
     let mut out = String::new();
-    let _ = write!(out, "{:label$}", "");
+    let _ = write!(out, "{:label_width$}", "");
     for (s, w) in run.scenarios.iter().zip(&widths) {
         let _ = write!(out, "  {:>w$}", s.name);
     }
     out.push('\n');
     for (name, values) in &rows {
-        let _ = write!(out, "{name:label$}");
+        let _ = write!(out, "{name:label_width$}");
         for (v, w) in values.iter().zip(&widths) {
             let _ = write!(out, "  {v:>w$}");
         }
         out.push('\n');
     }
     out
-}
-
-fn gc_or_dash(has_gc: bool, figure: String) -> String {
-    if has_gc {
-        figure
-    } else {
-        "—".into()
-    }
 }
