@@ -27,8 +27,11 @@ fn label(figure: &str) -> &'static str {
     }
 }
 
+/// A row of the terminal's own: its label and how to format a scenario's figure.
+type Extra = (&'static str, fn(&Scenario) -> String);
+
 /// Rows the terminal shows beside the summary, after the summary row named first.
-fn extras(after: &str) -> Vec<(&'static str, fn(&Scenario) -> String)> {
+fn extras(after: &str) -> Vec<Extra> {
     match after {
         "spawns" => vec![("  of them rockets", |s| report::count(s.payload_spawns))],
         "spawn_max_ns" => vec![("rocket spawn p99", |s| {
