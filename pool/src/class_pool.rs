@@ -87,9 +87,8 @@ impl<T: Poolable> ClassPool<T> {
         let mut workers = Vec::with_capacity(config.workers);
         for i in 0..config.workers {
             let (shared, create) = (Arc::clone(&shared), Arc::clone(&create));
-            let spawned = std::thread::Builder::new()
-                .name(format!("respawn-pool {} #{i}", T::class_name()))
-                .spawn(move || {
+            let spawned =
+                std::thread::Builder::new().name(format!("respawn-pool {} #{i}", T::class_name())).spawn(move || {
                     background_priority();
                     shared::work::<T>(shared, create)
                 });
