@@ -185,7 +185,7 @@ fn run(cli: Cli) -> Result<(), String> {
     let bar = if std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(u64::from(settings.frames) * kinds.len() as u64);
         bar.set_style(
-            ProgressStyle::with_template("{msg:>16} [{bar:40}] {pos}/{len} frames, {eta} left")
+            ProgressStyle::with_template("{msg:>7} [{bar:30}] {pos}/{len} frames, {eta} left")
                 .expect("a valid template")
                 .progress_chars("=> "),
         );
