@@ -748,11 +748,18 @@ fn release(
         unlink(table, outers, index);
     }
     let generation = slot.generation.load(Ordering::Relaxed);
-    slot.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
+    let retire = generation >= max_generation;
+    // A cell bound for a free route belongs to the route's owner until it comes back
+    // through `adopt` or `recycle`: `ASYNC` tells it from a free cell in a layout picture.
+    let vacant = match entry.route {
+        Some(_) if !retire => ObjectFlags::VACANT | ObjectFlags::ASYNC,
+        _ => ObjectFlags::VACANT,
+    };
+    slot.flags.store(vacant.bits(), Ordering::Release);
     slot.cluster.store(NONE, Ordering::Relaxed);
     entry.set_live(slot.cell_number.load(Ordering::Relaxed), false);
     entry.len -= 1;
-    if generation >= max_generation {
+    if retire {
         // Wrapping would let an old handle alias a new object: retire the slot instead. It
         // stays vacant at its last generation, so no handle resolves to it again.
         entry.retired += 1;
@@ -784,7 +791,7 @@ unsafe fn take<T>(
     // because the slot is released right after.
     let value = unsafe { table.slot_unchecked(index).cell().cast::<T>().as_ptr().read() };
     let token = release(table, entry, outers, index, max_generation);
-    route(table, entry, token);
+    route(entry, token);
     value
 }
 
@@ -811,22 +818,15 @@ unsafe fn destroy_at(
         // SAFETY: the cell holds an object of this class, released just now, dropped once.
         unsafe { drop_fn(cell.as_ptr()) };
     }
-    route(table, entry, token);
+    route(entry, token);
 }
 
-/// Sends a freed cell down its class's route (default: the class's vacant list). A cell
-/// handed to a route is flagged `VACANT | ASYNC` until it comes back through
-/// [`ClassStore::adopt`] or [`Arena::recycle`], so a layout picture can tell it from a free one.
+/// Sends a freed cell down its class's route (default: the class's vacant list).
 #[inline]
-fn route(table: &ObjectTable, entry: &mut ClassEntry, token: Option<FreedCell>) {
+fn route(entry: &mut ClassEntry, token: Option<FreedCell>) {
     let Some(token) = token else { return };
     match &mut entry.route {
-        Some(route) => {
-            // SAFETY: `release` made the token from a slot the table handed out.
-            let slot = unsafe { table.slot_unchecked(token.slot) };
-            slot.flags.store((ObjectFlags::VACANT | ObjectFlags::ASYNC).bits(), Ordering::Release);
-            route(token);
-        }
+        Some(route) => route(token),
         None => entry.free.push(token.slot),
     }
 }

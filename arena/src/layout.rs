@@ -31,7 +31,7 @@ impl CellState {
         [CellState::Live, CellState::Pooled, CellState::Garbage, CellState::Free, CellState::Retired];
 
     /// A lower-case name for legends and JSON.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             CellState::Live => "live",
             CellState::Pooled => "in pool",

@@ -1,6 +1,7 @@
 //! What a run measured: the figures the table prints, `--json` serialises and the HTML
 //! report draws. Plain data; every number here was measured during the run.
 
+use respawn::CellState;
 use serde::Serialize;
 
 /// A whole invocation: the settings, the machine, and one entry per scenario, in the order
@@ -191,8 +192,13 @@ pub struct ClassMap {
 }
 
 /// The letter a cell state is written as in [`ClassMap::slabs`], with its name.
-pub const CELL_STATES: [(char, &str); 5] =
-    [('L', "live"), ('P', "in pool"), ('G', "garbage"), ('F', "free"), ('R', "retired")];
+pub const CELL_STATES: [(char, &str); 5] = [
+    ('L', CellState::Live.name()),
+    ('P', CellState::Pooled.name()),
+    ('G', CellState::Garbage.name()),
+    ('F', CellState::Free.name()),
+    ('R', CellState::Retired.name()),
+];
 
 impl Summary {
     /// The summary of `samples` (sorted in place).
