@@ -7,14 +7,18 @@
 //! [loom]: https://docs.rs/loom
 
 #[cfg(not(loom))]
-pub use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+pub use std::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 #[cfg(not(loom))]
 pub use std::sync::Arc;
 #[cfg(not(loom))]
 pub use std::thread;
 
 #[cfg(loom)]
-pub use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+pub use loom::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 #[cfg(loom)]
 pub use loom::sync::Arc;
 #[cfg(loom)]
@@ -172,6 +176,75 @@ impl<T> RwLock<T> {
         {
             self.inner.try_write().ok()
         }
+    }
+}
+
+/// A condition variable for [`Mutex`]: `parking_lot`'s, std's under Miri, loom's under
+/// `cfg(loom)`.
+#[derive(Debug, Default)]
+pub struct Condvar {
+    #[cfg(not(any(loom, miri)))]
+    inner: parking_lot::Condvar,
+    #[cfg(all(miri, not(loom)))]
+    inner: std::sync::Condvar,
+    #[cfg(loom)]
+    inner: loom::sync::Condvar,
+}
+
+impl Condvar {
+    /// A condition variable nobody waits on.
+    pub fn new() -> Self {
+        Self {
+            #[cfg(not(any(loom, miri)))]
+            inner: parking_lot::Condvar::new(),
+            #[cfg(all(miri, not(loom)))]
+            inner: std::sync::Condvar::new(),
+            #[cfg(loom)]
+            inner: loom::sync::Condvar::new(),
+        }
+    }
+
+    /// Releases `guard`'s lock, waits for a notification or `timeout`, and locks again.
+    ///
+    /// Under loom the timeout is ignored: the thread waits for a notification only, so a
+    /// wake-up the protocol loses shows up as a deadlock in the model instead of being
+    /// covered by the timeout.
+    pub fn wait_for<'a, T>(&self, guard: MutexGuard<'a, T>, timeout: std::time::Duration) -> MutexGuard<'a, T> {
+        #[cfg(not(any(loom, miri)))]
+        {
+            let mut guard = guard;
+            self.inner.wait_for(&mut guard, timeout);
+            guard
+        }
+        #[cfg(all(miri, not(loom)))]
+        {
+            match self.inner.wait_timeout(guard, timeout) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            }
+        }
+        #[cfg(loom)]
+        {
+            let _ = timeout;
+            self.inner.wait(guard).expect("loom mutex poisoned")
+        }
+    }
+
+    /// Wakes every waiting thread.
+    pub fn notify_all(&self) {
+        self.inner.notify_all();
+    }
+}
+
+/// Sleeps a little: `thread::sleep` outside loom, a yield to the model checker under it
+/// (loom has no clock).
+pub fn back_off(duration: std::time::Duration) {
+    #[cfg(not(loom))]
+    std::thread::sleep(duration);
+    #[cfg(loom)]
+    {
+        let _ = duration;
+        loom::thread::yield_now();
     }
 }
 

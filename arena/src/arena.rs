@@ -747,15 +747,7 @@ fn release(
     if flags.contains(ObjectFlags::HAS_SUBOBJECTS) || slot.outer.load(Ordering::Relaxed) != NONE {
         unlink(table, outers, index);
     }
-    let generation = slot.generation.load(Ordering::Relaxed);
-    let retire = generation >= max_generation;
-    // A cell bound for a free route belongs to the route's owner until it comes back
-    // through `adopt` or `recycle`: `ASYNC` tells it from a free cell in a layout picture.
-    let vacant = match entry.route {
-        Some(_) if !retire => ObjectFlags::VACANT | ObjectFlags::ASYNC,
-        _ => ObjectFlags::VACANT,
-    };
-    slot.flags.store(vacant.bits(), Ordering::Release);
+    let retire = slot.vacate(entry.route.is_some(), max_generation);
     slot.cluster.store(NONE, Ordering::Relaxed);
     entry.set_live(slot.cell_number.load(Ordering::Relaxed), false);
     entry.len -= 1;
@@ -765,7 +757,6 @@ fn release(
         entry.retired += 1;
         return None;
     }
-    slot.generation.store(generation + 1, Ordering::Release);
     Some(FreedCell { class: entry.id, slot: index, cell: slot.cell() })
 }
 
@@ -1016,12 +1007,9 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "vacant list holds occupied slot {index}");
         // SAFETY: a vacant slot's cell is ours, uninitialised, sized and aligned for `T`.
         unsafe { slot.cell().cast::<T>().as_ptr().write(value) };
-        slot.flags.store(0, Ordering::Release);
+        let generation = slot.occupy();
         self.entry.set_live(slot.cell_number.load(Ordering::Relaxed), true);
         self.entry.len += 1;
-        let generation = slot.generation.load(Ordering::Relaxed);
-        // SAFETY: generations start at 1 and only grow (retired slots never come back).
-        let generation = unsafe { NonZeroU32::new_unchecked(generation) };
         Handle::from_raw(RawHandle::new(index, generation))
     }
 
@@ -1068,12 +1056,9 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let slot = unsafe { self.table.slot_unchecked(token.slot) };
         debug_assert!(slot.cell() == token.cell, "token of another arena");
         debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "adopting occupied slot {}", token.slot);
-        slot.flags.store(0, Ordering::Release);
+        let generation = slot.occupy();
         self.entry.set_live(slot.cell_number.load(Ordering::Relaxed), true);
         self.entry.len += 1;
-        let generation = slot.generation.load(Ordering::Relaxed);
-        // SAFETY: generations start at 1 and only grow.
-        let generation = unsafe { NonZeroU32::new_unchecked(generation) };
         Handle::from_raw(RawHandle::new(token.slot, generation))
     }
 

@@ -44,6 +44,16 @@ impl FreedCell {
     }
 }
 
+#[cfg(loom)]
+impl FreedCell {
+    /// A token over memory of the caller's own, for the loom models of the pools (the
+    /// arena that hands out real tokens is not built under loom).
+    #[doc(hidden)]
+    pub fn for_model(slot: u32, cell: NonNull<u8>) -> Self {
+        Self { class: ClassId::from_index(0), slot, cell }
+    }
+}
+
 /// What a class does with each cell whose object has ended. See
 /// [`Arena::set_free_route`](crate::Arena::set_free_route).
 pub type FreeRoute = Box<dyn FnMut(FreedCell) + Send>;

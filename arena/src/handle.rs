@@ -5,8 +5,10 @@ use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::num::NonZeroU32;
 
-use respawn_allocator::sync::{Arc, Ordering};
+#[cfg(not(loom))]
+use respawn_allocator::sync::Arc;
 
+#[cfg(not(loom))]
 use crate::table::ObjectTable;
 
 /// An untyped handle: a slot index and the generation the slot had when the object was
@@ -162,15 +164,17 @@ impl<T> From<Handle<T>> for RawHandle {
 /// away; both are one atomic operation on the object's slot and work from any thread. A
 /// `Root` that outlives its arena is harmless: it keeps the object table's memory alive and
 /// its drop changes nothing that anyone reads.
+#[cfg(not(loom))]
 pub struct Root<T> {
     table: Arc<ObjectTable>,
     handle: Handle<T>,
 }
 
+#[cfg(not(loom))]
 impl<T> Root<T> {
     /// Roots `handle`'s object. The caller (the arena) has checked that it resolves.
     pub(crate) fn new(table: Arc<ObjectTable>, handle: Handle<T>) -> Self {
-        table.slot(handle.index()).expect("a resolved handle's slot exists").root_count.fetch_add(1, Ordering::AcqRel);
+        table.slot(handle.index()).expect("a resolved handle's slot exists").add_root();
         Self { table, handle }
     }
 
@@ -180,21 +184,24 @@ impl<T> Root<T> {
     }
 }
 
+#[cfg(not(loom))]
 impl<T> Clone for Root<T> {
     fn clone(&self) -> Self {
         Self::new(Arc::clone(&self.table), self.handle)
     }
 }
 
+#[cfg(not(loom))]
 impl<T> Drop for Root<T> {
     fn drop(&mut self) {
         if let Some(slot) = self.table.slot(self.handle.index()) {
-            let before = slot.root_count.fetch_sub(1, Ordering::AcqRel);
+            let before = slot.drop_root();
             debug_assert!(before > 0, "root count of {:?} underflowed", self.handle);
         }
     }
 }
 
+#[cfg(not(loom))]
 impl<T> fmt::Debug for Root<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Root").field(&self.handle).finish()

@@ -1,12 +1,16 @@
 //! The object table (UE's `FUObjectArray`): every object's slot, in chunks that never move.
 
+#[cfg(not(loom))]
 use std::alloc::Layout;
 use std::fmt;
+use std::num::NonZeroU32;
 use std::ptr::NonNull;
 
 use respawn_allocator::sync::{AtomicPtr, AtomicU16, AtomicU32, Ordering};
 
-use crate::{ArenaError, ObjectFlags, RawHandle};
+#[cfg(not(loom))]
+use crate::RawHandle;
+use crate::{ArenaError, ObjectFlags};
 
 /// Slots in one chunk (64 Ki).
 pub const CHUNK_SLOTS: usize = 1 << 16;
@@ -20,6 +24,21 @@ pub const NONE: u32 = u32::MAX;
 /// the collector's parallel mark) while the arena mutates it; the arena itself writes only
 /// under `&mut Arena`, so plain `Relaxed` stores suffice for everything but the flag word and
 /// the root count, which other threads update.
+///
+/// An object's life in its slot, as a reader on another thread sees it:
+///
+/// ```text
+///   writer (the arena)                         reader (check a handle of generation g)
+///   occupy:  flags = live          (Release)   flags   (Acquire)  VACANT?         → stale
+///   vacate:  flags = VACANT        (Release)   generation         ≠ g?            → stale
+///            generation = g + 1    (Release)   else the object of generation g
+///   occupy:  flags = live          (Release)
+/// ```
+///
+/// The reader loads the flags first: if it sees the second `occupy`, the generation bump
+/// before it is visible too, so a handle of generation `g` cannot pass for the new object.
+/// (Generation first would let a stale generation pair with the new object's flags.) The
+/// loom model `slot_handoff` in this module checks this.
 #[repr(C)]
 pub struct Slot {
     /// The object's cell. Fixed for the slot's life: each cell keeps its slot.
@@ -40,6 +59,7 @@ pub struct Slot {
     pub(crate) root_count: AtomicU32,
 }
 
+#[cfg(not(loom))] // loom's atomics are larger
 const _: () = assert!(std::mem::size_of::<Slot>() == 32);
 
 impl Slot {
@@ -47,6 +67,64 @@ impl Slot {
     #[inline]
     pub fn generation(&self) -> u32 {
         self.generation.load(Ordering::Acquire)
+    }
+
+    /// The object's flags if a handle of `generation` names the object in the slot now
+    /// (not vacant), else [`ArenaError::Stale`]. Reads the flags before the generation (see
+    /// the type's docs), so it is exact even while the arena moves the slot on.
+    #[inline]
+    pub fn check(&self, generation: NonZeroU32) -> Result<ObjectFlags, ArenaError> {
+        let flags = self.flags();
+        if flags.contains(ObjectFlags::VACANT) || self.generation.load(Ordering::Relaxed) != generation.get() {
+            return Err(ArenaError::Stale);
+        }
+        Ok(flags)
+    }
+
+    /// Makes the object just placed in the slot visible (flags cleared) and returns the
+    /// generation its handles carry. The arena calls this under `&mut Arena`.
+    #[inline]
+    pub(crate) fn occupy(&self) -> NonZeroU32 {
+        self.flags.store(0, Ordering::Release);
+        // Only the writer changes the generation, so its own last store is what it reads.
+        let generation = self.generation.load(Ordering::Relaxed);
+        debug_assert!(generation != 0, "slot occupied before the arena set it up");
+        // SAFETY: generations start at 1 and only grow (a slot retires at the ceiling).
+        unsafe { NonZeroU32::new_unchecked(generation) }
+    }
+
+    /// Ends the slot's object for every handle: flags it `VACANT` and, unless the slot
+    /// retires at its generation ceiling `max_generation`, moves it to the next generation.
+    /// Returns whether the slot retired. A cell `routed` to a free route is flagged `ASYNC`
+    /// too (it belongs to the route's owner until it comes back through `adopt` or
+    /// `recycle`, which a layout picture shows). The flag store comes first, as the reader
+    /// in [`check`](Self::check) expects.
+    #[inline]
+    pub(crate) fn vacate(&self, routed: bool, max_generation: u32) -> bool {
+        let generation = self.generation.load(Ordering::Relaxed);
+        let retire = generation >= max_generation;
+        let vacant = match routed && !retire {
+            true => ObjectFlags::VACANT | ObjectFlags::ASYNC,
+            false => ObjectFlags::VACANT,
+        };
+        self.flags.store(vacant.bits(), Ordering::Release);
+        if !retire {
+            self.generation.store(generation + 1, Ordering::Release);
+        }
+        retire
+    }
+
+    /// Adds a [`Root`](crate::Root) guard's count. Any thread.
+    #[inline]
+    pub(crate) fn add_root(&self) {
+        self.root_count.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Takes a guard's count away; returns the count before. Any thread. The arena may
+    /// release the object once it reads zero, so this is the guard's last touch of the slot.
+    #[inline]
+    pub(crate) fn drop_root(&self) -> u32 {
+        self.root_count.fetch_sub(1, Ordering::AcqRel)
     }
 
     /// The flag word.
@@ -156,6 +234,7 @@ impl fmt::Debug for Slot {
 ///              ▼     ▼
 ///           [slot 0 … slot 65535] [slot 65536 …]     32 bytes a slot
 /// ```
+#[cfg(not(loom))]
 pub struct ObjectTable {
     chunks: Box<[AtomicPtr<Slot>; MAX_CHUNKS]>,
     /// Slots handed out; `chunks` covers at least this many.
@@ -164,6 +243,7 @@ pub struct ObjectTable {
 
 // The zeroed allocations below are valid: every field of `Slot` and every chunk pointer is
 // an atomic integer or pointer, for which all-zero bits are a valid value (0 / null).
+#[cfg(not(loom))]
 fn alloc_zeroed_array<T>(len: usize) -> NonNull<T> {
     let layout = Layout::array::<T>(len).expect("table layout");
     // SAFETY: the layout is non-zero-sized (len > 0, T non-zero-sized).
@@ -171,6 +251,7 @@ fn alloc_zeroed_array<T>(len: usize) -> NonNull<T> {
     NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
 }
 
+#[cfg(not(loom))]
 impl ObjectTable {
     pub(crate) fn new() -> Self {
         let chunks = alloc_zeroed_array::<AtomicPtr<Slot>>(MAX_CHUNKS).cast::<[AtomicPtr<Slot>; MAX_CHUNKS]>();
@@ -206,11 +287,7 @@ impl ObjectTable {
     #[inline]
     pub fn resolve_live(&self, raw: RawHandle) -> Result<&Slot, ArenaError> {
         let slot = self.slot(raw.index()).ok_or(ArenaError::Stale)?;
-        if slot.generation.load(Ordering::Relaxed) != raw.generation().get()
-            || slot.flags().contains(ObjectFlags::VACANT)
-        {
-            return Err(ArenaError::Stale);
-        }
+        slot.check(raw.generation())?;
         Ok(slot)
     }
 
@@ -221,8 +298,8 @@ impl ObjectTable {
     /// [`ArenaError::Stale`] or [`ArenaError::Hidden`].
     #[inline]
     pub fn resolve(&self, raw: RawHandle) -> Result<&Slot, ArenaError> {
-        let slot = self.resolve_live(raw)?;
-        let flags = slot.flags();
+        let slot = self.slot(raw.index()).ok_or(ArenaError::Stale)?;
+        let flags = slot.check(raw.generation())?;
         if flags.intersects(ObjectFlags::HIDDEN) {
             return Err(ArenaError::Hidden(flags));
         }
@@ -272,6 +349,7 @@ impl ObjectTable {
     }
 }
 
+#[cfg(not(loom))]
 impl Drop for ObjectTable {
     fn drop(&mut self) {
         let layout = Layout::array::<Slot>(CHUNK_SLOTS).expect("chunk layout");
@@ -286,8 +364,117 @@ impl Drop for ObjectTable {
     }
 }
 
+#[cfg(not(loom))]
 impl fmt::Debug for ObjectTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ObjectTable").field("len", &self.len()).finish()
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use loom::cell::UnsafeCell;
+    use respawn_allocator::sync::{thread, Arc, AtomicPtr, AtomicU16, AtomicU32, Ordering};
+
+    use super::{Slot, NONE};
+    use crate::{ArenaError, ObjectFlags};
+
+    /// A live slot at generation 1 whose object's flags are `flags`.
+    fn live_slot(flags: ObjectFlags) -> Slot {
+        Slot {
+            cell: AtomicPtr::new(std::ptr::null_mut()),
+            generation: AtomicU32::new(1),
+            flags: AtomicU16::new(flags.bits()),
+            class: AtomicU16::new(0),
+            cell_number: AtomicU32::new(0),
+            outer: AtomicU32::new(NONE),
+            cluster: AtomicU32::new(NONE),
+            root_count: AtomicU32::new(0),
+        }
+    }
+
+    const G1: std::num::NonZeroU32 = std::num::NonZeroU32::MIN;
+
+    /// The arena releases a slot's object and places a new one while another thread checks
+    /// a handle of the old generation. The first object carries a marker flag the second
+    /// lacks: whenever the old handle passes the check, the flags it passes with must be
+    /// the first object's. (With the generation read before the flags, loom finds the
+    /// interleaving where a stale generation pairs with the new object's flags.)
+    #[test]
+    fn slot_handoff() {
+        loom::model(|| {
+            let marker = ObjectFlags::CLUSTER_ROOT;
+            let slot = Arc::new(live_slot(marker));
+            let reader = {
+                let slot = Arc::clone(&slot);
+                thread::spawn(move || match slot.check(G1) {
+                    Ok(flags) => assert!(flags.contains(marker), "a stale handle passed as the new object"),
+                    Err(e) => assert!(matches!(e, ArenaError::Stale)),
+                })
+            };
+            assert!(!slot.vacate(false, u32::MAX - 1), "retired below the ceiling");
+            let generation = slot.occupy();
+            assert_eq!(generation.get(), 2);
+            assert!(matches!(slot.check(G1), Err(ArenaError::Stale)));
+            assert_eq!(slot.check(generation).ok(), Some(ObjectFlags::empty()));
+            reader.join().unwrap();
+        });
+    }
+
+    /// At the generation ceiling the slot retires: vacant for good, and neither the last
+    /// generation nor the next resolves, whatever a concurrent reader sees.
+    #[test]
+    fn slot_retires_at_the_ceiling() {
+        loom::model(|| {
+            let slot = Arc::new(live_slot(ObjectFlags::empty()));
+            let reader = {
+                let slot = Arc::clone(&slot);
+                thread::spawn(move || {
+                    let _ = slot.check(G1);
+                    slot.check(G1.saturating_add(1))
+                })
+            };
+            assert!(slot.vacate(true, 1), "a slot at the ceiling must retire");
+            assert!(matches!(slot.check(G1), Err(ArenaError::Stale)));
+            assert_eq!(slot.flags(), ObjectFlags::VACANT, "a retired slot is not routed");
+            assert!(matches!(reader.join().unwrap(), Err(ArenaError::Stale)), "generation 2 was never issued");
+        });
+    }
+
+    /// `Root` guards are cloned and dropped on another thread while the game thread asks
+    /// whether the object may be released. While any guard lives the answer is no; once the
+    /// game thread reads "not rooted", every guard's last touch of the slot is behind it
+    /// (the object's data, written by the guard's thread, is visible; no decrement comes
+    /// late to spoil the next object's count).
+    #[test]
+    fn root_count_guards_across_threads() {
+        loom::model(|| {
+            let slot = Arc::new(live_slot(ObjectFlags::empty()));
+            let data = Arc::new(UnsafeCell::new(0u32));
+            slot.add_root(); // the guard the other thread holds
+            slot.add_root(); // the game thread's own
+            let other = {
+                let (slot, data) = (Arc::clone(&slot), Arc::clone(&data));
+                thread::spawn(move || {
+                    slot.add_root(); // clone
+                                     // SAFETY: the object is rooted by this thread's guards; the game thread
+                                     // touches it only after it sees the count at zero (checked by loom).
+                    data.with_mut(|d| unsafe { *d = 7 });
+                    assert!(slot.drop_root() > 1);
+                    assert!(slot.drop_root() >= 1, "the last guard dropped twice");
+                })
+            };
+            assert!(slot.is_rooted(), "the game thread's own guard is alive");
+            assert!(slot.drop_root() >= 1);
+            while slot.is_rooted() {
+                thread::yield_now();
+            }
+            // Released: the object is the game thread's alone.
+            // SAFETY: the count read zero after the other thread's last decrement (AcqRel).
+            assert_eq!(data.with(|d| unsafe { *d }), 7);
+            slot.add_root(); // the next object's first guard
+            assert_eq!(slot.root_count.load(Ordering::Relaxed), 1, "a late decrement");
+            other.join().unwrap();
+        });
     }
 }

@@ -3,8 +3,6 @@
 use std::any::Any;
 use std::fmt;
 use std::mem;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -12,6 +10,7 @@ use respawn_arena::{ClassId, FreedCell, Handle, ObjectFlags, RawHandle};
 use respawn_gc::{GcError, Heap};
 
 use crate::shared::{self, Magazine, Shared, ROUTE_GC, ROUTE_PURGE};
+use crate::sync::{Arc, AtomicU8, Ordering};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
 /// A pool's constructor: `T::create`, or the closure given to `Pools::add_with`.
@@ -452,20 +451,13 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             // A worker that panicked outside `create` has nothing left to clean up here.
             let _ = worker.join();
         }
-        let drop_all = |magazine: &mut Magazine| {
-            for cell in magazine.drain() {
-                // SAFETY: every cell in a magazine holds a ready object the pool alone
-                // owns; the workers are joined, so this is its one drop.
-                unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
-            }
-        };
-        drop_all(&mut self.loaded);
-        drop_all(&mut self.previous);
-        while let Some(mut magazine) = self.shared.take_full() {
-            drop_all(&mut magazine);
+        // SAFETY: every cell in the game thread's magazines holds a ready object the pool
+        // alone owns, and the workers are joined, so each drop here is the object's one.
+        unsafe {
+            self.loaded.drop_objects::<T>();
+            self.previous.drop_objects::<T>();
+            self.shared.drain_published::<T>();
         }
-        // Cells still queued for building hold nothing; their tokens just go.
-        while self.shared.to_build.pop().is_some() {}
         self.sync_local();
     }
 }

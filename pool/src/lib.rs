@@ -28,16 +28,33 @@
 //! - every object — live, garbage, ready, in a magazine, mid-precreation — is dropped
 //!   exactly once by shutdown, and every worker is joined.
 
+// Under `--cfg loom` (scripts/loom.sh) only the shared state and the workers' loop are
+// built, with loom's primitives: the models drive them with tokens over memory of their
+// own, as a pool's game-thread side would (the arena and collector are not built there).
+#![cfg_attr(loom, allow(dead_code, unused_imports))]
+
+#[cfg(not(loom))]
 mod class_pool;
+#[cfg(not(loom))]
 mod config;
+#[cfg(not(loom))]
 mod error;
+#[cfg(not(loom))]
 mod poolable;
+#[cfg(not(loom))]
 mod pools;
 mod shared;
+#[cfg(not(loom))]
 mod stats;
+mod sync;
 
+#[cfg(not(loom))]
 pub use config::*;
+#[cfg(not(loom))]
 pub use error::PoolError;
+#[cfg(not(loom))]
 pub use poolable::Poolable;
+#[cfg(not(loom))]
 pub use pools::Pools;
+#[cfg(not(loom))]
 pub use stats::PoolStats;

@@ -2,13 +2,12 @@
 
 use std::any::type_name;
 use std::fmt;
-use std::sync::atomic::AtomicU8;
-use std::sync::Arc;
 
 use respawn_arena::{ArenaError, ClassId, Handle, ObjectFlags, RawHandle};
 use respawn_gc::{Heap, Object};
 
 use crate::class_pool::{ClassPool, Create, ErasedPool};
+use crate::sync::{Arc, AtomicU8};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
 /// A [`Heap`] with a pool per pooled class: the engine under respawn's `World`.

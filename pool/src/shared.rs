@@ -16,17 +16,29 @@
 //! not. Only the game thread touches the object table.
 
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_queue::ArrayQueue;
 use crossbeam_utils::CachePadded;
-use parking_lot::{Condvar, Mutex};
 use respawn_arena::FreedCell;
 
+use crate::sync::{
+    back_off, fence, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Condvar, Mutex, Ordering,
+};
+
 /// Cells per magazine: one trade with the depot per this many spawns.
+#[cfg(not(loom))]
 pub(crate) const MAGAZINE: usize = 128;
+/// Two under loom, so a model fills, publishes and starts a partial magazine in a few steps.
+#[cfg(loom)]
+pub(crate) const MAGAZINE: usize = 2;
+
+/// A worker out of work publishes its partial magazine while the depot holds fewer ready
+/// objects than this (or the game thread is hungry). Zero under loom, so the models reach
+/// a partial magazine only through the hungry hand-shake.
+#[cfg(not(loom))]
+const LOW_DEPOT: usize = 2 * MAGAZINE;
+#[cfg(loom)]
+const LOW_DEPOT: usize = 0;
 
 /// A small array of cells holding ready objects (Bonwick's magazine). Its capacity is fixed
 /// at [`MAGAZINE`], so pushing never allocates.
@@ -63,8 +75,15 @@ impl Magazine {
         debug_assert!(!self.is_full(), "pushing into a full magazine");
         self.0.push(cell);
     }
-    pub(crate) fn drain(&mut self) -> std::vec::Drain<'_, FreedCell> {
-        self.0.drain(..)
+    /// Drops the object in each of the magazine's cells and empties it.
+    ///
+    /// # Safety
+    /// Every cell holds an initialised `T` that the caller owns alone (nobody else drops it).
+    pub(crate) unsafe fn drop_objects<T>(&mut self) {
+        for cell in self.0.drain(..) {
+            // SAFETY: the caller's contract; each cell leaves the magazine as it is dropped.
+            unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
+        }
     }
 }
 
@@ -210,7 +229,7 @@ impl Shared {
     /// Wakes the workers if any is parked. Cheap when none is: one fence and one load.
     pub(crate) fn kick(&self) {
         // Pairs with the fence in `park`: either the worker sees the work, or we see it
-        // parking and notify under the lock it waits with.
+        // parking and notify under the lock it waits with (loom model `park_and_kick`).
         fence(Ordering::SeqCst);
         if self.sleepers.load(Ordering::Relaxed) > 0 {
             let _guard = self.lock.lock();
@@ -228,10 +247,12 @@ impl Shared {
             && self.to_build.is_empty()
             && !(holding && self.hungry.load(Ordering::Relaxed))
         {
-            // The timeout is a safety net only; wake-ups come from `kick`.
-            self.wake.wait_for(&mut guard, Duration::from_millis(50));
+            // The timeout is a safety net only; wake-ups come from `kick`. (Loom ignores
+            // it, so a lost wake-up would deadlock the models.)
+            guard = self.wake.wait_for(guard, Duration::from_millis(50));
         }
         self.sleepers.fetch_sub(1, Ordering::Relaxed);
+        drop(guard);
     }
 
     /// An empty magazine for a worker (a new one only until enough circulate).
@@ -267,6 +288,23 @@ impl Shared {
         let _ = self.empty.push(magazine);
     }
 
+    /// At shutdown, once the workers are joined: drops the objects in the published
+    /// magazines and forgets the cells queued for building (they hold nothing; their
+    /// memory goes with the arena).
+    ///
+    /// # Safety
+    /// Every worker has returned, and `T` is the class the workers built.
+    pub(crate) unsafe fn drain_published<T>(&self) {
+        while let Some(mut magazine) = self.take_full() {
+            // SAFETY: a published magazine's cells hold objects the workers built; with the
+            // workers gone, the pool alone owns them.
+            unsafe { magazine.drop_objects::<T>() };
+        }
+        while self.to_build.pop().is_some() {
+            self.building.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
     /// Publishes a full magazine from the game thread (the `Reuse` path when both of its
     /// magazines are full).
     pub(crate) fn publish_local(&self, magazine: Magazine) -> Result<(), Magazine> {
@@ -290,7 +328,7 @@ pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() 
             // Out of work. A partial magazine is handed over only when the game thread may
             // soon need it (the depot is low, or it found the depot empty): publishing every
             // partial one would spread the ready objects over ever more magazines.
-            let low = shared.ready.load(Ordering::Relaxed) < 2 * MAGAZINE || shared.hungry.load(Ordering::Relaxed);
+            let low = shared.ready.load(Ordering::Relaxed) < LOW_DEPOT || shared.hungry.load(Ordering::Relaxed);
             if low && current.as_ref().is_some_and(|m| !m.is_empty()) {
                 match shared.publish(current.take().expect("holding")) {
                     Ok(()) => continue,
@@ -326,7 +364,7 @@ pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() 
                             break;
                         }
                         full = back;
-                        std::thread::sleep(Duration::from_micros(100));
+                        back_off(Duration::from_micros(100));
                     }
                 }
             }
@@ -340,11 +378,182 @@ pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() 
     // Shutdown: the objects this worker holds are dropped here (the game thread drops the
     // published ones); their cells simply go with the arena.
     if let Some(mut magazine) = current {
-        for cell in magazine.drain() {
-            shared.held.fetch_sub(1, Ordering::Relaxed);
-            // SAFETY: every cell in a worker's magazine holds an object it built; the
-            // worker is its only owner and drops it once.
-            unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
+        shared.held.fetch_sub(magazine.len(), Ordering::Relaxed);
+        // SAFETY: every cell in a worker's magazine holds an object it built; the worker is
+        // its only owner and drops it once.
+        unsafe { magazine.drop_objects::<T>() };
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_model {
+    use std::ptr::NonNull;
+
+    use loom::cell::UnsafeCell;
+    use respawn_arena::FreedCell;
+
+    use super::{work, Shared, MAGAZINE};
+    use respawn_allocator::sync::thread;
+
+    use crate::sync::{Arc, AtomicU8, AtomicUsize, Ordering};
+
+    /// What a model's worker builds: the number of the `create` call, whose loom cell
+    /// `create` wrote. Whoever reads an object reads its cell too, so loom reports a read
+    /// that is not ordered after the build (a missing happens-before in the hand-off).
+    /// One loom cell per object number.
+    struct Marks(Vec<UnsafeCell<u32>>);
+
+    // SAFETY: the marks are shared on purpose: every access goes through loom's cell, which
+    // reports any two that are not ordered.
+    unsafe impl Sync for Marks {}
+
+    struct Built {
+        marks: Arc<Marks>,
+        made: Arc<AtomicUsize>,
+        dropped: Arc<AtomicUsize>,
+    }
+
+    struct Obj {
+        n: usize,
+        dropped: Arc<AtomicUsize>,
+    }
+
+    impl Drop for Obj {
+        fn drop(&mut self) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    impl Built {
+        fn new(objects: usize) -> Self {
+            Self {
+                marks: Arc::new(Marks((0..objects).map(|_| UnsafeCell::new(0)).collect())),
+                made: Arc::new(AtomicUsize::new(0)),
+                dropped: Arc::new(AtomicUsize::new(0)),
+            }
+        }
+
+        fn create(&self) -> Arc<dyn Fn() -> Obj + Send + Sync> {
+            let (marks, made, dropped) = (Arc::clone(&self.marks), Arc::clone(&self.made), Arc::clone(&self.dropped));
+            // loom's `Arc` cannot coerce to `dyn`; std's can, and loom adopts it.
+            let create: std::sync::Arc<dyn Fn() -> Obj + Send + Sync> = std::sync::Arc::new(move || {
+                let n = made.fetch_add(1, Ordering::Relaxed);
+                // SAFETY: each `create` call writes the mark of its own number, once.
+                marks.0[n].with_mut(|m| unsafe { *m = 1 });
+                Obj { n, dropped: Arc::clone(&dropped) }
+            });
+            Arc::from_std(create)
+        }
+
+        /// Takes the object out of a cell the game thread received, checking its build is
+        /// visible.
+        fn take(&self, cell: &FreedCell) -> usize {
+            // SAFETY: a cell out of a published magazine holds an object a worker built;
+            // the game thread owns it now and moves it out once.
+            let obj = unsafe { cell.cell().cast::<Obj>().as_ptr().read() };
+            // SAFETY: loom checks this read is ordered after `create`'s write.
+            let mark = self.marks.0[obj.n].with(|m| unsafe { *m });
+            assert_eq!(mark, 1, "object {} handed over before it was built", obj.n);
+            obj.n
+        }
+    }
+
+    /// Memory for `n` cells of `Obj`, and a token for each.
+    fn cells(n: usize) -> (Vec<std::mem::MaybeUninit<Obj>>, Vec<FreedCell>) {
+        let mut memory: Vec<std::mem::MaybeUninit<Obj>> = (0..n).map(|_| std::mem::MaybeUninit::uninit()).collect();
+        let tokens = memory
+            .iter_mut()
+            .enumerate()
+            .map(|(i, m)| FreedCell::for_model(i as u32, NonNull::from(m).cast()))
+            .collect();
+        (memory, tokens)
+    }
+
+    fn shared(max: usize) -> Arc<Shared> {
+        Arc::new(Shared::new(max, 1, Arc::new(AtomicU8::new(0))))
+    }
+
+    /// The ready queue and magazine exchange, and the hungry hand-shake: the game thread
+    /// queues three cells for a worker (which may already be parked), takes the full
+    /// magazine the worker publishes, finds the depot empty, says it is hungry, and must
+    /// get the worker's partial magazine. Every object arrives once, built, and the
+    /// counters balance. A lost wake-up deadlocks the model (loom ignores the timeout).
+    #[test]
+    fn magazine_exchange() {
+        loom::model(|| {
+            const N: usize = MAGAZINE + 1;
+            let built = Built::new(N);
+            let (_memory, tokens) = cells(N);
+            let shared = shared(N);
+            let worker = {
+                let (shared, create) = (Arc::clone(&shared), built.create());
+                thread::spawn(move || work::<Obj>(shared, create))
+            };
+            for token in tokens {
+                shared.request(token);
+            }
+            shared.kick();
+
+            let mut got = Vec::new();
+            while got.len() < N {
+                match shared.take_full() {
+                    Some(mut magazine) => {
+                        shared.hungry.store(false, Ordering::Relaxed);
+                        while let Some(cell) = magazine.pop() {
+                            got.push(built.take(&cell));
+                        }
+                        shared.return_empty(magazine);
+                    }
+                    None => {
+                        shared.hungry.store(true, Ordering::Relaxed);
+                        shared.kick();
+                        thread::yield_now();
+                    }
+                }
+            }
+            got.sort_unstable();
+            assert_eq!(got, (0..N).collect::<Vec<_>>(), "an object lost or handed out twice");
+
+            shared.shutdown.store(true, Ordering::Release);
+            shared.kick();
+            worker.join().unwrap();
+            assert_eq!(shared.ready.load(Ordering::Relaxed), 0);
+            assert_eq!(shared.held.load(Ordering::Relaxed), 0);
+            assert_eq!(shared.building.load(Ordering::Relaxed), 0);
+            assert_eq!(shared.counters.precreated.load(Ordering::Relaxed), N as u64);
+            assert_eq!(built.dropped.load(Ordering::Relaxed), N, "the game thread drops what it took");
+        });
+    }
+
+    /// Park and kick at shutdown: the pool shuts down while the worker is building, holding
+    /// a partial magazine, or parked. The kick must reach it (no timeout under loom), and
+    /// every object built is dropped exactly once — by the worker (its own magazine) or by
+    /// the pool (published ones, `drain_published`) — and nothing stays counted.
+    #[test]
+    fn shutdown_drops_each_object_once() {
+        loom::model(|| {
+            const N: usize = MAGAZINE + 1;
+            let built = Built::new(N);
+            let (_memory, tokens) = cells(N);
+            let shared = shared(N);
+            let worker = {
+                let (shared, create) = (Arc::clone(&shared), built.create());
+                thread::spawn(move || work::<Obj>(shared, create))
+            };
+            for token in tokens {
+                shared.request(token);
+            }
+            shared.kick();
+            shared.shutdown.store(true, Ordering::Release);
+            shared.kick();
+            worker.join().unwrap();
+            // SAFETY: the worker has returned, and it built `Obj`s.
+            unsafe { shared.drain_published::<Obj>() };
+            let made = built.made.load(Ordering::Relaxed);
+            assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
+            assert_eq!(shared.ready.load(Ordering::Relaxed), 0);
+            assert_eq!(shared.held.load(Ordering::Relaxed), 0);
+            assert_eq!(shared.building.load(Ordering::Relaxed), 0, "queued cells still counted");
+        });
     }
 }

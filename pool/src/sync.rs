@@ -1,0 +1,57 @@
+//! The pool's synchronisation primitives: respawn-allocator's [shim](respawn_allocator::sync)
+//! (loom's atomics, locks and threads under `cfg(loom)`, std's locks under Miri) and the
+//! bounded queue the workers and the game thread trade through.
+//!
+//! The queue is crossbeam's `ArrayQueue` except under loom, where a locked `VecDeque` with
+//! the same methods stands in: crossbeam's queue is not built for loom, and what the pool's
+//! protocol needs of it is exactly what a lock gives (a push happens before the pop that
+//! takes the item; a full queue refuses the push). The models check the pool's protocol
+//! around the queue, not the queue.
+
+pub(crate) use respawn_allocator::sync::{
+    back_off, fence, Arc, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Condvar, Mutex, Ordering,
+};
+
+#[cfg(not(loom))]
+pub(crate) use crossbeam_queue::ArrayQueue;
+
+#[cfg(loom)]
+pub(crate) use model_queue::ArrayQueue;
+
+#[cfg(loom)]
+mod model_queue {
+    use std::collections::VecDeque;
+
+    use super::Mutex;
+
+    /// `crossbeam_queue::ArrayQueue`'s methods over a locked `VecDeque`, for loom.
+    #[derive(Debug)]
+    pub(crate) struct ArrayQueue<T> {
+        items: Mutex<VecDeque<T>>,
+        capacity: usize,
+    }
+
+    impl<T> ArrayQueue<T> {
+        pub(crate) fn new(capacity: usize) -> Self {
+            assert!(capacity > 0, "capacity must be non-zero");
+            Self { items: Mutex::new(VecDeque::with_capacity(capacity)), capacity }
+        }
+        pub(crate) fn push(&self, value: T) -> Result<(), T> {
+            let mut items = self.items.lock();
+            if items.len() == self.capacity {
+                return Err(value);
+            }
+            items.push_back(value);
+            Ok(())
+        }
+        pub(crate) fn pop(&self) -> Option<T> {
+            self.items.lock().pop_front()
+        }
+        pub(crate) fn len(&self) -> usize {
+            self.items.lock().len()
+        }
+        pub(crate) fn is_empty(&self) -> bool {
+            self.items.lock().is_empty()
+        }
+    }
+}
