@@ -306,6 +306,7 @@ impl ChunkAllocator {
             c.cell_ptr(slab, cell)
         };
         drop(st);
+        crate::poison::unpoison(ptr.as_ptr(), c.cell_size);
         c.live_cells.fetch_add(1, Ordering::Relaxed);
         c.note_use();
         Ok(ptr)
@@ -344,6 +345,8 @@ impl ChunkAllocator {
         if !set_bit(&mut st, slab, off / c.cell_size, false) {
             return Err(AllocError::DoubleFree);
         }
+        // Poisoned before it is on the free list: once it is, another thread may take it.
+        crate::poison::poison(ptr.as_ptr(), c.cell_size);
         st.free.push(ptr);
         drop(st);
         c.live_cells.fetch_sub(1, Ordering::Relaxed);

@@ -49,6 +49,7 @@ mod error;
 mod ledger;
 #[cfg_attr(loom, allow(dead_code, reason = "the loom build models the ledger only; os serves the allocator"))]
 mod os;
+pub mod poison;
 pub mod sync;
 
 #[cfg(not(loom))]

@@ -27,6 +27,9 @@ pub(crate) struct Region {
     /// Slab `i`'s allocation, null until prepared. Written once, before the slab is published.
     #[cfg(miri)]
     slab_ptrs: Box<[AtomicPtr<u8>]>,
+    /// One past the highest slab prepared: what to unpoison before the unmap.
+    #[cfg(all(respawn_poison, not(miri)))]
+    prepared_end: std::sync::atomic::AtomicUsize,
 }
 
 // SAFETY: `Region` is a handle to memory it owns; the raw base pointer is only used to
@@ -52,7 +55,14 @@ impl Region {
                 let _ = map.advise(memmap2::Advice::HugePage);
             }
             let base = NonNull::new(map.as_mut_ptr()).expect("mmap returned a null mapping");
-            Ok(Self { stride, slabs, base, _map: map })
+            Ok(Self {
+                stride,
+                slabs,
+                base,
+                _map: map,
+                #[cfg(respawn_poison)]
+                prepared_end: std::sync::atomic::AtomicUsize::new(0),
+            })
         }
         #[cfg(miri)]
         {
@@ -82,6 +92,10 @@ impl Region {
                 // mapping; the caller owns the slab, so nobody else reads or writes it now.
                 unsafe { start.add(page).write_volatile(0) };
             }
+            // Every cell starts free: off limits until the arena or `alloc_cell` hands it out.
+            crate::poison::poison(start, self.stride);
+            #[cfg(respawn_poison)]
+            self.prepared_end.fetch_max(i + 1, std::sync::atomic::Ordering::Relaxed);
         }
         #[cfg(miri)]
         {
@@ -136,6 +150,16 @@ impl Region {
         {
             None
         }
+    }
+}
+
+#[cfg(all(respawn_poison, not(miri)))]
+impl Drop for Region {
+    fn drop(&mut self) {
+        // The mapping goes away after this, and the OS may map the range again for someone
+        // else: ASan must not keep it poisoned. Only the prepared prefix was ever poisoned.
+        let end = *self.prepared_end.get_mut();
+        crate::poison::unpoison(self.base.as_ptr(), end * self.stride);
     }
 }
 

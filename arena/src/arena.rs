@@ -6,9 +6,10 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::marker::PhantomData;
 use std::num::NonZeroU32;
-use std::ptr;
+use std::ptr::{self, NonNull};
 
 use rayon::prelude::*;
+use respawn_allocator::poison;
 use respawn_allocator::sync::{Arc, Ordering};
 use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Rejected, SlabConfig};
 
@@ -426,7 +427,9 @@ impl Arena {
         }
         // A token from `take_cell` or `stow` carries `ASYNC` / `IN_POOL`: plain vacant again.
         slot.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
-        self.classes[token.class.index()].free.push(token.slot);
+        let entry = &mut self.classes[token.class.index()];
+        poison::poison(token.cell.as_ptr(), entry.cell_size);
+        entry.free.push(token.slot);
         Ok(())
     }
 
@@ -780,9 +783,11 @@ unsafe fn take<T>(
 ) -> T {
     // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here
     // because the slot is released right after.
-    let value = unsafe { table.slot_unchecked(index).cell().cast::<T>().as_ptr().read() };
+    let cell = unsafe { table.slot_unchecked(index).cell() };
+    // SAFETY: as above.
+    let value = unsafe { cell.cast::<T>().as_ptr().read() };
     let token = release(table, entry, outers, index, max_generation);
-    route(entry, token);
+    route(entry, token, cell);
     value
 }
 
@@ -809,16 +814,21 @@ unsafe fn destroy_at(
         // SAFETY: the cell holds an object of this class, released just now, dropped once.
         unsafe { drop_fn(cell.as_ptr()) };
     }
-    route(entry, token);
+    route(entry, token, cell);
 }
 
-/// Sends a freed cell down its class's route (default: the class's vacant list).
+/// Sends a freed cell down its class's route (default: the class's vacant list). `cell`
+/// is the cell's address, for ASan: a cell that is not handed to a route (vacant, or its
+/// slot retired) is poisoned ([`poison`](respawn_allocator::poison)).
 #[inline]
-fn route(entry: &mut ClassEntry, token: Option<FreedCell>) {
-    let Some(token) = token else { return };
-    match &mut entry.route {
-        Some(route) => route(token),
-        None => entry.free.push(token.slot),
+fn route(entry: &mut ClassEntry, token: Option<FreedCell>, cell: NonNull<u8>) {
+    match (token, &mut entry.route) {
+        (Some(token), Some(route)) => route(token),
+        (Some(token), None) => {
+            poison::poison(cell.as_ptr(), entry.cell_size);
+            entry.free.push(token.slot);
+        }
+        (None, _) => poison::poison(cell.as_ptr(), entry.cell_size),
     }
 }
 
@@ -1005,6 +1015,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         // SAFETY: vacant slots were handed out by the table.
         let slot = unsafe { self.table.slot_unchecked(index) };
         debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "vacant list holds occupied slot {index}");
+        poison::unpoison(slot.cell().as_ptr(), self.entry.cell_size);
         // SAFETY: a vacant slot's cell is ours, uninitialised, sized and aligned for `T`.
         unsafe { slot.cell().cast::<T>().as_ptr().write(value) };
         let generation = slot.occupy();
@@ -1039,6 +1050,8 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         // SAFETY: vacant slots were handed out by the table.
         let slot = unsafe { self.table.slot_unchecked(index) };
         slot.flags.store((ObjectFlags::VACANT | ObjectFlags::ASYNC).bits(), Ordering::Release);
+        // The token's holder writes the cell (a pool worker builds an object in it).
+        poison::unpoison(slot.cell().as_ptr(), self.entry.cell_size);
         Ok(FreedCell { class: self.entry.id, slot: index, cell: slot.cell() })
     }
 
@@ -1091,6 +1104,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
                 // SAFETY: the slot held a `T` until `release` retired it just now; nobody
                 // else can reach the cell any more, so this is its one drop.
                 unsafe { ptr::drop_in_place(cell.cast::<T>().as_ptr()) };
+                poison::poison(cell.as_ptr(), self.entry.cell_size);
                 Ok(None)
             }
         }
