@@ -5,6 +5,8 @@
 #
 #   scripts/miri.sh            all passes
 #   scripts/miri.sh arena      only the arena's passes (likewise: allocator, gc, pool, world)
+#   scripts/miri.sh quick      CI's short run: the allocator's tests, and the World's
+#                              misuse and shutdown tests (every layer, every policy, workers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! cargo +nightly miri --version >/dev/null 2>&1; then
@@ -21,7 +23,7 @@ only="${1:-all}"
 RAYON_TESTS=(par_tick small_slabs_tick)
 skip=(); for t in "${RAYON_TESTS[@]}"; do skip+=(--skip "$t"); done
 
-if [[ $only == all || $only == allocator ]]; then
+if [[ $only == all || $only == allocator || $only == quick ]]; then
   echo "=== miri: respawn-allocator (strict provenance)"
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-allocator
 fi
@@ -44,26 +46,29 @@ if [[ $only == all || $only == gc ]]; then
   MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-gc --test gc -- "${GC_RAYON[0]}"
   MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-gc --test model
 fi
-# The pools and the World run worker threads that park on a parking_lot Condvar. Its
-# parking_lot_core (0.9.12) keeps the waiter queue's head in an AtomicUsize and casts it back
-# to a pointer (word_lock.rs, Amanieu/parking_lot#477), which strict provenance rejects, so
-# these passes use permissive provenance (Stacked Borrows, leaks still reported: shutdown
-# must join every worker). Clocks need no flag: Instant, sleep and wait_for run on Miri's
-# virtual clock under isolation. pool/tests/config.rs is left out: it is file I/O and TOML
-# parsing (needs -Zmiri-disable-isolation) with no unsafe or threads of its own.
+# The pools and the World run worker threads that park on a condition variable; under Miri
+# the sync shim (allocator/src/sync.rs) gives them std's Mutex and Condvar, which strict
+# provenance accepts (parking_lot's queue casts integers to pointers). Clocks need no flag:
+# Instant, sleep and wait_for run on Miri's virtual clock under isolation. A small World's
+# collection stays on the calling thread (rayon only for tables bigger than one task), so
+# these passes touch no rayon. The config tests read TOML files: isolation is lifted there.
 if [[ $only == all || $only == pool ]]; then
-  echo "=== miri: respawn-pool unit tests and doctests (strict provenance: no worker runs)"
+  echo "=== miri: respawn-pool unit tests and doctests (strict provenance)"
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-pool --lib
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-pool --doc
+  echo "=== miri: respawn-pool configuration files (strict provenance, file system allowed)"
+  MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-disable-isolation" cargo +nightly miri test -p respawn-pool --test config
   if [[ $only == pool ]]; then # under `all`, the arena pass already runs it
     echo "=== miri: respawn-arena pool APIs (strict provenance)"
     MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-arena --test pooling
   fi
 fi
+if [[ $only == all || $only == world || $only == quick ]]; then
+  echo "=== miri: respawn misuse and shutdown with objects in every state (strict provenance)"
+  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test misuse --test shutdown
+fi
 if [[ $only == all || $only == world ]]; then
-  echo "=== miri: respawn shutdown with objects in every state (permissive provenance)"
-  MIRIFLAGS="-Zmiri-permissive-provenance" cargo +nightly miri test -p respawn --test shutdown
-  echo "=== miri: respawn World cycles (permissive provenance)"
-  MIRIFLAGS="-Zmiri-permissive-provenance" cargo +nightly miri test -p respawn --test world
+  echo "=== miri: respawn World cycles and the stress test, scaled down (strict provenance)"
+  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test world --test stress
 fi
 echo "=== miri: all passes clean"

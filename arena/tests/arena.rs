@@ -268,7 +268,16 @@ fn objects_of_a_class_lie_in_one_contiguous_region_in_slab_order() {
     let region = arena.allocator().region(arena.class_of::<Projectile>().unwrap()).unwrap();
     let addrs: Vec<usize> = hs.iter().map(|h| arena.get(*h).unwrap() as *const _ as usize).collect();
     assert!(addrs.iter().all(|a| region.contains(a)));
-    assert!(addrs.windows(2).all(|w| w[1] == w[0] + size_of::<Projectile>()), "inserted front to back, packed");
+    // Within a slab, cells fill front to back. (Across slabs, insertion order follows the
+    // order slabs were taken: the preparation thread and an inline preparation may hand
+    // them out of address order when the thread falls behind, as under ThreadSanitizer.)
+    let packed = addrs.windows(2).filter(|w| w[1] == w[0] + size_of::<Projectile>()).count();
+    let slabs = arena.stats::<Projectile>().unwrap().memory.granted_slabs as usize;
+    assert!(packed >= addrs.len() - slabs, "{packed} of {} steps packed over {slabs} slabs", addrs.len());
+    // The aggregated tick walks them in address order, whatever the insertion order.
+    let visited: Vec<usize> = arena.iter::<Projectile>().map(|(_, p)| p as *const Projectile as usize).collect();
+    assert_eq!(visited.len(), addrs.len());
+    assert!(visited.windows(2).all(|w| w[0] < w[1]), "iteration in address order");
     let u64_region = arena.allocator().region(arena.class_of::<u64>().unwrap()).unwrap();
     assert!(u64_region.end <= region.start || u64_region.start >= region.end);
 }

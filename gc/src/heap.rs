@@ -561,7 +561,11 @@ impl Heap {
         if self.pending_purge() > 0 {
             self.purge(None);
         }
-        let parallel = self.settings.parallel && rayon::current_num_threads() > 1;
+        // A table no bigger than one task's share is marked on this thread: rayon would run
+        // one task anyway, and a small world never starts rayon's pool.
+        let parallel = self.settings.parallel
+            && self.arena.table().len() as usize > self.settings.min_objects_per_task
+            && rayon::current_num_threads() > 1;
         self.since_collection = Duration::ZERO;
         self.stats = GcStats {
             cycles: self.stats.cycles + 1,
