@@ -10,11 +10,12 @@
 mod common;
 
 use std::alloc::Layout;
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 use common::{Counted, Drops, Shot};
 use respawn::{
-    AllocError, Arena, ArenaError, ChunkAllocator, Handle, Policy, PoolConfig, PoolError, SlabConfig, World,
+    AllocError, Arena, ArenaError, ChunkAllocator, Handle, Policy, PoolConfig, PoolError, RawHandle, SlabConfig, World,
 };
 
 #[test]
@@ -91,4 +92,21 @@ fn world_double_destroy_under_every_policy() {
         drop(world);
         drops.assert_each_once();
     }
+}
+
+/// A destroy with a handle at the last generation over a vacant slot (found by the fuzzer:
+/// the "released already?" check computed `generation + 1` and overflowed in debug builds).
+#[test]
+fn destroy_at_the_last_generation_is_an_error_not_an_overflow() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let mut world = World::builder().pool_with::<Shot>(PoolConfig::ON_DEMAND, move || Shot::new(&d)).build().unwrap();
+    let a = world.spawn::<Shot>();
+    world.destroy(a).unwrap();
+    world.collect_garbage();
+    let last = Handle::<Shot>::from_raw(RawHandle::new(a.index(), NonZeroU32::MAX));
+    let r = world.destroy(last);
+    assert!(matches!(r, Err(PoolError::Stale | PoolError::AlreadyReleased)), "{r:?}");
+    drop(world);
+    drops.assert_each_once();
 }

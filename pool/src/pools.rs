@@ -203,7 +203,8 @@ impl Pools {
                 // reused since: the handle's own object was released.
                 let released = table.slot(raw.index()).is_some_and(|s| {
                     let g = raw.generation().get();
-                    s.flags().contains(ObjectFlags::VACANT) && (s.generation() == g + 1 || s.generation() == g)
+                    s.flags().contains(ObjectFlags::VACANT)
+                        && (s.generation() == g.saturating_add(1) || s.generation() == g)
                 });
                 return Err(if released { PoolError::AlreadyReleased } else { PoolError::Stale });
             }
