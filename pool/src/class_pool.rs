@@ -445,8 +445,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn shutdown(&mut self) {
-        self.shared.shutdown.store(true, Ordering::Release);
-        self.shared.kick();
+        self.shared.stop();
         for worker in self.workers.drain(..) {
             // A worker that panicked outside `create` has nothing left to clean up here.
             let _ = worker.join();

@@ -237,6 +237,12 @@ impl Shared {
         }
     }
 
+    /// Tells the workers to return, waking any that is parked. The caller joins them.
+    pub(crate) fn stop(&self) {
+        self.shutdown.store(true, Ordering::Release);
+        self.kick();
+    }
+
     /// A worker with nothing to do waits here until there is work, the game thread is
     /// hungry for the partial magazine it holds, or the pool shuts down.
     fn park(&self, holding: bool) {
@@ -469,8 +475,45 @@ mod loom_model {
         (memory, tokens)
     }
 
-    fn shared(max: usize) -> Arc<Shared> {
-        Arc::new(Shared::new(max, 1, Arc::new(AtomicU8::new(0))))
+    /// Objects a model queues: a full magazine and one more, so one is left partial.
+    const N: usize = MAGAZINE + 1;
+
+    /// A pool with one worker running, and `N` cells queued for it as `grow` queues them.
+    struct Model {
+        built: Built,
+        shared: Arc<Shared>,
+        worker: thread::JoinHandle<()>,
+        /// The cells' memory; outlives the worker (joined before the model drops).
+        _memory: Vec<std::mem::MaybeUninit<Obj>>,
+    }
+
+    impl Model {
+        fn start() -> Self {
+            let built = Built::new(N);
+            let (memory, tokens) = cells(N);
+            let shared = Arc::new(Shared::new(N, 1, Arc::new(AtomicU8::new(0))));
+            let worker = {
+                let (shared, create) = (Arc::clone(&shared), built.create());
+                thread::spawn(move || work::<Obj>(shared, create))
+            };
+            for token in tokens {
+                shared.request(token);
+            }
+            shared.kick();
+            Self { built, shared, worker, _memory: memory }
+        }
+
+        /// Shuts the pool down as `ClassPool::shutdown` does and checks nothing stays counted.
+        fn stop(self) -> Built {
+            self.shared.stop();
+            self.worker.join().unwrap();
+            // SAFETY: the worker has returned, and it built `Obj`s.
+            unsafe { self.shared.drain_published::<Obj>() };
+            assert_eq!(self.shared.ready.load(Ordering::Relaxed), 0);
+            assert_eq!(self.shared.held.load(Ordering::Relaxed), 0);
+            assert_eq!(self.shared.building.load(Ordering::Relaxed), 0, "queued cells still counted");
+            self.built
+        }
     }
 
     /// The ready queue and magazine exchange, and the hungry hand-shake: the game thread
@@ -481,19 +524,8 @@ mod loom_model {
     #[test]
     fn magazine_exchange() {
         loom::model(|| {
-            const N: usize = MAGAZINE + 1;
-            let built = Built::new(N);
-            let (_memory, tokens) = cells(N);
-            let shared = shared(N);
-            let worker = {
-                let (shared, create) = (Arc::clone(&shared), built.create());
-                thread::spawn(move || work::<Obj>(shared, create))
-            };
-            for token in tokens {
-                shared.request(token);
-            }
-            shared.kick();
-
+            let model = Model::start();
+            let (shared, built) = (&model.shared, &model.built);
             let mut got = Vec::new();
             while got.len() < N {
                 match shared.take_full() {
@@ -513,14 +545,9 @@ mod loom_model {
             }
             got.sort_unstable();
             assert_eq!(got, (0..N).collect::<Vec<_>>(), "an object lost or handed out twice");
-
-            shared.shutdown.store(true, Ordering::Release);
-            shared.kick();
-            worker.join().unwrap();
-            assert_eq!(shared.ready.load(Ordering::Relaxed), 0);
-            assert_eq!(shared.held.load(Ordering::Relaxed), 0);
-            assert_eq!(shared.building.load(Ordering::Relaxed), 0);
             assert_eq!(shared.counters.precreated.load(Ordering::Relaxed), N as u64);
+
+            let built = model.stop();
             assert_eq!(built.dropped.load(Ordering::Relaxed), N, "the game thread drops what it took");
         });
     }
@@ -532,28 +559,9 @@ mod loom_model {
     #[test]
     fn shutdown_drops_each_object_once() {
         loom::model(|| {
-            const N: usize = MAGAZINE + 1;
-            let built = Built::new(N);
-            let (_memory, tokens) = cells(N);
-            let shared = shared(N);
-            let worker = {
-                let (shared, create) = (Arc::clone(&shared), built.create());
-                thread::spawn(move || work::<Obj>(shared, create))
-            };
-            for token in tokens {
-                shared.request(token);
-            }
-            shared.kick();
-            shared.shutdown.store(true, Ordering::Release);
-            shared.kick();
-            worker.join().unwrap();
-            // SAFETY: the worker has returned, and it built `Obj`s.
-            unsafe { shared.drain_published::<Obj>() };
+            let built = Model::start().stop();
             let made = built.made.load(Ordering::Relaxed);
             assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
-            assert_eq!(shared.ready.load(Ordering::Relaxed), 0);
-            assert_eq!(shared.held.load(Ordering::Relaxed), 0);
-            assert_eq!(shared.building.load(Ordering::Relaxed), 0, "queued cells still counted");
         });
     }
 }
