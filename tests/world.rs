@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::{wait_for, Counted, Drops, Ship, Shot};
-use respawn::{ArenaError, GcSettings, Handle, ObjectFlags, Policy, PoolConfig, PoolError, World};
+use respawn::{ArenaConfig, ArenaError, GcSettings, Handle, ObjectFlags, Policy, PoolConfig, PoolError, World};
 
 fn world_with(policy: Policy, workers: usize) -> (World, Drops) {
     let drops = Drops::default();
@@ -341,6 +341,37 @@ fn spawn_sub_with_initialises_links_and_shows_in_the_layout() {
         assert_eq!(shots.count(respawn::CellState::Live), 1, "{policy}");
         assert_eq!(shots.count(respawn::CellState::Garbage), 0, "{policy}: purged by the full collection");
         world.remove_from_root(owner).unwrap();
+        drop(world);
+        drops.assert_each_once();
+    }
+}
+
+/// A slot retired at the generation ceiling takes its object out of the pool's `in_use` on
+/// every path (the fuzzer found `Purge` and `Default` leaking it, so a pool at `max`
+/// refused spawns while empty; reproducer `fuzz/artifacts/world/retired-slot-in-use-leak`).
+/// With `max_generation: 1` every release retires its slot.
+#[test]
+fn a_retired_slot_leaves_the_pool_in_use_count() {
+    for policy in Policy::ALL {
+        let drops = Drops::default();
+        let d = drops.clone();
+        let config =
+            PoolConfig { capacity: 0, max: 1, low_watermark: 0, grow_by: 0, policy, precreate: false, workers: 0 };
+        let mut world = World::builder()
+            .arena(ArenaConfig { max_generation: 1, ..ArenaConfig::DEFAULT })
+            .pool_with::<Shot>(config, move || Shot::new(&d))
+            .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
+            .build()
+            .unwrap();
+        for round in 0..5 {
+            let h = world.try_spawn::<Shot>().unwrap_or_else(|e| panic!("{policy:?}, round {round}: {e}"));
+            world.destroy(h).unwrap();
+            world.collect_garbage();
+            assert!(world.get(h).is_none());
+        }
+        let stats = world.pool_stats::<Shot>().unwrap();
+        assert_eq!((stats.in_use, stats.retired, stats.ready), (0, 5, 0), "{policy:?}: {stats:?}");
+        assert_eq!(world.heap().arena().stats::<Shot>().unwrap().retired, 5, "{policy:?}");
         drop(world);
         drops.assert_each_once();
     }

@@ -13,7 +13,7 @@ use respawn_allocator::poison;
 use respawn_allocator::sync::{Arc, Ordering};
 use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Rejected, SlabConfig};
 
-use crate::class::{ClassEntry, FreeRoute, FreedCell};
+use crate::class::{ClassEntry, FreeRoute, Freed, FreedCell};
 use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
 use crate::table::{ObjectTable, Slot, NONE};
@@ -401,8 +401,10 @@ impl Arena {
 
     /// Sets `cell`'s route: what happens to each cell whose object has ended (removed,
     /// destroyed). The default, `None`, makes the slot vacant for the class's next object;
-    /// a route receives a [`FreedCell`] token instead (the pool queues it for precreation)
-    /// and returns it with [`recycle`](Self::recycle) when it is done.
+    /// a route receives a [`Freed::Cell`] token instead (the pool queues it for precreation)
+    /// and returns it with [`recycle`](Self::recycle) when it is done. A slot retired at the
+    /// generation ceiling reaches the route as [`Freed::Retired`] (no cell comes with it).
+    /// [`ClassStore::stow`] does not call the route: it returns what it freed.
     ///
     /// # Errors
     /// [`ArenaError::Unregistered`] if `T` is not registered.
@@ -734,15 +736,9 @@ fn check_releasable(slot: &Slot) -> Result<(), ArenaError> {
 
 /// Marks slot `index` vacant with the next generation, or retires it at the ceiling, and
 /// takes it out of the live bitmap and out of the sub-object lists (its own sub-objects are
-/// cut loose). Returns the token for the free route (`None`: retired).
+/// cut loose). Returns what the free route is to be told: the cell, or the retirement.
 #[inline]
-fn release(
-    table: &ObjectTable,
-    entry: &mut ClassEntry,
-    outers: &mut Outers,
-    index: u32,
-    max_generation: u32,
-) -> Option<FreedCell> {
+fn release(table: &ObjectTable, entry: &mut ClassEntry, outers: &mut Outers, index: u32, max_generation: u32) -> Freed {
     // SAFETY: the callers resolved `index` through the table just before.
     let slot = unsafe { table.slot_unchecked(index) };
     let flags = slot.flags();
@@ -758,9 +754,9 @@ fn release(
         // Wrapping would let an old handle alias a new object: retire the slot instead. It
         // stays vacant at its last generation, so no handle resolves to it again.
         entry.retired += 1;
-        return None;
+        return Freed::Retired { class: entry.id, slot: index };
     }
-    Some(FreedCell { class: entry.id, slot: index, cell: slot.cell() })
+    Freed::Cell(FreedCell { class: entry.id, slot: index, cell: slot.cell() })
 }
 
 #[cold]
@@ -786,8 +782,8 @@ unsafe fn take<T>(
     let cell = unsafe { table.slot_unchecked(index).cell() };
     // SAFETY: as above.
     let value = unsafe { cell.cast::<T>().as_ptr().read() };
-    let token = release(table, entry, outers, index, max_generation);
-    route(entry, token, cell);
+    let freed = release(table, entry, outers, index, max_generation);
+    route(entry, freed, cell);
     value
 }
 
@@ -809,26 +805,32 @@ unsafe fn destroy_at(
     // SAFETY: the caller resolved `index`.
     let cell = unsafe { table.slot_unchecked(index) }.cell();
     let drop_fn = entry.drop_fn;
-    let token = release(table, entry, outers, index, max_generation);
+    let freed = release(table, entry, outers, index, max_generation);
     if let Some(drop_fn) = drop_fn {
         // SAFETY: the cell holds an object of this class, released just now, dropped once.
         unsafe { drop_fn(cell.as_ptr()) };
     }
-    route(entry, token, cell);
+    route(entry, freed, cell);
 }
 
-/// Sends a freed cell down its class's route (default: the class's vacant list). `cell`
-/// is the cell's address, for ASan: a cell that is not handed to a route (vacant, or its
-/// slot retired) is poisoned ([`poison`](respawn_allocator::poison)).
+/// Sends a freed cell down its class's route (default: the class's vacant list); a route
+/// also hears of a retired slot, so it can count the object gone. `cell` is the cell's
+/// address, for ASan: a cell that is not handed to a route (vacant, or its slot retired)
+/// is poisoned ([`poison`](respawn_allocator::poison)).
 #[inline]
-fn route(entry: &mut ClassEntry, token: Option<FreedCell>, cell: NonNull<u8>) {
-    match (token, &mut entry.route) {
-        (Some(token), Some(route)) => route(token),
-        (Some(token), None) => {
+fn route(entry: &mut ClassEntry, freed: Freed, cell: NonNull<u8>) {
+    match (freed, &mut entry.route) {
+        (Freed::Cell(token), Some(route)) => route(Freed::Cell(token)),
+        (Freed::Cell(token), None) => {
             poison::poison(cell.as_ptr(), entry.cell_size);
             entry.free.push(token.slot);
         }
-        (None, _) => poison::poison(cell.as_ptr(), entry.cell_size),
+        (retired @ Freed::Retired { .. }, route) => {
+            poison::poison(cell.as_ptr(), entry.cell_size);
+            if let Some(route) = route {
+                route(retired);
+            }
+        }
     }
 }
 
@@ -1093,14 +1095,14 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let cell = slot.cell();
         let table = self.table;
         match release(table, self.entry, self.outers, h.index(), self.max_generation) {
-            Some(token) => {
+            Freed::Cell(token) => {
                 // SAFETY: `slot` resolved `h.index()` just now. (A plain store: the
                 // membership flags are the arena's to write.)
                 let slot = unsafe { table.slot_unchecked(h.index()) };
                 slot.flags.store((ObjectFlags::VACANT | ObjectFlags::IN_POOL).bits(), Ordering::Release);
                 Ok(Some(token))
             }
-            None => {
+            Freed::Retired { .. } => {
                 // SAFETY: the slot held a `T` until `release` retired it just now; nobody
                 // else can reach the cell any more, so this is its one drop.
                 unsafe { ptr::drop_in_place(cell.cast::<T>().as_ptr()) };

@@ -54,9 +54,51 @@ impl FreedCell {
     }
 }
 
-/// What a class does with each cell whose object has ended. See
+/// What a class's [free route](crate::Arena::set_free_route) is told when one of its
+/// objects ends.
+///
+/// Nearly always [`Freed::Cell`]: the cell and its slot, to rebuild or recycle. A slot
+/// whose generation reached the ceiling ([`ArenaConfig::max_generation`](crate::ArenaConfig))
+/// is retired instead — no handle may resolve to it again — and the route hears
+/// [`Freed::Retired`], so whoever counts the class's objects (a pool's `in_use`) still sees
+/// the object go.
+#[derive(Debug)]
+#[must_use = "a dropped Freed::Cell is never reused; hand it to Arena::recycle"]
+pub enum Freed {
+    /// The object ended and its cell is the route's to rebuild or [recycle](crate::Arena::recycle).
+    Cell(FreedCell),
+    /// The object ended and its slot was retired for good: there is no cell to take back.
+    Retired {
+        /// The object's class.
+        class: ClassId,
+        /// The retired slot.
+        slot: u32,
+    },
+}
+
+impl Freed {
+    /// The class of the object that ended.
+    #[inline]
+    pub fn class(&self) -> ClassId {
+        match self {
+            Freed::Cell(cell) => cell.class,
+            Freed::Retired { class, .. } => *class,
+        }
+    }
+
+    /// The freed cell, if the slot was not retired.
+    #[inline]
+    pub fn into_cell(self) -> Option<FreedCell> {
+        match self {
+            Freed::Cell(cell) => Some(cell),
+            Freed::Retired { .. } => None,
+        }
+    }
+}
+
+/// What a class does with each object that has ended. See
 /// [`Arena::set_free_route`](crate::Arena::set_free_route).
-pub type FreeRoute = Box<dyn FnMut(FreedCell) + Send>;
+pub type FreeRoute = Box<dyn FnMut(Freed) + Send>;
 
 /// One class's storage. Type-erased; [`ClassStore`](crate::ClassStore) is its typed view.
 pub(crate) struct ClassEntry {

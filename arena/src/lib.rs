@@ -52,7 +52,7 @@ mod table;
 
 #[cfg(not(loom))]
 pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, Iter};
-pub use class::{FreeRoute, FreedCell};
+pub use class::{FreeRoute, Freed, FreedCell};
 pub use error::ArenaError;
 pub use flags::ObjectFlags;
 #[cfg(not(loom))]

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use respawn_arena::{
-    Arena, ArenaConfig, ArenaError, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig, CHUNK_SLOTS,
+    Arena, ArenaConfig, ArenaError, Freed, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig, CHUNK_SLOTS,
 };
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
@@ -182,6 +182,32 @@ fn a_slot_is_retired_at_the_generation_ceiling() {
     assert_eq!(arena.stats::<Projectile>().unwrap().retired, 1);
 }
 
+/// A route hears of every object that ends: a cell to take back, or a retired slot with
+/// none (so whoever counts the class's objects sees the object go either way).
+#[test]
+fn a_route_is_told_of_a_retired_slot() {
+    let mut arena =
+        Arena::with_config(ArenaConfig { slab: SlabConfig::SMALL, max_generation: 2, ..ArenaConfig::DEFAULT });
+    arena.register::<Projectile>().unwrap();
+    let heard: Arc<Mutex<Vec<Freed>>> = Arc::default();
+    let sink = Arc::clone(&heard);
+    arena.set_free_route::<Projectile>(Some(Box::new(move |freed| sink.lock().unwrap().push(freed)))).unwrap();
+    let first = arena.insert(projectile(0));
+    arena.remove(first).unwrap();
+    let token = heard.lock().unwrap().pop().unwrap().into_cell().expect("generation 1 is below the ceiling");
+    arena.recycle(token).unwrap();
+    let second = arena.insert(projectile(1));
+    assert_eq!((second.index(), second.generation().get()), (first.index(), 2));
+    arena.destroy(second.raw()).unwrap();
+    let heard = std::mem::take(&mut *heard.lock().unwrap());
+    assert!(
+        matches!(heard.as_slice(), [Freed::Retired { slot, .. }] if *slot == first.index()),
+        "the route heard {heard:?}"
+    );
+    assert_eq!(heard[0].class(), arena.class_of::<Projectile>().unwrap());
+    assert_eq!(arena.stats::<Projectile>().unwrap().retired, 1);
+}
+
 #[test]
 fn tick_visits_every_visible_object_once_in_memory_order() {
     let mut arena = Arena::with_config(SMALL);
@@ -343,7 +369,9 @@ fn free_route_receives_each_freed_cell_once_and_can_recycle() {
     arena.register::<Projectile>().unwrap();
     let routed: Arc<Mutex<Vec<FreedCell>>> = Arc::default();
     let sink = Arc::clone(&routed);
-    arena.set_free_route::<Projectile>(Some(Box::new(move |cell| sink.lock().unwrap().push(cell)))).unwrap();
+    arena
+        .set_free_route::<Projectile>(Some(Box::new(move |freed| sink.lock().unwrap().extend(freed.into_cell()))))
+        .unwrap();
     let hs: Vec<_> = (0..10).map(|i| arena.insert(projectile(i))).collect();
     arena.remove(hs[0]).unwrap();
     arena.destroy(hs[1].raw()).unwrap();
@@ -370,7 +398,7 @@ fn a_token_from_another_arena_is_refused() {
     a.register::<u64>().unwrap();
     let got: Arc<Mutex<Option<FreedCell>>> = Arc::default();
     let sink = Arc::clone(&got);
-    a.set_free_route::<u64>(Some(Box::new(move |c| *sink.lock().unwrap() = Some(c)))).unwrap();
+    a.set_free_route::<u64>(Some(Box::new(move |freed| *sink.lock().unwrap() = freed.into_cell()))).unwrap();
     let h = a.insert(5u64);
     a.remove(h).unwrap();
     let _ = b.insert(6u64);

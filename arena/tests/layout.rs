@@ -53,7 +53,7 @@ fn layout_reports_each_state() {
     // A free route: a released cell belongs to the route's owner until recycled.
     let routed: Arc<Mutex<Vec<FreedCell>>> = Arc::default();
     let sink = Arc::clone(&routed);
-    arena.set_free_route::<Shot>(Some(Box::new(move |t| sink.lock().unwrap().push(t)))).unwrap();
+    arena.set_free_route::<Shot>(Some(Box::new(move |t| sink.lock().unwrap().extend(t.into_cell())))).unwrap();
     arena.remove(handles[4]).unwrap();
     assert_eq!(counts(&arena), [5, 2, 2, per_slab - 9, 0]);
     arena.set_free_route::<Shot>(None).unwrap();

@@ -18,11 +18,11 @@
 //! cargo +nightly fuzz run world -- -max_total_time=660 -max_len=2048
 //! cargo +nightly fuzz fmt world <input>       # an input as its `Program`
 //! cargo +nightly fuzz tmin world <crash>      # minimize a crash
-//! RESPAWN_MODEL_STRICT=1 cargo +nightly fuzz run world artifacts/world/retired-slot-in-use-leak
+//! cargo +nightly fuzz run world artifacts/world/retired-slot-in-use-leak
 //! ```
 //!
-//! The last line reproduces one of the known respawn bugs the model otherwise tolerates (see
-//! "Known respawn bugs" in `tests/model/mod.rs`).
+//! The last line replays a reproducer of a bug the fuzzer found (fixed; see "Bugs this model
+//! found" in `tests/model/mod.rs`): it passes now.
 
 #![no_main]
 

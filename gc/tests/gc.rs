@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{Drops, Node};
-use respawn_arena::{ArenaConfig, ArenaError, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig};
+use respawn_arena::{ArenaConfig, ArenaError, Freed, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig};
 use respawn_gc::{CollectOptions, GcError, GcSettings, GcStep, Heap, Object, Trace};
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
@@ -186,8 +186,10 @@ fn destroy_now_ends_nested_sub_objects_first_with_hooks_in_order() {
     heap.set_outer(bone.raw(), Some(mesh.raw())).unwrap();
     let freed = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&freed);
-    heap.set_free_route::<Hooked>(Some(Box::new(move |cell: FreedCell| sink.lock().unwrap().push(cell.slot()))))
-        .unwrap();
+    heap.set_free_route::<Hooked>(Some(Box::new(move |freed: Freed| {
+        sink.lock().unwrap().push(freed.into_cell().unwrap().slot())
+    })))
+    .unwrap();
     assert_eq!(heap.destroy_now(actor.raw()).unwrap(), 3);
     assert_eq!(
         take_log(&log),
@@ -445,7 +447,8 @@ fn the_free_route_receives_each_purged_cell_once() {
     heap.register::<Node>().unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
-    heap.set_free_route::<Node>(Some(Box::new(move |cell: FreedCell| sink.lock().unwrap().push(cell)))).unwrap();
+    heap.set_free_route::<Node>(Some(Box::new(move |freed: Freed| sink.lock().unwrap().extend(freed.into_cell()))))
+        .unwrap();
     let hs: Vec<_> = (0..100).map(|i| node(&mut heap, &drops, i)).collect();
     for h in hs.iter().step_by(2) {
         heap.add_to_root(h.raw()).unwrap();

@@ -6,7 +6,7 @@ use std::mem;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use respawn_arena::{ClassId, FreedCell, Handle, ObjectFlags, RawHandle};
+use respawn_arena::{ClassId, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
 use respawn_gc::{GcError, Heap};
 
 use crate::shared::{self, Magazine, Shared, ROUTE_GC, ROUTE_PURGE};
@@ -314,7 +314,11 @@ impl<T: Poolable> ClassPool<T> {
     #[inline]
     fn shelve(&mut self, stowed: Option<FreedCell>) {
         self.add_live(-1);
-        let Some(cell) = stowed else { return }; // the slot retired; dropped
+        let Some(cell) = stowed else {
+            // The slot retired; `stow` dropped the object.
+            self.shared.counters.retired.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
         self.tally.recycled_reuse += 1;
         if let Err(cell) = self.push_local(cell) {
             // SAFETY: `stow` left the reset object in the cell, ours alone; dropped once.
@@ -342,10 +346,12 @@ fn destroy_as_purge(shared: &Shared, heap: &mut Heap, raw: RawHandle) -> Result<
 
 /// The class's free route: a cell whose object has ended comes back to the pool and goes to
 /// the workers for rebuilding — or back to the arena when the pool is above `max` (or has
-/// no workers).
-fn route(shared: &Shared, cell: FreedCell) {
+/// no workers). A retired slot brings no cell, but its object is gone all the same.
+fn route(shared: &Shared, freed: Freed) {
     let c = &shared.counters;
-    if shared.route_cause.load(Ordering::Relaxed) == ROUTE_PURGE {
+    if matches!(freed, Freed::Retired { .. }) {
+        c.retired.fetch_add(1, Ordering::Relaxed);
+    } else if shared.route_cause.load(Ordering::Relaxed) == ROUTE_PURGE {
         c.routed_purge.fetch_add(1, Ordering::Relaxed);
     } else {
         c.routed_gc.fetch_add(1, Ordering::Relaxed);
@@ -353,6 +359,7 @@ fn route(shared: &Shared, cell: FreedCell) {
     // Only the game thread writes `live` (the route runs there, inside the collector).
     let live = shared.live.load(Ordering::Relaxed).saturating_sub(1);
     shared.live.store(live, Ordering::Relaxed);
+    let Freed::Cell(cell) = freed else { return };
     if shared.shutdown.load(Ordering::Relaxed) || live + shared.pooled() >= shared.max {
         shared.give_back(cell);
     } else {
@@ -433,6 +440,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             recycled_purge: c.routed_purge.load(Ordering::Relaxed),
             recycled_gc: c.routed_gc.load(Ordering::Relaxed),
             returned: c.returned.load(Ordering::Relaxed),
+            retired: c.retired.load(Ordering::Relaxed),
             grown: t.grown,
             create_panics: c.create_panics.load(Ordering::Relaxed),
             create_mean: Duration::from_nanos(nanos.checked_div(precreated).unwrap_or(0)),

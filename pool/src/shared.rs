@@ -110,6 +110,8 @@ pub(crate) struct Counters {
     /// Routed cells sent back to the arena because the pool was at `max` (or has no
     /// workers to rebuild them).
     pub(crate) returned: AtomicU64,
+    /// Objects whose slot retired at the generation ceiling (no cell comes back).
+    pub(crate) retired: AtomicU64,
 }
 
 /// State shared by a pool's game-thread side, its free route and its workers.

@@ -43,6 +43,9 @@ pub struct PoolStats {
     /// Cells handed back to the arena instead of the pool (above `max`, no workers, a
     /// failed `create`).
     pub returned: u64,
+    /// Objects whose slot reached the generation ceiling and was retired: the object was
+    /// dropped and no cell came back (`ArenaConfig::max_generation`).
+    pub retired: u64,
     /// Cells the pool took from the arena after it was built, to grow.
     pub grown: u64,
     /// `create` calls that panicked on a worker (the cell went back to the arena).

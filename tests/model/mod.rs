@@ -31,20 +31,17 @@
 //! collector's counts agree. After every purge step the objects it ended match its count.
 //! At the end every object ever made was dropped exactly once.
 //!
-//! # Known respawn bugs
+//! # Bugs this model found
 //!
-//! Found by this model and tolerated, so that the search goes on past them, unless the
-//! environment variable `RESPAWN_MODEL_STRICT` is set. Reproducers: `fuzz/artifacts/world/`.
+//! Both fixed; their reproducers stay in `fuzz/artifacts/world/` and their tests in
+//! `tests/world.rs` (`a_retired_slot_leaves_the_pool_in_use_count`) and `tests/misuse.rs`
+//! (`destroy_at_the_last_generation_is_an_error_not_an_overflow`).
 //!
-//! 1. `retired-slot-in-use-leak`: a pooled object whose slot retires at the generation
-//!    ceiling (`ArenaConfig::max_generation`) and that ends through the collector or
-//!    `destroy_now` (`Purge`, `Default`, sub-objects, overflow objects) skips its class's
-//!    free route, so its pool never counts it out: `in_use` stays up, and the pool, which
-//!    believes it still owns the cell, refuses `try_spawn` (`Exhausted`) or overflows with
-//!    nothing in use. (`Reuse`'s stow counts it out.)
+//! 1. `retired-slot-in-use-leak`: a pooled object whose slot retired at the generation
+//!    ceiling and that ended through the collector or `destroy_now` skipped its class's free
+//!    route, so its pool never counted it out and refused spawns while empty.
 //! 2. `destroy-generation-max-overflow`: `World::destroy` of a handle at generation
-//!    `u32::MAX` whose slot exists computes `generation + 1` in `Pools::check_releasable`,
-//!    a panic ("attempt to add with overflow") in debug builds instead of `Stale`.
+//!    `u32::MAX` overflowed computing the next generation (a debug-build panic).
 #![allow(dead_code, reason = "each includer uses its part")]
 
 #[path = "../common/mod.rs"]
@@ -63,9 +60,6 @@ use respawn::{
 
 /// Programs longer than this are cut (the fuzz target's inputs stay small and fast).
 pub const MAX_OPS: usize = 256;
-
-/// Set (to anything) to check what the known bugs (see the module docs) break.
-pub const STRICT: &str = "RESPAWN_MODEL_STRICT";
 
 /// One of the model's four classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -328,8 +322,6 @@ struct Harness {
     collect_every: Option<Duration>,
     since_collection: Duration,
     frames: u64,
-    /// Whether to check what the known bugs break (reproduce them).
-    strict: bool,
 }
 
 fn raw(bits: u64) -> RawHandle {
@@ -377,7 +369,6 @@ impl Harness {
             collect_every,
             since_collection: Duration::ZERO,
             frames: 0,
-            strict: std::env::var_os(STRICT).is_some(),
         }
     }
 
@@ -695,8 +686,6 @@ impl Harness {
                 }
             }
             Forged::Destroy if live => self.destroy(h),
-            // Known bug 2 (module docs).
-            Forged::Destroy if h.generation() == NonZeroU32::MAX && !self.strict => {}
             Forged::Destroy => {
                 let r = self.world.destroy(Handle::<Plain>::from_raw(h));
                 assert!(matches!(r, Err(PoolError::AlreadyReleased | PoolError::Stale)), "destroy forged {h:?}: {r:?}");
@@ -808,15 +797,9 @@ impl Harness {
             let len = with_class!(class, |T| world.len::<T>());
             assert_eq!(len, held, "len::<{class:?}> (live {}, held {held})", live.len());
             if let Some(stats) = with_class!(class, |T| world.pool_stats::<T>()) {
-                // Known bug 1 (module docs): one stray count per retired slot is allowed;
-                // exact without retirement (`max_generation = u32::MAX`).
+                assert_eq!(stats.in_use, len, "{class:?} pool in_use");
                 let retired = with_class!(class, |T| world.heap().stats::<T>()).map_or(0, |s| s.retired);
-                let stray = if self.strict { 0 } else { retired };
-                assert!(
-                    (len..=len + stray).contains(&stats.in_use),
-                    "{class:?} pool in_use {} for len {len} ({retired} slots retired)",
-                    stats.in_use
-                );
+                assert_eq!(stats.retired as usize, retired, "{class:?} pool retired");
             }
         }
         let pending = self.objects.values().filter(|o| o.state == State::Pending).count();
