@@ -4,13 +4,16 @@ pub use respawn_allocator as allocator;
 pub use respawn_allocator::{AllocError, ChunkAllocator, ClassId, PermanentPool, SlabConfig};
 pub use respawn_arena as arena;
 pub use respawn_arena::{
-    Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, FreedCell, Handle,
+    Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, Freed, FreedCell, Handle,
     ObjectFlags, RawHandle, Root, SlabLayout,
 };
 pub use respawn_gc as gc;
 pub use respawn_gc::{CollectOptions, GcError, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, Trace};
 pub use respawn_pool as pool;
-pub use respawn_pool::{ConfigError, ConfigLayers, Policy, PoolConfig, PoolError, PoolStats, Poolable, Pools};
+pub use respawn_pool::{
+    ConfigError, ConfigLayers, LocalShared, LocalWeakShared, OwnedPooled, Policy, Pool, PoolConfig, PoolError,
+    PoolStats, Poolable, Pooled, Pools, Shared, WeakShared,
+};
 
 mod world;
 pub use world::{FrameEnd, World, WorldBuilder, WorldStats};

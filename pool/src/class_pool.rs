@@ -9,7 +9,7 @@ use std::time::Duration;
 use respawn_arena::{ClassId, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
 use respawn_gc::{GcError, Heap};
 
-use crate::shared::{self, Magazine, Shared, ROUTE_GC, ROUTE_PURGE};
+use crate::depot::{self, Depot, Magazine, ROUTE_GC, ROUTE_PURGE};
 use crate::sync::{Arc, AtomicU8, Ordering};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
@@ -51,7 +51,7 @@ pub(crate) struct ClassPool<T: Poolable> {
     class: ClassId,
     name: &'static str,
     config: PoolConfig,
-    shared: Arc<Shared>,
+    depot: Arc<Depot>,
     /// Bonwick's two magazines: spawns pop `loaded`; `previous` is swapped in when
     /// `loaded` runs dry (or over, for `Reuse`) before the depot is touched.
     loaded: Magazine,
@@ -80,16 +80,16 @@ impl<T: Poolable> ClassPool<T> {
         create: Create<T>,
         route_cause: Arc<AtomicU8>,
     ) -> Result<Self, PoolError> {
-        let shared = Arc::new(Shared::new(config.max, config.workers, route_cause));
-        let route_shared = Arc::clone(&shared);
-        heap.set_free_route::<T>(Some(Box::new(move |cell| route(&route_shared, cell))))?;
+        let depot = Arc::new(Depot::new(config.max, config.workers, route_cause));
+        let route_depot = Arc::clone(&depot);
+        heap.set_free_route::<T>(Some(Box::new(move |cell| route(&route_depot, cell))))?;
         let mut workers = Vec::with_capacity(config.workers);
         for i in 0..config.workers {
-            let (shared, create) = (Arc::clone(&shared), Arc::clone(&create));
+            let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
             let spawned =
                 std::thread::Builder::new().name(format!("respawn-pool {} #{i}", T::class_name())).spawn(move || {
                     background_priority();
-                    shared::work::<T>(shared, create)
+                    depot::work::<T, FreedCell>(depot, create)
                 });
             match spawned {
                 Ok(handle) => workers.push(handle),
@@ -100,7 +100,7 @@ impl<T: Poolable> ClassPool<T> {
             class,
             name: T::class_name(),
             config,
-            shared,
+            depot,
             loaded: Magazine::new(),
             previous: Magazine::new(),
             workers,
@@ -124,14 +124,14 @@ impl<T: Poolable> ClassPool<T> {
 
     #[inline]
     fn sync_local(&self) {
-        self.shared.local.store(self.local(), Ordering::Relaxed);
+        self.depot.local.store(self.local(), Ordering::Relaxed);
     }
 
     /// Objects ready or being built, with this thread's magazines counted directly (the
-    /// shared mirror lags while a spawn is under way). Cells still being built count:
+    /// depot mirror lags while a spawn is under way). Cells still being built count:
     /// growing past them would balloon the pool whenever the workers fall behind.
     fn available(&self) -> usize {
-        let s = &self.shared;
+        let s = &self.depot;
         s.ready.load(Ordering::Relaxed)
             + s.held.load(Ordering::Relaxed)
             + s.building.load(Ordering::Relaxed)
@@ -140,13 +140,13 @@ impl<T: Poolable> ClassPool<T> {
 
     /// Cells the pool owns: objects alive in the world, ready, being built.
     fn owned(&self) -> usize {
-        self.shared.live.load(Ordering::Relaxed) + self.shared.pooled()
+        self.depot.live.load(Ordering::Relaxed) + self.depot.pooled()
     }
 
     #[inline]
     fn add_live(&mut self, n: isize) {
-        let live = self.shared.live.load(Ordering::Relaxed).saturating_add_signed(n);
-        self.shared.live.store(live, Ordering::Relaxed);
+        let live = self.depot.live.load(Ordering::Relaxed).saturating_add_signed(n);
+        self.depot.live.store(live, Ordering::Relaxed);
         self.tally.high_water = self.tally.high_water.max(live);
     }
 
@@ -158,12 +158,12 @@ impl<T: Poolable> ClassPool<T> {
         }
         let mut store = heap.store_of::<T>(self.class)?;
         for _ in 0..n {
-            self.shared.request(store.take_cell()?);
+            self.depot.request(store.take_cell()?);
             if self.built {
                 self.tally.grown += 1;
             }
         }
-        self.shared.kick();
+        self.depot.kick();
         Ok(())
     }
 
@@ -183,15 +183,15 @@ impl<T: Poolable> ClassPool<T> {
             mem::swap(&mut self.loaded, &mut self.previous);
             return self.loaded.pop();
         }
-        let Some(full) = self.shared.take_full() else {
+        let Some(full) = self.depot.take_full() else {
             // Nothing published: let workers hand over what they hold, and grow.
-            self.shared.hungry.store(true, Ordering::Relaxed);
-            self.shared.kick();
+            self.depot.hungry.store(true, Ordering::Relaxed);
+            self.depot.kick();
             return None;
         };
-        self.shared.hungry.store(false, Ordering::Relaxed);
+        self.depot.hungry.store(false, Ordering::Relaxed);
         let empty = mem::replace(&mut self.loaded, full);
-        self.shared.return_empty(empty);
+        self.depot.return_empty(empty);
         if self.config.precreate && self.available() < self.config.low_watermark {
             let _ = self.grow(heap, self.config.grow_by);
         }
@@ -213,9 +213,9 @@ impl<T: Poolable> ClassPool<T> {
         if self.previous.is_empty() {
             mem::swap(&mut self.loaded, &mut self.previous);
         } else {
-            let empty = self.shared.empty.pop().unwrap_or_else(Magazine::new);
+            let empty = self.depot.empty.pop().unwrap_or_else(Magazine::new);
             let full = mem::replace(&mut self.previous, mem::replace(&mut self.loaded, empty));
-            if let Err(mut full) = self.shared.publish_local(full) {
+            if let Err(mut full) = self.depot.publish_local(full) {
                 // The depot is full: undo, and let the caller drop this object instead.
                 mem::swap(&mut self.loaded, &mut full);
                 self.previous = full;
@@ -273,7 +273,7 @@ impl<T: Poolable> ClassPool<T> {
             // are still being built must not add `grow_by` cells per miss.
             self.grow(heap, self.config.grow_by.max(1))?;
         }
-        recycle_spare(&self.shared, heap);
+        recycle_spare(&self.depot, heap);
         let value = (self.create)();
         let mut store = heap.store_of::<T>(self.class)?;
         let handle = store.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
@@ -294,7 +294,7 @@ impl<T: Poolable> ClassPool<T> {
             children.clear();
             children.extend(heap.sub_objects(raw));
             for &child in &children {
-                let _ = destroy_as_purge(&self.shared, heap, child);
+                let _ = destroy_as_purge(&self.depot, heap, child);
             }
             self.children = children;
         }
@@ -316,14 +316,14 @@ impl<T: Poolable> ClassPool<T> {
         self.add_live(-1);
         let Some(cell) = stowed else {
             // The slot retired; `stow` dropped the object.
-            self.shared.counters.retired.fetch_add(1, Ordering::Relaxed);
+            self.depot.counters.retired.fetch_add(1, Ordering::Relaxed);
             return;
         };
         self.tally.recycled_reuse += 1;
         if let Err(cell) = self.push_local(cell) {
             // SAFETY: `stow` left the reset object in the cell, ours alone; dropped once.
             unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
-            self.shared.give_back(cell);
+            self.depot.give_back(cell);
         }
         self.sync_local();
     }
@@ -331,45 +331,45 @@ impl<T: Poolable> ClassPool<T> {
     /// `Purge`: the collector's destroy pipeline without a mark; cells come back through
     /// the free route.
     fn purge(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
-        destroy_as_purge(&self.shared, heap, raw)?;
+        destroy_as_purge(&self.depot, heap, raw)?;
         Ok(())
     }
 }
 
 /// `destroy_now`, with the cells it routes counted as recycled by `Purge`.
-fn destroy_as_purge(shared: &Shared, heap: &mut Heap, raw: RawHandle) -> Result<usize, GcError> {
-    shared.route_cause.store(ROUTE_PURGE, Ordering::Relaxed);
+fn destroy_as_purge(depot: &Depot, heap: &mut Heap, raw: RawHandle) -> Result<usize, GcError> {
+    depot.route_cause.store(ROUTE_PURGE, Ordering::Relaxed);
     let ended = heap.destroy_now(raw);
-    shared.route_cause.store(ROUTE_GC, Ordering::Relaxed);
+    depot.route_cause.store(ROUTE_GC, Ordering::Relaxed);
     ended
 }
 
 /// The class's free route: a cell whose object has ended comes back to the pool and goes to
 /// the workers for rebuilding — or back to the arena when the pool is above `max` (or has
 /// no workers). A retired slot brings no cell, but its object is gone all the same.
-fn route(shared: &Shared, freed: Freed) {
-    let c = &shared.counters;
+fn route(depot: &Depot, freed: Freed) {
+    let c = &depot.counters;
     if matches!(freed, Freed::Retired { .. }) {
         c.retired.fetch_add(1, Ordering::Relaxed);
-    } else if shared.route_cause.load(Ordering::Relaxed) == ROUTE_PURGE {
+    } else if depot.route_cause.load(Ordering::Relaxed) == ROUTE_PURGE {
         c.routed_purge.fetch_add(1, Ordering::Relaxed);
     } else {
         c.routed_gc.fetch_add(1, Ordering::Relaxed);
     }
     // Only the game thread writes `live` (the route runs there, inside the collector).
-    let live = shared.live.load(Ordering::Relaxed).saturating_sub(1);
-    shared.live.store(live, Ordering::Relaxed);
+    let live = depot.live.load(Ordering::Relaxed).saturating_sub(1);
+    depot.live.store(live, Ordering::Relaxed);
     let Freed::Cell(cell) = freed else { return };
-    if shared.shutdown.load(Ordering::Relaxed) || live + shared.pooled() >= shared.max {
-        shared.give_back(cell);
+    if depot.shutdown.load(Ordering::Relaxed) || live + depot.pooled() >= depot.max {
+        depot.give_back(cell);
     } else {
-        shared.request(cell);
+        depot.request(cell);
     }
 }
 
 /// Hands the cells the pool gave up back to the arena, as vacant slots.
-fn recycle_spare(shared: &Shared, heap: &mut Heap) {
-    let mut spare = shared.spare.lock();
+fn recycle_spare(depot: &Depot, heap: &mut Heap) {
+    let mut spare = depot.spare.lock();
     for cell in spare.drain(..) {
         let back = heap.recycle(cell);
         debug_assert!(back.is_ok(), "a pool's cell belongs to its arena");
@@ -410,17 +410,17 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn maintain(&mut self, heap: &mut Heap) {
-        recycle_spare(&self.shared, heap);
+        recycle_spare(&self.depot, heap);
         if self.config.precreate && self.available() < self.config.low_watermark {
             let _ = self.grow(heap, self.config.grow_by);
         }
-        if !self.shared.to_build.is_empty() || self.shared.hungry.load(Ordering::Relaxed) {
-            self.shared.kick();
+        if !self.depot.to_build.is_empty() || self.depot.hungry.load(Ordering::Relaxed) {
+            self.depot.kick();
         }
     }
 
     fn stats(&self) -> PoolStats {
-        let (s, c, t) = (&self.shared, &self.shared.counters, &self.tally);
+        let (s, c, t) = (&self.depot, &self.depot.counters, &self.tally);
         let precreated = c.precreated.load(Ordering::Relaxed);
         let nanos = c.create_nanos.load(Ordering::Relaxed);
         PoolStats {
@@ -453,7 +453,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn shutdown(&mut self) {
-        self.shared.stop();
+        self.depot.stop();
         for worker in self.workers.drain(..) {
             // A worker that panicked outside `create` has nothing left to clean up here.
             let _ = worker.join();
@@ -463,7 +463,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         unsafe {
             self.loaded.drop_objects::<T>();
             self.previous.drop_objects::<T>();
-            self.shared.drain_published::<T>();
+            self.depot.drain_published::<T>();
         }
         self.sync_local();
     }
@@ -479,7 +479,7 @@ impl<T: Poolable> Drop for ClassPool<T> {
 /// background work: when every core is busy, a precreation worker yields to the frame
 /// instead of taking a whole scheduler slice from it. Idle cores still run it at full
 /// speed. Best effort: a refusal leaves the priority as it was.
-fn background_priority() {
+pub(crate) fn background_priority() {
     #[cfg(all(target_os = "linux", not(miri)))]
     {
         // SAFETY: `setpriority` takes plain integers and touches no memory of ours; on Linux

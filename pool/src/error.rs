@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use respawn_allocator::AllocError;
 use respawn_arena::ArenaError;
 use respawn_gc::GcError;
 
@@ -31,6 +32,9 @@ pub enum PoolError {
     Arena(ArenaError),
     /// The collector refused.
     Gc(GcError),
+    /// A standalone [`Pool`](crate::Pool)'s memory could not be reserved, or its
+    /// reservation is used up.
+    Alloc(AllocError),
 }
 
 impl fmt::Display for PoolError {
@@ -45,6 +49,7 @@ impl fmt::Display for PoolError {
             Self::Config(e) => write!(f, "{e}"),
             Self::Arena(e) => write!(f, "{e}"),
             Self::Gc(e) => write!(f, "{e}"),
+            Self::Alloc(e) => write!(f, "{e}"),
         }
     }
 }
@@ -55,6 +60,7 @@ impl std::error::Error for PoolError {
             Self::Config(e) => Some(e),
             Self::Arena(e) => Some(e),
             Self::Gc(e) => Some(e),
+            Self::Alloc(e) => Some(e),
             _ => None,
         }
     }

@@ -37,13 +37,18 @@
 mod class_pool;
 #[cfg(not(loom))]
 mod config;
+mod depot;
 #[cfg(not(loom))]
 mod error;
 #[cfg(not(loom))]
 mod poolable;
 #[cfg(not(loom))]
 mod pools;
-mod shared;
+mod rc;
+#[cfg(not(loom))]
+mod shared_ptr;
+#[cfg(not(loom))]
+mod standalone;
 #[cfg(not(loom))]
 mod stats;
 mod sync;
@@ -56,5 +61,10 @@ pub use error::PoolError;
 pub use poolable::Poolable;
 #[cfg(not(loom))]
 pub use pools::Pools;
+pub use rc::{Mode, NotThreadSafe, ThreadSafe};
+#[cfg(not(loom))]
+pub use shared_ptr::{LocalShared, LocalWeakShared, Shared, WeakShared};
+#[cfg(not(loom))]
+pub use standalone::{OwnedPooled, Pool, PoolBuilder, Pooled};
 #[cfg(not(loom))]
 pub use stats::PoolStats;

@@ -1,5 +1,7 @@
-//! What a pool's game-thread side, its free route and its precreation workers share: the
-//! queues of cells to build and of full and empty magazines, the counters, the parking lot.
+//! What a pool's game-thread side, its free route and its precreation workers share (the
+//! [`Depot`]): the queues of cells to build and of full and empty magazines, the counters,
+//! the parking lot. The World's pools trade arena cells ([`FreedCell`]); a standalone
+//! [`Pool`](crate::Pool) trades cells of its own allocator class ([`Token`] covers both).
 //!
 //! ```text
 //!   game thread                         workers (N threads)
@@ -11,11 +13,12 @@
 //!   magazines       ── empty magazine ──► empty ──► next magazine to fill
 //! ```
 //!
-//! Every cell in these queues is owned by the queue (the `FreedCell` token is the
-//! ownership); a cell in a magazine holds a constructed object, a cell in `to_build` does
-//! not. Only the game thread touches the object table.
+//! Every cell in these queues is owned by the queue (the token is the ownership); a cell in
+//! a magazine holds a constructed object, a cell in `to_build` does not. Only the game
+//! thread touches the object table.
 
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
@@ -40,12 +43,26 @@ const LOW_DEPOT: usize = 2 * MAGAZINE;
 #[cfg(loom)]
 const LOW_DEPOT: usize = 0;
 
+/// Ownership of one cell a pool trades: uninitialised memory for one object, or a built
+/// object (in a magazine).
+pub(crate) trait Token: Send + 'static {
+    /// The cell's memory.
+    fn cell(&self) -> NonNull<u8>;
+}
+
+impl Token for FreedCell {
+    #[inline]
+    fn cell(&self) -> NonNull<u8> {
+        FreedCell::cell(self)
+    }
+}
+
 /// A small array of cells holding ready objects (Bonwick's magazine). Its capacity is fixed
 /// at [`MAGAZINE`], so pushing never allocates.
 #[derive(Debug)]
-pub(crate) struct Magazine(Vec<FreedCell>);
+pub(crate) struct Magazine<C = FreedCell>(Vec<C>);
 
-impl Magazine {
+impl<C: Token> Magazine<C> {
     pub(crate) fn new() -> Self {
         Self(Vec::with_capacity(MAGAZINE))
     }
@@ -62,16 +79,16 @@ impl Magazine {
         self.0.len() == MAGAZINE
     }
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<FreedCell> {
+    pub(crate) fn pop(&mut self) -> Option<C> {
         self.0.pop()
     }
     /// The cell the next `pop` returns.
     #[inline]
-    pub(crate) fn last(&self) -> Option<&FreedCell> {
+    pub(crate) fn last(&self) -> Option<&C> {
         self.0.last()
     }
     #[inline]
-    pub(crate) fn push(&mut self, cell: FreedCell) {
+    pub(crate) fn push(&mut self, cell: C) {
         debug_assert!(!self.is_full(), "pushing into a full magazine");
         self.0.push(cell);
     }
@@ -116,16 +133,16 @@ pub(crate) struct Counters {
 
 /// State shared by a pool's game-thread side, its free route and its workers.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub(crate) struct Depot<C = FreedCell> {
     /// Cells waiting for a worker to build an object in them.
-    pub(crate) to_build: ArrayQueue<FreedCell>,
+    pub(crate) to_build: ArrayQueue<C>,
     /// Magazines of ready objects, for the game thread.
-    pub(crate) full: ArrayQueue<Magazine>,
+    pub(crate) full: ArrayQueue<Magazine<C>>,
     /// Empty magazines, for the workers.
-    pub(crate) empty: ArrayQueue<Magazine>,
+    pub(crate) empty: ArrayQueue<Magazine<C>>,
     /// Cells the game thread must hand back to the arena (pool above `max`, no workers, a
     /// failed `create`). Behind a lock: rare, and drained by the game thread alone.
-    pub(crate) spare: Mutex<Vec<FreedCell>>,
+    pub(crate) spare: Mutex<Vec<C>>,
     /// Objects in `full`.
     pub(crate) ready: AtomicUsize,
     /// Cells sent to `to_build` whose object is not built yet (queued, being built).
@@ -157,7 +174,7 @@ pub(crate) struct Shared {
     pub(crate) counters: CachePadded<Counters>,
 }
 
-impl Shared {
+impl<C: Token> Depot<C> {
     pub(crate) fn new(max: usize, workers: usize, route_cause: Arc<AtomicU8>) -> Self {
         // Every cell the pool owns fits in `to_build`, and every magazine in `full` holds at
         // least one object, so neither queue overflows while the pool stays within `max`
@@ -205,7 +222,7 @@ impl Shared {
 
     /// Sends a cell to the workers, or back to the arena when the pool has no workers.
     /// Wakes a worker once a magazine's worth is waiting.
-    pub(crate) fn request(&self, cell: FreedCell) {
+    pub(crate) fn request(&self, cell: C) {
         if self.workers == 0 {
             self.give_back(cell);
             return;
@@ -223,7 +240,7 @@ impl Shared {
     }
 
     /// Hands a cell back to the arena (at the game thread's next maintenance).
-    pub(crate) fn give_back(&self, cell: FreedCell) {
+    pub(crate) fn give_back(&self, cell: C) {
         self.counters.returned.fetch_add(1, Ordering::Relaxed);
         self.spare.lock().push(cell);
     }
@@ -264,12 +281,12 @@ impl Shared {
     }
 
     /// An empty magazine for a worker (a new one only until enough circulate).
-    fn take_empty(&self) -> Magazine {
+    fn take_empty(&self) -> Magazine<C> {
         self.empty.pop().unwrap_or_else(Magazine::new)
     }
 
     /// Gives the game thread a worker's magazine of ready objects.
-    fn publish(&self, magazine: Magazine) -> Result<(), Magazine> {
+    fn publish(&self, magazine: Magazine<C>) -> Result<(), Magazine<C>> {
         let n = magazine.len();
         // Count before the push: the game thread may pop it (and subtract) at once.
         self.ready.fetch_add(n, Ordering::Relaxed);
@@ -283,7 +300,7 @@ impl Shared {
 
     /// Takes a full magazine for the game thread.
     #[inline]
-    pub(crate) fn take_full(&self) -> Option<Magazine> {
+    pub(crate) fn take_full(&self) -> Option<Magazine<C>> {
         let magazine = self.full.pop()?;
         self.ready.fetch_sub(magazine.len(), Ordering::Relaxed);
         Some(magazine)
@@ -291,7 +308,7 @@ impl Shared {
 
     /// Returns an empty magazine to the workers (dropped if enough are circulating).
     #[inline]
-    pub(crate) fn return_empty(&self, magazine: Magazine) {
+    pub(crate) fn return_empty(&self, magazine: Magazine<C>) {
         debug_assert!(magazine.is_empty());
         let _ = self.empty.push(magazine);
     }
@@ -315,7 +332,7 @@ impl Shared {
 
     /// Publishes a full magazine from the game thread (the `Reuse` path when both of its
     /// magazines are full).
-    pub(crate) fn publish_local(&self, magazine: Magazine) -> Result<(), Magazine> {
+    pub(crate) fn publish_local(&self, magazine: Magazine<C>) -> Result<(), Magazine<C>> {
         let n = magazine.len();
         self.ready.fetch_add(n, Ordering::Relaxed);
         self.full.push(magazine).inspect_err(|_| {
@@ -326,24 +343,24 @@ impl Shared {
 
 /// A precreation worker: builds an object in each cell from `to_build`, fills magazines,
 /// publishes them; parks when there is nothing to do; returns at shutdown.
-pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() -> T + Send + Sync>) {
-    let mut current: Option<Magazine> = None;
+pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Arc<dyn Fn() -> T + Send + Sync>) {
+    let mut current: Option<Magazine<C>> = None;
     loop {
-        if shared.shutdown.load(Ordering::Acquire) {
+        if depot.shutdown.load(Ordering::Acquire) {
             break;
         }
-        let Some(cell) = shared.to_build.pop() else {
+        let Some(cell) = depot.to_build.pop() else {
             // Out of work. A partial magazine is handed over only when the game thread may
             // soon need it (the depot is low, or it found the depot empty): publishing every
             // partial one would spread the ready objects over ever more magazines.
-            let low = shared.ready.load(Ordering::Relaxed) < LOW_DEPOT || shared.hungry.load(Ordering::Relaxed);
+            let low = depot.ready.load(Ordering::Relaxed) < LOW_DEPOT || depot.hungry.load(Ordering::Relaxed);
             if low && current.as_ref().is_some_and(|m| !m.is_empty()) {
-                match shared.publish(current.take().expect("holding")) {
+                match depot.publish(current.take().expect("holding")) {
                     Ok(()) => continue,
                     Err(magazine) => current = Some(magazine),
                 }
             }
-            shared.park(current.is_some());
+            depot.park(current.is_some());
             continue;
         };
         let start = Instant::now();
@@ -355,19 +372,19 @@ pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() 
                 let nanos = start.elapsed().as_nanos() as u64;
                 // Counted as built before it stops counting as building, so whoever sees
                 // `building` drop sees the object (Release pairs with stats' Acquire).
-                let c = &shared.counters;
+                let c = &depot.counters;
                 c.precreated.fetch_add(1, Ordering::Relaxed);
                 c.create_nanos.fetch_add(nanos, Ordering::Relaxed);
                 c.create_max_nanos.fetch_max(nanos, Ordering::Relaxed);
-                shared.held.fetch_add(1, Ordering::Relaxed);
-                shared.building.fetch_sub(1, Ordering::Release);
-                let magazine = current.get_or_insert_with(|| shared.take_empty());
+                depot.held.fetch_add(1, Ordering::Relaxed);
+                depot.building.fetch_sub(1, Ordering::Release);
+                let magazine = current.get_or_insert_with(|| depot.take_empty());
                 magazine.push(cell);
                 if magazine.is_full() {
                     let mut full = current.take().expect("just filled");
-                    while let Err(back) = shared.publish(full) {
+                    while let Err(back) = depot.publish(full) {
                         // The depot is full only while the game thread is behind; wait for it.
-                        if shared.shutdown.load(Ordering::Acquire) {
+                        if depot.shutdown.load(Ordering::Acquire) {
                             current = Some(back);
                             break;
                         }
@@ -377,16 +394,16 @@ pub(crate) fn work<T: Send + 'static>(shared: Arc<Shared>, create: Arc<dyn Fn() 
                 }
             }
             Err(_) => {
-                shared.counters.create_panics.fetch_add(1, Ordering::Relaxed);
-                shared.building.fetch_sub(1, Ordering::Relaxed);
-                shared.give_back(cell);
+                depot.counters.create_panics.fetch_add(1, Ordering::Relaxed);
+                depot.building.fetch_sub(1, Ordering::Relaxed);
+                depot.give_back(cell);
             }
         }
     }
     // Shutdown: the objects this worker holds are dropped here (the game thread drops the
     // published ones); their cells simply go with the arena.
     if let Some(mut magazine) = current {
-        shared.held.fetch_sub(magazine.len(), Ordering::Relaxed);
+        depot.held.fetch_sub(magazine.len(), Ordering::Relaxed);
         // SAFETY: every cell in a worker's magazine holds an object it built; the worker is
         // its only owner and drops it once.
         unsafe { magazine.drop_objects::<T>() };
@@ -400,7 +417,7 @@ mod loom_model {
     use loom::cell::UnsafeCell;
     use respawn_arena::FreedCell;
 
-    use super::{work, Shared, MAGAZINE};
+    use super::{work, Depot, MAGAZINE};
     use respawn_allocator::sync::thread;
 
     use crate::sync::{Arc, AtomicU8, AtomicUsize, Ordering};
@@ -483,7 +500,7 @@ mod loom_model {
     /// A pool with one worker running, and `N` cells queued for it as `grow` queues them.
     struct Model {
         built: Built,
-        shared: Arc<Shared>,
+        depot: Arc<Depot>,
         worker: thread::JoinHandle<()>,
         /// The cells' memory; outlives the worker (joined before the model drops).
         _memory: Vec<std::mem::MaybeUninit<Obj>>,
@@ -493,27 +510,27 @@ mod loom_model {
         fn start() -> Self {
             let built = Built::new(N);
             let (memory, tokens) = cells(N);
-            let shared = Arc::new(Shared::new(N, 1, Arc::new(AtomicU8::new(0))));
+            let depot = Arc::new(Depot::new(N, 1, Arc::new(AtomicU8::new(0))));
             let worker = {
-                let (shared, create) = (Arc::clone(&shared), built.create());
-                thread::spawn(move || work::<Obj>(shared, create))
+                let (depot, create) = (Arc::clone(&depot), built.create());
+                thread::spawn(move || work::<Obj, FreedCell>(depot, create))
             };
             for token in tokens {
-                shared.request(token);
+                depot.request(token);
             }
-            shared.kick();
-            Self { built, shared, worker, _memory: memory }
+            depot.kick();
+            Self { built, depot, worker, _memory: memory }
         }
 
         /// Shuts the pool down as `ClassPool::shutdown` does and checks nothing stays counted.
         fn stop(self) -> Built {
-            self.shared.stop();
+            self.depot.stop();
             self.worker.join().unwrap();
             // SAFETY: the worker has returned, and it built `Obj`s.
-            unsafe { self.shared.drain_published::<Obj>() };
-            assert_eq!(self.shared.ready.load(Ordering::Relaxed), 0);
-            assert_eq!(self.shared.held.load(Ordering::Relaxed), 0);
-            assert_eq!(self.shared.building.load(Ordering::Relaxed), 0, "queued cells still counted");
+            unsafe { self.depot.drain_published::<Obj>() };
+            assert_eq!(self.depot.ready.load(Ordering::Relaxed), 0);
+            assert_eq!(self.depot.held.load(Ordering::Relaxed), 0);
+            assert_eq!(self.depot.building.load(Ordering::Relaxed), 0, "queued cells still counted");
             self.built
         }
     }
@@ -527,27 +544,27 @@ mod loom_model {
     fn magazine_exchange() {
         loom::model(|| {
             let model = Model::start();
-            let (shared, built) = (&model.shared, &model.built);
+            let (depot, built) = (&model.depot, &model.built);
             let mut got = Vec::new();
             while got.len() < N {
-                match shared.take_full() {
+                match depot.take_full() {
                     Some(mut magazine) => {
-                        shared.hungry.store(false, Ordering::Relaxed);
+                        depot.hungry.store(false, Ordering::Relaxed);
                         while let Some(cell) = magazine.pop() {
                             got.push(built.take(&cell));
                         }
-                        shared.return_empty(magazine);
+                        depot.return_empty(magazine);
                     }
                     None => {
-                        shared.hungry.store(true, Ordering::Relaxed);
-                        shared.kick();
+                        depot.hungry.store(true, Ordering::Relaxed);
+                        depot.kick();
                         thread::yield_now();
                     }
                 }
             }
             got.sort_unstable();
             assert_eq!(got, (0..N).collect::<Vec<_>>(), "an object lost or handed out twice");
-            assert_eq!(shared.counters.precreated.load(Ordering::Relaxed), N as u64);
+            assert_eq!(depot.counters.precreated.load(Ordering::Relaxed), N as u64);
 
             let built = model.stop();
             assert_eq!(built.dropped.load(Ordering::Relaxed), N, "the game thread drops what it took");

@@ -1,0 +1,927 @@
+//! [`Pool<T>`]: a pool without a World. Its objects live in cells of its own chunk
+//! allocator class, are built ahead of time by its precreation workers into magazines (the
+//! same [`Depot`] the World's pools use), and go back to it when the [`Pooled`] guard (or
+//! the last [`Shared`](crate::Shared) pointer) drops.
+//!
+//! ```text
+//!   thread A ─ pull ─► A's loaded magazine ──pop──► Pooled<T> ──drop──► reset ─► A's (or B's) magazine
+//!                         │ empty: previous magazine, then a full one from the depot     │ full: publish
+//!                         │ nothing ready: create() inline (a miss), ask the workers to grow
+//!   depot: full ◄── workers' magazines ◄── create() ◄── to_build ◄── cells (grow, Purge drops)
+//! ```
+//!
+//! Each thread that uses a pool has its own pair of magazines (in a [`ThreadLocal`]), so a
+//! pull or a return touches no shared cache line and no atomic read-modify-write until a
+//! magazine runs dry or fills; then it trades a whole magazine with the depot. The cells
+//! are `Slot<T>`s: the object, then the counts a [`Shared`](crate::Shared) keeps in its cell.
+
+use std::any::type_name;
+use std::cell::UnsafeCell;
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::{self, ManuallyDrop};
+use std::ops::{Deref, DerefMut};
+use std::ptr::{self, NonNull};
+use std::time::Duration;
+
+use respawn_allocator::{ChunkAllocator, ClassId, SlabConfig};
+use thread_local::ThreadLocal;
+
+use crate::class_pool::background_priority;
+use crate::depot::{self, Depot, Magazine, Token};
+use crate::poolable::short_type_name;
+use crate::rc::Counts;
+use crate::sync::{Arc, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use crate::{ConfigError, Policy, PoolConfig, PoolError, PoolStats};
+
+/// What a pool cell holds: the object first (so a worker writes a `T` at the cell's start),
+/// then the counts a [`Shared`](crate::Shared) object keeps beside it (unused otherwise).
+#[repr(C)]
+pub(crate) struct Slot<T> {
+    pub(crate) value: T,
+    pub(crate) counts: Counts,
+}
+
+/// Ownership of one cell of a standalone pool's allocator class: empty (to build), or
+/// holding an object (in a magazine).
+#[derive(Debug)]
+pub(crate) struct PoolCell(NonNull<u8>);
+
+// SAFETY: the token is the ownership of its cell; moving it to a worker moves that.
+unsafe impl Send for PoolCell {}
+
+impl Token for PoolCell {
+    #[inline]
+    fn cell(&self) -> NonNull<u8> {
+        self.0
+    }
+}
+
+/// A thread's two magazines of ready objects (Bonwick's `loaded` and `previous`).
+#[derive(Debug)]
+struct Magazines {
+    loaded: Magazine<PoolCell>,
+    previous: Magazine<PoolCell>,
+}
+
+/// One thread's side of a pool: its magazines, and tallies that only it writes (plain
+/// load-and-store, no read-modify-write) and anyone may read (stats).
+struct Local {
+    /// Touched only by the thread this entry belongs to (see [`Local::with`]), and by the
+    /// pool's `Drop` through `&mut`.
+    magazines: UnsafeCell<Magazines>,
+    /// Objects in `magazines`, mirrored for stats.
+    ready: AtomicUsize,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    overflow: AtomicU64,
+    /// Objects handed back (a `Pooled` dropped, the last strong `Shared` gone).
+    released: AtomicU64,
+    /// Of those, objects reset and put back among the ready ones.
+    reused: AtomicU64,
+}
+
+// SAFETY: `ThreadLocal` gives a thread only its own entry, so `magazines` is only ever
+// touched by one thread at a time (an entry passes to a new thread only after its old
+// thread exited, through `thread_local`'s id registry); other threads reach an entry
+// only through `ThreadLocal::iter`, for the stats, and read the atomics alone.
+unsafe impl Sync for Local {}
+
+impl Local {
+    fn new() -> Self {
+        Self {
+            magazines: UnsafeCell::new(Magazines { loaded: Magazine::new(), previous: Magazine::new() }),
+            ready: AtomicUsize::new(0),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            overflow: AtomicU64::new(0),
+            released: AtomicU64::new(0),
+            reused: AtomicU64::new(0),
+        }
+    }
+
+    /// Runs `f` on this thread's magazines. `f` must not run user code (`create`, `reset`,
+    /// `T`'s drop), which could pull from or return to this pool and reach the magazines
+    /// again while `f` holds them; every caller passes queue operations only.
+    #[inline]
+    fn with<R>(&self, f: impl FnOnce(&mut Magazines) -> R) -> R {
+        // SAFETY: this entry belongs to the calling thread (see `Sync` above), and `f` does
+        // not re-enter the pool, so this is the only reference to the magazines.
+        let magazines = unsafe { &mut *self.magazines.get() };
+        let out = f(magazines);
+        self.ready.store(magazines.loaded.len() + magazines.previous.len(), Ordering::Relaxed);
+        out
+    }
+}
+
+/// `count += 1` for a tally only its own thread writes.
+#[inline]
+fn bump(count: &AtomicU64) {
+    count.store(count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
+type Create<T> = Arc<dyn Fn() -> T + Send + Sync>;
+type Reset<T> = Box<dyn Fn(&mut T) + Send + Sync>;
+
+/// A pool of `T`s without a World: objects built ahead of time on worker threads, handed
+/// out by [`pull`](Self::pull) as a [`Pooled`] guard, and taken back when the guard drops,
+/// by the pool's [`Policy`]: `Reuse` resets the object and keeps it ready; `Purge` drops it
+/// and has a worker build a fresh one in its cell.
+///
+/// `Pool` is `Sync`: any thread may pull and return; each keeps its own magazines, so the
+/// warm path (a pop and a push) touches nothing another thread writes. For a guard that
+/// outlives the borrow, [`pull_owned`](Self::pull_owned) on an `Arc<Pool<T>>`; for
+/// reference-counted objects whose deleter is the pool, [`Shared`](crate::Shared).
+///
+/// ```
+/// use respawn_pool::Pool;
+///
+/// let pool = Pool::builder()
+///     .capacity(64)
+///     .workers(1)
+///     .create(|| Vec::<u8>::with_capacity(4096))
+///     .reset(|buf: &mut Vec<u8>| buf.clear())
+///     .build()?;
+/// let mut buf = pool.pull();
+/// buf.extend_from_slice(b"GET / HTTP/1.1\r\n");
+/// assert_eq!(buf.len(), 16);
+/// drop(buf); // cleared and ready for the next pull
+/// assert_eq!(pool.stats().released, 1);
+/// # Ok::<(), respawn_pool::PoolError>(())
+/// ```
+///
+/// Dropping the pool stops and joins its workers and drops every object it holds. A
+/// [`Pooled`] borrows the pool, so it cannot outlive it; [`OwnedPooled`] and `Shared` keep
+/// it alive.
+pub struct Pool<T: Send + 'static> {
+    name: &'static str,
+    config: PoolConfig,
+    create: Create<T>,
+    reset: Option<Reset<T>>,
+    depot: Arc<Depot<PoolCell>>,
+    locals: ThreadLocal<Local>,
+    /// Cells taken from `memory` and not given back: at most `max`, except while overflow
+    /// objects are out (`pull` beyond `max`); above `max`, returned cells are freed.
+    owned: AtomicUsize,
+    /// The most cells owned at once.
+    high_water: AtomicUsize,
+    grown: AtomicU64,
+    reset_panics: AtomicU64,
+    workers: Vec<std::thread::JoinHandle<()>>,
+    class: ClassId,
+    /// The cells' memory: dropped after every object (see `Drop`).
+    memory: ManuallyDrop<ChunkAllocator>,
+    _objects: PhantomData<fn() -> T>,
+}
+
+impl<T: Send + 'static> fmt::Debug for Pool<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool").field("name", &self.name).field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Pool`]: `Pool::builder().capacity(..).max(..).workers(..).create(..).reset(..).build()?`.
+pub struct PoolBuilder<T: Send + 'static> {
+    name: &'static str,
+    config: PoolConfig,
+    slab: SlabConfig,
+    create: Option<Create<T>>,
+    reset: Option<Reset<T>>,
+}
+
+impl<T: Send + 'static> fmt::Debug for PoolBuilder<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolBuilder")
+            .field("name", &self.name)
+            .field("config", &self.config)
+            .field("slab", &self.slab)
+            .field("create", &self.create.is_some())
+            .field("reset", &self.reset.is_some())
+            .finish()
+    }
+}
+
+impl<T: Send + 'static> PoolBuilder<T> {
+    /// The name stats and errors use (default: the type's name).
+    pub fn name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// All the settings at once (a preset, or a config from a file). The later setters
+    /// override single fields.
+    pub fn config(mut self, config: PoolConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// [`PoolConfig::capacity`]: objects the workers build when the pool is built.
+    pub fn capacity(mut self, capacity: usize) -> Self {
+        self.config.capacity = capacity;
+        self
+    }
+
+    /// [`PoolConfig::max`]: ceiling on the cells the pool owns.
+    pub fn max(mut self, max: usize) -> Self {
+        self.config.max = max;
+        self
+    }
+
+    /// [`PoolConfig::low_watermark`].
+    pub fn low_watermark(mut self, low_watermark: usize) -> Self {
+        self.config.low_watermark = low_watermark;
+        self
+    }
+
+    /// [`PoolConfig::grow_by`].
+    pub fn grow_by(mut self, grow_by: usize) -> Self {
+        self.config.grow_by = grow_by;
+        self
+    }
+
+    /// Precreation threads. `0` means no threads at all: objects are created inline on a
+    /// miss, nothing is precreated, and there is no low watermark (`precreate` and
+    /// `low_watermark` are set to match; use [`prefill`](Pool::prefill) to warm such a pool).
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.config.workers = workers;
+        self.config.precreate = workers > 0;
+        if workers == 0 {
+            self.config.low_watermark = 0;
+        }
+        self
+    }
+
+    /// What happens to a returned object: [`Policy::Reuse`] (the default: `reset`, then
+    /// ready at once) or [`Policy::Purge`] (dropped; a worker builds a fresh one in its cell).
+    /// [`Policy::Default`] recycles through a World's collector and is refused here.
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.config.policy = policy;
+        self
+    }
+
+    /// The slab geometry of the pool's memory (default [`SlabConfig::DEFAULT`]).
+    pub fn slab(mut self, slab: SlabConfig) -> Self {
+        self.slab = slab;
+        self
+    }
+
+    /// Builds an object: on the workers ahead of time, or inline on a miss. Required.
+    pub fn create(mut self, create: impl Fn() -> T + Send + Sync + 'static) -> Self {
+        self.create = Some(Arc::new(create));
+        self
+    }
+
+    /// `Reuse`: readies a returned object for its next pull (default: nothing). If it
+    /// panics, the object is dropped instead of being kept half-reset, and the panic goes on.
+    pub fn reset(mut self, reset: impl Fn(&mut T) + Send + Sync + 'static) -> Self {
+        self.reset = Some(Box::new(reset));
+        self
+    }
+
+    /// Validates the settings, takes the pool's memory and starts its workers, which build
+    /// `capacity` objects.
+    ///
+    /// # Errors
+    /// [`PoolError::Config`] for an invalid config (see [`PoolConfig::validate`]), no
+    /// `create`, or `Policy::Default`; [`PoolError::Alloc`] if the memory cannot be
+    /// reserved.
+    ///
+    /// # Panics
+    /// If the OS cannot start a thread.
+    pub fn build(self) -> Result<Pool<T>, PoolError> {
+        let Self { name, config, slab, create, reset } = self;
+        let invalid = |key, message: &str| ConfigError::Invalid {
+            file: None,
+            class: Some(name.to_owned()),
+            key,
+            message: message.to_owned(),
+        };
+        config.validate().map_err(|e| e.in_class(name))?;
+        if config.policy == Policy::Default {
+            return Err(invalid(
+                "policy",
+                "a pool without a World has no collector to recycle through: use Policy::Reuse or Policy::Purge",
+            )
+            .into());
+        }
+        let Some(create) = create else {
+            return Err(invalid("create", "a pool needs a `create` closure to build its objects").into());
+        };
+        let memory = ChunkAllocator::new();
+        let class = memory.register_class(std::alloc::Layout::new::<Slot<T>>(), slab).map_err(PoolError::Alloc)?;
+        let depot = Arc::new(Depot::new(config.max, config.workers, Arc::new(AtomicU8::new(0))));
+        let workers = (0..config.workers)
+            .map(|i| {
+                let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
+                std::thread::Builder::new()
+                    .name(format!("respawn-pool {name} #{i}"))
+                    .spawn(move || {
+                        background_priority();
+                        depot::work::<T, PoolCell>(depot, create)
+                    })
+                    .unwrap_or_else(|e| panic!("cannot start a precreation thread for {name}: {e}"))
+            })
+            .collect();
+        let pool = Pool {
+            name,
+            config,
+            create,
+            reset,
+            depot,
+            locals: ThreadLocal::new(),
+            owned: AtomicUsize::new(0),
+            high_water: AtomicUsize::new(0),
+            grown: AtomicU64::new(0),
+            reset_panics: AtomicU64::new(0),
+            workers,
+            class,
+            memory: ManuallyDrop::new(memory),
+            _objects: PhantomData,
+        };
+        if config.precreate {
+            pool.grow(config.capacity)?;
+        }
+        Ok(pool)
+    }
+}
+
+/// What [`Pool::take`] does at `max` with nothing ready.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AtMax {
+    /// Build an overflow object anyway; its cell is freed when it comes back.
+    Overflow,
+    /// Refuse: [`PoolError::Exhausted`].
+    Refuse,
+}
+
+impl<T: Send + 'static> Pool<T> {
+    /// A builder with the defaults: [`PoolConfig::DEFAULT`]'s sizes and one worker, with
+    /// [`Policy::Reuse`].
+    pub fn builder() -> PoolBuilder<T> {
+        PoolBuilder {
+            name: short_type_name(type_name::<T>()),
+            config: PoolConfig { policy: Policy::Reuse, ..PoolConfig::DEFAULT },
+            slab: SlabConfig::DEFAULT,
+            create: None,
+            reset: None,
+        }
+    }
+
+    /// An object: a ready one (no construction, no allocation), or one built inline if
+    /// none is ready — beyond `max` an overflow object, whose cell is freed when it comes
+    /// back.
+    ///
+    /// # Panics
+    /// If the pool's memory reservation is used up, or `create` panics (the cell is kept).
+    #[inline]
+    pub fn pull(&self) -> Pooled<'_, T> {
+        match self.take(AtMax::Overflow) {
+            Ok(cell) => Pooled { pool: self, cell },
+            Err(e) => panic!("Pool::<{}>::pull: {e}", self.name),
+        }
+    }
+
+    /// An object, or an error instead of an overflow object when the pool owns `max` cells
+    /// and none is ready.
+    ///
+    /// # Errors
+    /// [`PoolError::Exhausted`], or [`PoolError::Alloc`] if the memory reservation is used
+    /// up.
+    #[inline]
+    pub fn try_pull(&self) -> Result<Pooled<'_, T>, PoolError> {
+        self.take(AtMax::Refuse).map(|cell| Pooled { pool: self, cell })
+    }
+
+    /// [`pull`](Self::pull) for a guard that owns a reference to the pool and so may outlive
+    /// the caller's borrow (move it to another thread, store it): sharded-slab's `get_owned`.
+    ///
+    /// # Panics
+    /// As [`pull`](Self::pull).
+    pub fn pull_owned(self: &Arc<Self>) -> OwnedPooled<T> {
+        match self.take(AtMax::Overflow) {
+            Ok(cell) => OwnedPooled { pool: Arc::clone(self), cell },
+            Err(e) => panic!("Pool::<{}>::pull_owned: {e}", self.name),
+        }
+    }
+
+    /// [`try_pull`](Self::try_pull) for an [`OwnedPooled`].
+    ///
+    /// # Errors
+    /// As [`try_pull`](Self::try_pull).
+    pub fn try_pull_owned(self: &Arc<Self>) -> Result<OwnedPooled<T>, PoolError> {
+        self.take(AtMax::Refuse).map(|cell| OwnedPooled { pool: Arc::clone(self), cell })
+    }
+
+    /// Builds up to `n` objects on the calling thread (within `max`) and makes them ready
+    /// for any thread: warms a pool that has no workers. Returns how many were built.
+    ///
+    /// # Errors
+    /// [`PoolError::Alloc`] if the memory reservation is used up.
+    pub fn prefill(&self, n: usize) -> Result<usize, PoolError> {
+        // Published as it fills, and what is left when done (or when `create` panics).
+        let mut batch = Batch { pool: self, magazine: Magazine::new() };
+        let mut built = 0;
+        while built < n && self.reserve(AtMax::Refuse).is_ok() {
+            let cell = self.alloc_reserved()?;
+            let value = self.create_in(cell);
+            // SAFETY: a fresh cell of `Slot<T>` layout, ours alone; written once.
+            unsafe { cell.cast::<T>().as_ptr().write(value) };
+            batch.magazine.push(PoolCell(cell));
+            built += 1;
+            if batch.magazine.is_full() {
+                self.publish(mem::replace(&mut batch.magazine, Magazine::new()));
+            }
+        }
+        Ok(built)
+    }
+
+    /// The pool's name, configuration and counters. `in_use` counts objects pulled and not
+    /// handed back (a [`Shared`](crate::Shared) object's until its last strong reference
+    /// goes); `high_water` is the most cells the pool owned at once.
+    pub fn stats(&self) -> PoolStats {
+        let (mut hits, mut misses, mut overflow, mut released, mut reused, mut local_ready) = (0, 0, 0, 0, 0, 0);
+        for local in self.locals.iter() {
+            hits += local.hits.load(Ordering::Relaxed);
+            misses += local.misses.load(Ordering::Relaxed);
+            overflow += local.overflow.load(Ordering::Relaxed);
+            released += local.released.load(Ordering::Relaxed);
+            reused += local.reused.load(Ordering::Relaxed);
+            local_ready += local.ready.load(Ordering::Relaxed);
+        }
+        let d = &self.depot;
+        let c = &d.counters;
+        let precreated = c.precreated.load(Ordering::Relaxed);
+        let nanos = c.create_nanos.load(Ordering::Relaxed);
+        PoolStats {
+            class: self.name,
+            policy: self.config.policy,
+            spawns: hits + misses,
+            hits,
+            misses,
+            overflow,
+            ready: d.ready.load(Ordering::Relaxed) + d.held.load(Ordering::Relaxed) + local_ready,
+            building: d.building.load(Ordering::Acquire),
+            in_use: (hits + misses).saturating_sub(released) as usize,
+            high_water: self.high_water.load(Ordering::Relaxed),
+            precreated,
+            released,
+            recycled_reuse: reused,
+            recycled_purge: c.routed_purge.load(Ordering::Relaxed),
+            recycled_gc: 0,
+            returned: c.returned.load(Ordering::Relaxed),
+            retired: 0,
+            grown: self.grown.load(Ordering::Relaxed),
+            create_panics: c.create_panics.load(Ordering::Relaxed),
+            create_mean: Duration::from_nanos(nanos.checked_div(precreated).unwrap_or(0)),
+            create_max: Duration::from_nanos(c.create_max_nanos.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// `reset` calls that panicked (the object was dropped instead of kept).
+    pub fn reset_panics(&self) -> u64 {
+        self.reset_panics.load(Ordering::Relaxed)
+    }
+
+    /// The pool's settings.
+    pub fn config(&self) -> &PoolConfig {
+        &self.config
+    }
+
+    /// Cells the pool owns now: objects in use, ready, being built.
+    pub fn owned(&self) -> usize {
+        self.owned.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn local(&self) -> &Local {
+        self.locals.get_or(Local::new)
+    }
+
+    /// A cell holding a ready object, or a miss built inline.
+    #[inline]
+    pub(crate) fn take(&self, at_max: AtMax) -> Result<NonNull<u8>, PoolError> {
+        let local = self.local();
+        match local.with(|m| m.loaded.pop()) {
+            Some(cell) => {
+                bump(&local.hits);
+                Ok(cell.0)
+            }
+            None => self.take_slow(local, at_max),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_slow(&self, local: &Local, at_max: AtMax) -> Result<NonNull<u8>, PoolError> {
+        let depot = &self.depot;
+        let refilled = local.with(|m| {
+            if !m.previous.is_empty() {
+                mem::swap(&mut m.loaded, &mut m.previous);
+                return m.loaded.pop();
+            }
+            let full = depot.take_full()?;
+            depot.hungry.store(false, Ordering::Relaxed);
+            depot.return_empty(mem::replace(&mut m.loaded, full));
+            m.loaded.pop()
+        });
+        if let Some(cell) = refilled {
+            bump(&local.hits);
+            if self.config.precreate && self.available() < self.config.low_watermark {
+                let _ = self.grow(self.config.grow_by);
+            }
+            return Ok(cell.0);
+        }
+        // Nothing ready anywhere this thread can see: let workers hand over what they hold,
+        // grow if too little is on its way, and build one here.
+        // The miss takes its cell before any growth, which could take the last one below `max`.
+        self.recycle_spare();
+        let overflow = self.reserve(at_max)?;
+        let cell = self.alloc_reserved()?;
+        if self.config.workers > 0 {
+            depot.hungry.store(true, Ordering::Relaxed);
+            depot.kick();
+            if self.available() < self.config.low_watermark.max(1) {
+                let _ = self.grow(self.config.grow_by.max(1));
+            }
+        }
+        let value = self.create_in(cell);
+        // SAFETY: a fresh cell of `Slot<T>` layout, ours alone; written once.
+        unsafe { cell.cast::<T>().as_ptr().write(value) };
+        bump(&local.misses);
+        if overflow {
+            bump(&local.overflow);
+        }
+        Ok(cell)
+    }
+
+    /// Runs `create` for the object of `cell`; if it panics, the cell goes back to the
+    /// allocator and the panic goes on.
+    fn create_in(&self, cell: NonNull<u8>) -> T {
+        let guard = FreeOnUnwind { pool: self, cell };
+        let value = (self.create)();
+        mem::forget(guard);
+        value
+    }
+
+    /// Objects ready or on their way (built, held by workers, queued to be built), not
+    /// counting other threads' magazines.
+    fn available(&self) -> usize {
+        let d = &self.depot;
+        d.ready.load(Ordering::Relaxed) + d.held.load(Ordering::Relaxed) + d.building.load(Ordering::Relaxed)
+    }
+
+    /// Counts one more owned cell; `Ok(true)` for an overflow cell (beyond `max`).
+    fn reserve(&self, at_max: AtMax) -> Result<bool, PoolError> {
+        let max = self.config.max;
+        let reserved = self.owned.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1));
+        let owned = match (reserved, at_max) {
+            (Ok(n), _) => n + 1,
+            (Err(_), AtMax::Refuse) => return Err(PoolError::Exhausted { class: self.name, max }),
+            (Err(_), AtMax::Overflow) => self.owned.fetch_add(1, Ordering::Relaxed) + 1,
+        };
+        self.high_water.fetch_max(owned, Ordering::Relaxed);
+        Ok(reserved.is_err())
+    }
+
+    /// A cell for a reservation just made; the reservation is undone if there is none.
+    fn alloc_reserved(&self) -> Result<NonNull<u8>, PoolError> {
+        self.memory.try_alloc_cell(self.class).map_err(|e| {
+            self.owned.fetch_sub(1, Ordering::Relaxed);
+            PoolError::Alloc(e)
+        })
+    }
+
+    /// Gives an empty cell back to the allocator.
+    fn free(&self, cell: NonNull<u8>) {
+        let freed = self.memory.free_cell(self.class, cell);
+        debug_assert!(freed.is_ok(), "a pool cell belongs to its class: {freed:?}");
+        self.owned.fetch_sub(1, Ordering::Relaxed);
+        self.depot.counters.returned.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Frees the cells the workers gave up (a `create` that panicked).
+    fn recycle_spare(&self) {
+        let spare = mem::take(&mut *self.depot.spare.lock());
+        for cell in spare {
+            let freed = self.memory.free_cell(self.class, cell.0);
+            debug_assert!(freed.is_ok(), "a pool cell belongs to its class: {freed:?}");
+            self.owned.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Queues up to `n` new cells (within `max`) for the workers.
+    fn grow(&self, n: usize) -> Result<(), PoolError> {
+        if self.config.workers == 0 {
+            return Ok(());
+        }
+        let mut queued = 0;
+        while queued < n && self.reserve(AtMax::Refuse).is_ok() {
+            let cell = self.alloc_reserved()?;
+            self.depot.request(PoolCell(cell));
+            queued += 1;
+        }
+        self.grown.fetch_add(queued as u64, Ordering::Relaxed);
+        self.depot.kick();
+        Ok(())
+    }
+
+    /// Publishes a magazine of objects built on this thread, for any thread to take; drops
+    /// them if the depot is full.
+    fn publish(&self, magazine: Magazine<PoolCell>) {
+        if let Err(mut magazine) = self.depot.publish_local(magazine) {
+            while let Some(cell) = magazine.pop() {
+                // SAFETY: the magazine's cells hold objects built just now, ours alone.
+                unsafe { ptr::drop_in_place(cell.0.cast::<T>().as_ptr()) };
+                self.free(cell.0);
+            }
+        }
+    }
+
+    /// Takes back the object in `cell` (a `Pooled` dropped, or the last strong `Shared`
+    /// with no weak one left), by the pool's policy.
+    ///
+    /// # Safety
+    /// `cell` is a cell of this pool holding an object the caller owns alone and gives up.
+    #[inline]
+    pub(crate) unsafe fn put(&self, cell: NonNull<u8>) {
+        let object = cell.cast::<T>();
+        if self.config.policy != Policy::Reuse {
+            // SAFETY: the caller's contract; the object is dropped once, here.
+            unsafe { self.drop_object(cell) };
+            // SAFETY: dropped just now; the cell is ours.
+            unsafe { self.put_empty(cell) };
+            return;
+        }
+        if let Some(reset) = &self.reset {
+            let guard = DropOnUnwind { pool: self, cell };
+            // SAFETY: the caller's contract: the object is ours alone.
+            reset(unsafe { &mut *object.as_ptr() });
+            mem::forget(guard);
+        }
+        let local = self.local();
+        bump(&local.released);
+        let kept = self.owned.load(Ordering::Relaxed) <= self.config.max
+            && local.with(|m| push_local(&self.depot, m, PoolCell(cell))).is_ok();
+        if kept {
+            bump(&local.reused);
+        } else {
+            // Above `max` (an overflow object came back) or the depot is full: shrink.
+            // SAFETY: the object is still ours (not pushed); dropped once, here.
+            unsafe { ptr::drop_in_place(object.as_ptr()) };
+            self.free(cell);
+        }
+    }
+
+    /// Drops the object in `cell` in place and counts it handed back; the cell stays the
+    /// caller's (a `Shared` object whose `WeakShared`s still name the cell).
+    ///
+    /// # Safety
+    /// `cell` is a cell of this pool holding an object the caller owns alone.
+    pub(crate) unsafe fn drop_object(&self, cell: NonNull<u8>) {
+        bump(&self.local().released);
+        // A panicking destructor still ends the object: count it, then let the panic go on.
+        // SAFETY: the caller's contract; dropped once.
+        unsafe { ptr::drop_in_place(cell.cast::<T>().as_ptr()) };
+    }
+
+    /// Takes back a cell whose object has been dropped: queued for a worker to rebuild, or
+    /// freed when the pool has no workers, is shutting down or is above `max`.
+    ///
+    /// # Safety
+    /// `cell` is a cell of this pool that holds no object, and the caller gives it up.
+    pub(crate) unsafe fn put_empty(&self, cell: NonNull<u8>) {
+        let d = &self.depot;
+        if self.config.workers == 0
+            || d.shutdown.load(Ordering::Relaxed)
+            || self.owned.load(Ordering::Relaxed) > self.config.max
+        {
+            self.free(cell);
+            return;
+        }
+        d.counters.routed_purge.fetch_add(1, Ordering::Relaxed);
+        d.request(PoolCell(cell));
+    }
+}
+
+/// Puts a returned object in the thread's magazines: `loaded`, else `previous` after a
+/// swap, else `previous` goes to the depot as a full magazine. `Err` only if the depot is
+/// full too.
+#[inline]
+fn push_local(depot: &Depot<PoolCell>, m: &mut Magazines, cell: PoolCell) -> Result<(), PoolCell> {
+    if !m.loaded.is_full() {
+        m.loaded.push(cell);
+        return Ok(());
+    }
+    push_local_slow(depot, m, cell)
+}
+
+#[cold]
+fn push_local_slow(depot: &Depot<PoolCell>, m: &mut Magazines, cell: PoolCell) -> Result<(), PoolCell> {
+    if m.previous.is_empty() {
+        mem::swap(&mut m.loaded, &mut m.previous);
+    } else {
+        let empty = depot.empty.pop().unwrap_or_else(Magazine::new);
+        let full = mem::replace(&mut m.previous, mem::replace(&mut m.loaded, empty));
+        if let Err(full) = depot.publish_local(full) {
+            // The depot is full: undo, and let the caller drop this object instead.
+            let empty = mem::replace(&mut m.loaded, mem::replace(&mut m.previous, full));
+            depot.return_empty(empty);
+            return Err(cell);
+        }
+    }
+    m.loaded.push(cell);
+    Ok(())
+}
+
+impl<T: Send + 'static> Drop for Pool<T> {
+    fn drop(&mut self) {
+        self.depot.stop();
+        let me = std::thread::current().id();
+        let mut on_a_worker = false;
+        for worker in self.workers.drain(..) {
+            if worker.thread().id() == me {
+                // The pool's last owner went away inside `create` on one of its own workers:
+                // that worker is still building into a cell, so neither the objects nor the
+                // memory can go. Leak them rather than free what is in use.
+                on_a_worker = true;
+                continue;
+            }
+            if worker.join().is_err() && !std::thread::panicking() {
+                panic!("a precreation worker of the {} pool panicked", self.name);
+            }
+        }
+        if on_a_worker {
+            return;
+        }
+        // SAFETY: every worker has returned, and they built `T`s.
+        unsafe { self.depot.drain_published::<T>() };
+        for local in self.locals.iter_mut() {
+            let m = local.magazines.get_mut();
+            // SAFETY: every cell in a thread's magazines holds a `T` the pool alone owns;
+            // no thread can reach them now (`&mut self`).
+            unsafe {
+                m.loaded.drop_objects::<T>();
+                m.previous.drop_objects::<T>();
+            }
+        }
+        // SAFETY: every object is dropped (the pool's above; `Pooled` borrows the pool, and
+        // `OwnedPooled` and `Shared` keep it alive); nothing uses the memory any more.
+        unsafe { ManuallyDrop::drop(&mut self.memory) };
+    }
+}
+
+/// Objects [`Pool::prefill`] built and has not published yet: published when it drops.
+struct Batch<'a, T: Send + 'static> {
+    pool: &'a Pool<T>,
+    magazine: Magazine<PoolCell>,
+}
+
+impl<T: Send + 'static> Drop for Batch<'_, T> {
+    fn drop(&mut self) {
+        if !self.magazine.is_empty() {
+            self.pool.publish(mem::replace(&mut self.magazine, Magazine::new()));
+        }
+    }
+}
+
+/// Frees a cell if `create` panics while building its object.
+struct FreeOnUnwind<'a, T: Send + 'static> {
+    pool: &'a Pool<T>,
+    cell: NonNull<u8>,
+}
+
+impl<T: Send + 'static> Drop for FreeOnUnwind<'_, T> {
+    fn drop(&mut self) {
+        self.pool.free(self.cell);
+    }
+}
+
+/// If `reset` panics: drops the half-reset object and takes its cell back empty.
+struct DropOnUnwind<'a, T: Send + 'static> {
+    pool: &'a Pool<T>,
+    cell: NonNull<u8>,
+}
+
+impl<T: Send + 'static> Drop for DropOnUnwind<'_, T> {
+    fn drop(&mut self) {
+        self.pool.reset_panics.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: `put`'s caller gave us the object; `reset` did not finish, so it was not
+        // pushed anywhere: we drop it once and take the cell back.
+        unsafe {
+            self.pool.drop_object(self.cell);
+            self.pool.put_empty(self.cell);
+        }
+    }
+}
+
+/// An object pulled from a [`Pool`]: derefs to `T`; dropping it hands the object back by
+/// the pool's policy. Borrows the pool (see [`OwnedPooled`] for one that does not).
+///
+/// It cannot outlive its pool:
+///
+/// ```compile_fail,E0505
+/// use respawn_pool::Pool;
+/// let pool = Pool::builder().workers(0).create(|| 0u64).build().unwrap();
+/// let object = pool.pull();
+/// drop(pool); // error: `pool` is still borrowed by `object`
+/// drop(object);
+/// ```
+pub struct Pooled<'a, T: Send + 'static> {
+    pool: &'a Pool<T>,
+    cell: NonNull<u8>,
+}
+
+// SAFETY: a `Pooled` owns its object (`T: Send` moves with it) and returns it through the
+// pool, which any thread may use (`Pool: Sync`).
+unsafe impl<T: Send + 'static> Send for Pooled<'_, T> {}
+// SAFETY: `&Pooled` gives `&T` only.
+unsafe impl<T: Send + Sync + 'static> Sync for Pooled<'_, T> {}
+
+impl<T: Send + 'static> Pooled<'_, T> {
+    /// The pool the object came from.
+    pub fn pool(this: &Self) -> &Pool<T> {
+        this.pool
+    }
+}
+
+impl<T: Send + 'static> Deref for Pooled<'_, T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        // SAFETY: the cell holds the object this guard owns until it drops.
+        unsafe { &*self.cell.cast::<T>().as_ptr() }
+    }
+}
+
+impl<T: Send + 'static> DerefMut for Pooled<'_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`; `&mut self` makes the borrow unique.
+        unsafe { &mut *self.cell.cast::<T>().as_ptr() }
+    }
+}
+
+impl<T: Send + 'static> Drop for Pooled<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: the guard owned the object in its pool's cell, and gives it up once.
+        unsafe { self.pool.put(self.cell) };
+    }
+}
+
+impl<T: Send + fmt::Debug + 'static> fmt::Debug for Pooled<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// A [`Pooled`] that holds an `Arc` of its pool instead of a borrow
+/// ([`Pool::pull_owned`]): it may be stored or sent anywhere, and the pool lives until the
+/// last of these (and of its `Shared` objects) is gone.
+pub struct OwnedPooled<T: Send + 'static> {
+    pool: Arc<Pool<T>>,
+    cell: NonNull<u8>,
+}
+
+// SAFETY: as for `Pooled`; the `Arc` is `Send + Sync` because `Pool` is.
+unsafe impl<T: Send + 'static> Send for OwnedPooled<T> {}
+// SAFETY: `&OwnedPooled` gives `&T` only.
+unsafe impl<T: Send + Sync + 'static> Sync for OwnedPooled<T> {}
+
+impl<T: Send + 'static> OwnedPooled<T> {
+    /// The pool the object came from.
+    pub fn pool(this: &Self) -> &Arc<Pool<T>> {
+        &this.pool
+    }
+}
+
+impl<T: Send + 'static> Deref for OwnedPooled<T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        // SAFETY: the cell holds the object this guard owns until it drops.
+        unsafe { &*self.cell.cast::<T>().as_ptr() }
+    }
+}
+
+impl<T: Send + 'static> DerefMut for OwnedPooled<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as in `deref`; `&mut self` makes the borrow unique.
+        unsafe { &mut *self.cell.cast::<T>().as_ptr() }
+    }
+}
+
+impl<T: Send + 'static> Drop for OwnedPooled<T> {
+    fn drop(&mut self) {
+        // SAFETY: the guard owned the object in its pool's cell, and gives it up once. The
+        // `Arc` field drops after this, so the pool outlives the call.
+        unsafe { self.pool.put(self.cell) };
+    }
+}
+
+impl<T: Send + fmt::Debug + 'static> fmt::Debug for OwnedPooled<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}

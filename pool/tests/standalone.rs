@@ -1,0 +1,351 @@
+//! The standalone `Pool<T>`: pull and return under each policy, `try_pull` at `max` and
+//! overflow objects, owned guards that outlive the pool's handle, a panicking `reset` or
+//! `create`, several threads at once, bad configurations. Drop counters prove every object
+//! built is dropped exactly once, whichever way it ends.
+
+use std::collections::HashSet;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use respawn_pool::{ConfigError, OwnedPooled, Policy, Pool, PoolError};
+
+/// Numbers each object it makes and counts each drop by number.
+#[derive(Clone, Default, Debug)]
+struct Drops(Arc<Mutex<Ledger>>);
+
+#[derive(Default, Debug)]
+struct Ledger {
+    made: usize,
+    dropped: Vec<usize>,
+}
+
+impl Drops {
+    fn make(&self) -> Obj {
+        let mut l = self.0.lock().unwrap();
+        l.made += 1;
+        Obj { id: l.made, value: 0, resets: 0, drops: self.clone() }
+    }
+
+    fn made(&self) -> usize {
+        self.0.lock().unwrap().made
+    }
+
+    fn dropped(&self) -> usize {
+        self.0.lock().unwrap().dropped.len()
+    }
+
+    /// Every object made was dropped, and none twice.
+    fn assert_each_once(&self) {
+        let l = self.0.lock().unwrap();
+        let unique: HashSet<_> = l.dropped.iter().copied().collect();
+        assert_eq!(unique.len(), l.dropped.len(), "an object was dropped twice");
+        assert_eq!(l.dropped.len(), l.made, "made {}, dropped {}", l.made, l.dropped.len());
+    }
+}
+
+#[derive(Debug)]
+struct Obj {
+    id: usize,
+    value: u64,
+    resets: u32,
+    drops: Drops,
+}
+
+impl Drop for Obj {
+    fn drop(&mut self) {
+        self.drops.0.lock().unwrap().dropped.push(self.id);
+    }
+}
+
+fn scale(n: usize) -> usize {
+    if cfg!(miri) {
+        n.min(40)
+    } else {
+        n
+    }
+}
+
+/// Waits (untimed work, bounded) until `done` holds.
+fn wait_for(mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for the workers");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn pool(drops: &Drops, workers: usize, policy: Policy) -> Pool<Obj> {
+    let d = drops.clone();
+    Pool::builder()
+        .capacity(if workers > 0 { 8 } else { 0 })
+        .max(64)
+        .low_watermark(0)
+        .grow_by(8)
+        .workers(workers)
+        .policy(policy)
+        .create(move || d.make())
+        .reset(|o: &mut Obj| {
+            o.value = 0;
+            o.resets += 1;
+        })
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn reuse_resets_the_object_and_hands_it_out_again() {
+    let drops = Drops::default();
+    let p = pool(&drops, 0, Policy::Reuse);
+    let mut a = p.pull();
+    a.value = 42;
+    let id = a.id;
+    drop(a);
+    let b = p.pull();
+    assert_eq!((b.id, b.value, b.resets), (id, 0, 1), "the same object, reset once");
+    drop(b);
+    let s = p.stats();
+    assert_eq!((s.spawns, s.hits, s.misses, s.released, s.recycled_reuse), (2, 1, 1, 2, 2));
+    assert_eq!((s.in_use, s.ready, s.overflow), (0, 1, 0));
+    assert_eq!(drops.dropped(), 0, "Reuse drops nothing");
+    drop(p);
+    drops.assert_each_once();
+}
+
+#[test]
+fn purge_drops_the_object_and_a_worker_rebuilds_its_cell() {
+    let drops = Drops::default();
+    let p = pool(&drops, 1, Policy::Purge);
+    wait_for(|| p.stats().ready == 8);
+    let a = p.pull();
+    let id = a.id;
+    drop(a);
+    assert!(drops.0.lock().unwrap().dropped.contains(&id), "Purge drops the object at once");
+    wait_for(|| p.stats().precreated == 9);
+    let s = p.stats();
+    assert_eq!((s.released, s.recycled_purge, s.in_use, s.misses), (1, 1, 0, 0));
+    assert_eq!(p.owned(), 8, "the cell was rebuilt, not a new one taken");
+    drop(p);
+    drops.assert_each_once();
+}
+
+#[test]
+fn workers_precreate_capacity_and_pulls_hit() {
+    let drops = Drops::default();
+    let p = pool(&drops, 2, Policy::Reuse);
+    wait_for(|| p.stats().ready == 8);
+    assert_eq!(drops.made(), 8);
+    let held: Vec<_> = (0..8).map(|_| p.pull()).collect();
+    let s = p.stats();
+    assert_eq!((s.hits, s.misses, s.in_use, s.precreated), (8, 0, 8, 8));
+    drop(held);
+    drop(p);
+    drops.assert_each_once();
+}
+
+#[test]
+fn try_pull_refuses_at_max_and_pull_overflows_then_shrinks_back() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let p = Pool::builder().max(2).capacity(0).workers(0).create(move || d.make()).build().unwrap();
+    let a = p.try_pull().unwrap();
+    let b = p.try_pull().unwrap();
+    let refused = p.try_pull().map(|_| ());
+    assert!(matches!(refused, Err(PoolError::Exhausted { max: 2, .. })), "{refused:?}");
+    let c = p.pull(); // beyond max: an overflow object
+    assert_eq!(p.owned(), 3);
+    let s = p.stats();
+    assert_eq!((s.spawns, s.misses, s.overflow, s.in_use, s.high_water), (3, 3, 1, 3, 3));
+    drop(c);
+    assert_eq!(p.owned(), 2, "the overflow object's cell is freed when it comes back");
+    assert_eq!(drops.dropped(), 1);
+    drop((a, b));
+    assert_eq!(p.stats().ready, 2);
+    assert_eq!(p.owned(), 2);
+    drop(p);
+    drops.assert_each_once();
+}
+
+#[test]
+fn prefill_warms_a_pool_without_workers_within_max() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let p = Pool::builder().max(10).capacity(0).workers(0).create(move || d.make()).build().unwrap();
+    assert_eq!(p.prefill(25).unwrap(), 10, "prefill stops at max");
+    assert_eq!(p.stats().ready, 10);
+    let all: Vec<_> = (0..10).map(|_| p.try_pull().unwrap()).collect();
+    assert_eq!((p.stats().hits, p.stats().misses), (10, 0));
+    assert!(matches!(p.try_pull(), Err(PoolError::Exhausted { .. })));
+    drop(all);
+    drop(p);
+    drops.assert_each_once();
+}
+
+#[test]
+fn an_owned_guard_outlives_the_pool_handle_and_ends_the_pool() {
+    let drops = Drops::default();
+    let p = Arc::new(pool(&drops, 1, Policy::Reuse));
+    wait_for(|| p.stats().ready == 8);
+    let mut owned: OwnedPooled<Obj> = p.pull_owned();
+    owned.value = 7;
+    drop(p); // the guard keeps the pool alive
+    assert_eq!(drops.dropped(), 0);
+    let t = std::thread::spawn(move || {
+        assert_eq!(owned.value, 7);
+        drop(owned); // returned, then the pool ends here: workers joined, objects dropped
+    });
+    t.join().unwrap();
+    drops.assert_each_once();
+}
+
+#[test]
+fn a_panicking_reset_drops_the_object_and_the_pool_goes_on() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let p = Pool::builder()
+        .max(8)
+        .capacity(0)
+        .workers(0)
+        .create(move || d.make())
+        .reset(|o: &mut Obj| {
+            let poisoned = o.value == 1;
+            o.value = 1000; // half-reset, then
+            assert!(!poisoned, "reset refuses a poisoned object");
+            o.value = 0;
+        })
+        .build()
+        .unwrap();
+    let mut a = p.pull();
+    let id = a.id;
+    a.value = 1;
+    let r = panic::catch_unwind(AssertUnwindSafe(|| drop(a)));
+    assert!(r.is_err(), "the reset's panic goes on");
+    assert_eq!(p.reset_panics(), 1);
+    assert_eq!(drops.0.lock().unwrap().dropped, vec![id], "dropped, not kept half-reset");
+    let s = p.stats();
+    assert_eq!((s.in_use, s.ready, s.released), (0, 0, 1));
+    assert_eq!(p.owned(), 0, "with no workers the empty cell went back to the allocator");
+    let b = p.pull();
+    assert_ne!(b.id, id);
+    drop(b);
+    assert_eq!(p.stats().ready, 1);
+    drop(p);
+    drops.assert_each_once();
+}
+
+#[test]
+fn a_panicking_create_keeps_nothing_and_the_pool_goes_on() {
+    let fail = Arc::new(AtomicBool::new(true));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (f, c) = (Arc::clone(&fail), Arc::clone(&calls));
+    let p = Pool::builder()
+        .max(4)
+        .capacity(0)
+        .workers(0)
+        .create(move || {
+            c.fetch_add(1, Ordering::Relaxed);
+            assert!(!f.load(Ordering::Relaxed), "create fails");
+            5u64
+        })
+        .build()
+        .unwrap();
+    assert!(panic::catch_unwind(AssertUnwindSafe(|| drop(p.pull()))).is_err());
+    assert_eq!(p.owned(), 0, "the cell of a failed create goes back");
+    fail.store(false, Ordering::Relaxed);
+    assert_eq!(*p.pull(), 5);
+    assert_eq!(calls.load(Ordering::Relaxed), 2);
+}
+
+#[test]
+fn a_panicking_create_on_a_worker_is_counted_and_its_cell_freed() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&calls);
+    let p = Pool::builder()
+        .capacity(4)
+        .max(4)
+        .low_watermark(0)
+        .workers(1)
+        .create(move || {
+            let n = c.fetch_add(1, Ordering::Relaxed);
+            assert!(n != 1, "the second create fails");
+            n
+        })
+        .build()
+        .unwrap();
+    wait_for(|| p.stats().building == 0);
+    let s = p.stats();
+    assert_eq!((s.precreated, s.create_panics), (3, 1));
+    // A miss frees the cell the worker gave up, and builds one inline.
+    let held: Vec<_> = (0..4).map(|_| p.try_pull().unwrap()).collect();
+    assert_eq!(p.owned(), 4);
+    drop(held);
+}
+
+#[test]
+fn threads_pull_and_return_across_each_other() {
+    let drops = Drops::default();
+    let p = Arc::new(pool(&drops, 1, Policy::Reuse));
+    let rounds = scale(2_000);
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let p = Arc::clone(&p);
+            std::thread::spawn(move || {
+                let mut held = Vec::new();
+                for i in 0..rounds {
+                    let mut o = p.pull_owned();
+                    assert_eq!(o.value, 0, "an object came out unreset");
+                    o.value = (t * rounds + i) as u64 + 1;
+                    held.push(o);
+                    if held.len() > 3 {
+                        // Hand one to another thread to return there.
+                        let o = held.remove(0);
+                        std::thread::spawn(move || drop(o)).join().unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let s = p.stats();
+    assert_eq!(s.spawns, 4 * rounds as u64);
+    assert_eq!(s.spawns, s.hits + s.misses);
+    assert_eq!((s.in_use, s.released), (0, s.spawns));
+    assert!(p.owned() <= 64 + s.overflow as usize);
+    drop(p);
+    drops.assert_each_once();
+}
+
+#[test]
+fn bad_configurations_are_refused_with_the_fix() {
+    let e = Pool::<u32>::builder().create(|| 1).policy(Policy::Default).build().unwrap_err();
+    assert!(matches!(&e, PoolError::Config(ConfigError::Invalid { key: "policy", .. })), "{e}");
+    assert!(e.to_string().contains("Policy::Reuse"), "{e}");
+    let e = Pool::<u32>::builder().build().unwrap_err();
+    assert!(matches!(&e, PoolError::Config(ConfigError::Invalid { key: "create", .. })), "{e}");
+    let e = Pool::<u32>::builder().create(|| 1).capacity(10).max(5).build().unwrap_err();
+    assert!(e.to_string().contains("max (5) is below capacity (10)"), "{e}");
+    assert!(e.to_string().contains("[u32]"), "the error names the pool: {e}");
+    let e = Pool::<u32>::builder().create(|| 1).workers(1000).build().unwrap_err();
+    assert!(matches!(&e, PoolError::Config(ConfigError::Invalid { key: "workers", .. })), "{e}");
+}
+
+#[test]
+fn zero_sized_objects_are_pooled_too() {
+    let p = Pool::builder().workers(0).create(|| ()).build().unwrap();
+    let a = p.pull();
+    let b = p.pull();
+    drop((a, b));
+    assert_eq!(p.stats().ready, 2);
+}
+
+#[test]
+fn pool_is_send_and_sync_and_guards_are_send() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Pool<std::cell::Cell<u8>>>();
+    send::<respawn_pool::Pooled<'static, std::cell::Cell<u8>>>();
+    send::<OwnedPooled<Vec<u8>>>();
+}
