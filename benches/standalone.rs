@@ -4,7 +4,7 @@
 //! - `pull_drop`: take an object from a warm pool, write one field, read it, give it back:
 //!   respawn's `Pool::pull` (guard dropped), `object-pool` (`Pool::pull` + drop of the
 //!   `Reusable`), `sharded-slab` (`Pool::create_with` + `Pool::clear`), `lockfree-object-pool`
-//!   (`LinearObjectPool::pull` + drop) and `Box::new` + drop. Single-threaded; no reset
+//!   (its `Linear`, `SpinLock` and `Mutex` pools' `pull` + drop) and `Box::new` + drop. Single-threaded; no reset
 //!   work anywhere (respawn's pool has no `reset`; the lockfree pool's is empty).
 //! - `shared`: clone + drop of a strong reference (`Shared`, `LocalShared`, `Arc`, `Rc`), and
 //!   making one + dropping it (`Shared::pull` on a warm pool, `Arc::new`).
@@ -98,9 +98,25 @@ fn pull_drop(c: &mut Criterion) {
     });
 
     let lp = lockfree_object_pool::LinearObjectPool::<Projectile>::new(|| Projectile::new(0), |_| {});
-    g.bench_function("lockfree_object_pool", |b| {
+    g.bench_function("lockfree_object_pool_linear", |b| {
         b.iter(|| {
             let mut p = lp.pull();
+            touch(&mut p, i);
+            i = i.wrapping_add(1);
+        })
+    });
+    let sp_lock = lockfree_object_pool::SpinLockObjectPool::<Projectile>::new(|| Projectile::new(0), |_| {});
+    g.bench_function("lockfree_object_pool_spin_lock", |b| {
+        b.iter(|| {
+            let mut p = sp_lock.pull();
+            touch(&mut p, i);
+            i = i.wrapping_add(1);
+        })
+    });
+    let mx = lockfree_object_pool::MutexObjectPool::<Projectile>::new(|| Projectile::new(0), |_| {});
+    g.bench_function("lockfree_object_pool_mutex", |b| {
+        b.iter(|| {
+            let mut p = mx.pull();
             touch(&mut p, i);
             i = i.wrapping_add(1);
         })

@@ -58,6 +58,8 @@ if [[ $only == all || $only == pool ]]; then
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-pool --doc
   echo "=== miri: respawn-pool configuration files (strict provenance, file system allowed)"
   MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-disable-isolation" cargo +nightly miri test -p respawn-pool --test config
+  echo "=== miri: standalone Pool and Shared/WeakShared, scaled down (strict provenance)"
+  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-pool --test standalone --test shared
   if [[ $only == pool ]]; then # under `all`, the arena pass already runs it
     echo "=== miri: respawn-arena pool APIs (strict provenance)"
     MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-arena --test pooling

@@ -18,6 +18,18 @@
 //!   from TOML files in layers ([`ConfigLayers`]).
 //! - [`Poolable`]: `create` (run by workers), `on_spawn`, `on_release`, `reset`.
 //! - [`Pools`]: the heap and its pools; [`PoolStats`] per class.
+//! - Without a World: [`Pool<T>`](Pool) on its own allocator class, the same depot and
+//!   workers, a pair of magazines per thread; [`Pooled`] / [`OwnedPooled`] guards; and
+//!   [`Shared`] / [`WeakShared`], reference counts in the object's cell with the pool as
+//!   deleter ([`ThreadSafe`] or [`NotThreadSafe`] counts).
+//!
+//! ```text
+//!   Pool<T> cell:   [ T ................................ | strong u32 | weak u32 ]
+//!   pull ─► this thread's loaded magazine ─► Pooled<T> / Shared<T>
+//!   last Pooled / last strong Shared ─► reset, back to a magazine (Reuse)
+//!                                     └► drop, cell to the workers (Purge)
+//!   last strong with WeakShareds left ─► drop in place; the last WeakShared returns the cell
+//! ```
 //!
 //! Invariants (each has a test):
 //! - a handle stops resolving the moment its object is released, whatever the policy, and

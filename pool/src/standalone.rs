@@ -150,6 +150,11 @@ type Reset<T> = Box<dyn Fn(&mut T) + Send + Sync>;
 /// # Ok::<(), respawn_pool::PoolError>(())
 /// ```
 ///
+/// Ready objects sit in the magazines of the threads that returned them (two of
+/// 128 objects at most per thread) until a magazine fills and goes to the shared depot, or
+/// that thread pulls them again: size `max` for the threads that return objects, or
+/// `pull` builds overflow objects beyond it (which are freed when they come back).
+///
 /// Dropping the pool stops and joins its workers and drops every object it holds. A
 /// [`Pooled`] borrows the pool, so it cannot outlive it; [`OwnedPooled`] and `Shared` keep
 /// it alive.
@@ -339,7 +344,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
             _objects: PhantomData,
         };
         if config.precreate {
-            pool.grow(config.capacity)?;
+            pool.grow(config.capacity, false)?;
         }
         Ok(pool)
     }
@@ -527,7 +532,7 @@ impl<T: Send + 'static> Pool<T> {
         if let Some(cell) = refilled {
             bump(&local.hits);
             if self.config.precreate && self.available() < self.config.low_watermark {
-                let _ = self.grow(self.config.grow_by);
+                let _ = self.grow(self.config.grow_by, true);
             }
             return Ok(cell.0);
         }
@@ -541,7 +546,7 @@ impl<T: Send + 'static> Pool<T> {
             depot.hungry.store(true, Ordering::Relaxed);
             depot.kick();
             if self.available() < self.config.low_watermark.max(1) {
-                let _ = self.grow(self.config.grow_by.max(1));
+                let _ = self.grow(self.config.grow_by.max(1), true);
             }
         }
         let value = self.create_in(cell);
@@ -609,8 +614,9 @@ impl<T: Send + 'static> Pool<T> {
         }
     }
 
-    /// Queues up to `n` new cells (within `max`) for the workers.
-    fn grow(&self, n: usize) -> Result<(), PoolError> {
+    /// Queues up to `n` new cells (within `max`) for the workers; `growth`: counted in
+    /// `grown` (not the first `capacity`).
+    fn grow(&self, n: usize, growth: bool) -> Result<(), PoolError> {
         if self.config.workers == 0 {
             return Ok(());
         }
@@ -620,7 +626,9 @@ impl<T: Send + 'static> Pool<T> {
             self.depot.request(PoolCell(cell));
             queued += 1;
         }
-        self.grown.fetch_add(queued as u64, Ordering::Relaxed);
+        if growth {
+            self.grown.fetch_add(queued as u64, Ordering::Relaxed);
+        }
         self.depot.kick();
         Ok(())
     }

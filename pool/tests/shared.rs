@@ -311,7 +311,11 @@ struct Model {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 4 } else { 256 }, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 256 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// Counts, upgrades and the pool's in-use figure follow a plain model of strong and
     /// weak references; a cell is never handed out while any reference to its last object
