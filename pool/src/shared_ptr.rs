@@ -51,7 +51,17 @@ pub struct Shared<T: Send + 'static, M: Mode = ThreadSafe> {
     _owns: PhantomData<(T, M)>,
 }
 
-/// A [`Shared`] with plain (not thread-safe) counts: UE's `ESPMode::NotThreadSafe`.
+/// A [`Shared`] with plain (not thread-safe) counts: UE's `ESPMode::NotThreadSafe`. It
+/// cannot leave its thread:
+///
+/// ```compile_fail,E0277
+/// use std::sync::Arc;
+/// use respawn_pool::{LocalShared, Pool};
+///
+/// let pool = Arc::new(Pool::builder().workers(0).create(|| 0u32).build().unwrap());
+/// let local: LocalShared<u32> = LocalShared::pull(&pool);
+/// std::thread::spawn(move || drop(local)); // error: `NotThreadSafe` is not `Send`
+/// ```
 pub type LocalShared<T> = Shared<T, NotThreadSafe>;
 
 /// A weak reference to a [`Shared`] object (UE's `TWeakPtr`): it keeps the cell from being
