@@ -131,11 +131,7 @@ impl<T: Poolable> ClassPool<T> {
     /// depot mirror lags while a spawn is under way). Cells still being built count:
     /// growing past them would balloon the pool whenever the workers fall behind.
     fn available(&self) -> usize {
-        let s = &self.depot;
-        s.ready.load(Ordering::Relaxed)
-            + s.held.load(Ordering::Relaxed)
-            + s.building.load(Ordering::Relaxed)
-            + self.local()
+        self.depot.on_the_way() + self.local()
     }
 
     /// Cells the pool owns: objects alive in the world, ready, being built.

@@ -208,6 +208,18 @@ impl<C: Token> Depot<C> {
         }
     }
 
+    /// Objects on their way or ready, as growth decisions need them: read upstream first
+    /// (`building` → `held` → `ready`, the way objects move, each move ordered by a Release
+    /// on the counter it leaves), so an object moving during the reads is counted twice,
+    /// never missed. Read the other way, a move between two reads hid it, and the pool
+    /// grew by a whole `grow_by` more than it needed (seen under Miri's scheduler).
+    #[inline]
+    pub(crate) fn on_the_way(&self) -> usize {
+        let building = self.building.load(Ordering::Acquire);
+        let held = self.held.load(Ordering::Acquire);
+        building + held + self.ready.load(Ordering::Relaxed)
+    }
+
     /// Objects built and not yet spawned: the depot's, the workers' and the game thread's.
     #[inline]
     pub(crate) fn ready_total(&self) -> usize {
@@ -294,7 +306,8 @@ impl<C: Token> Depot<C> {
             self.ready.fetch_sub(n, Ordering::Relaxed);
             return Err(magazine);
         }
-        self.held.fetch_sub(n, Ordering::Relaxed);
+        // Release: whoever sees the objects leave `held` sees them in `ready` (`available`).
+        self.held.fetch_sub(n, Ordering::Release);
         Ok(())
     }
 

@@ -571,8 +571,7 @@ impl<T: Send + 'static> Pool<T> {
     /// Objects ready or on their way (built, held by workers, queued to be built), not
     /// counting other threads' magazines.
     fn available(&self) -> usize {
-        let d = &self.depot;
-        d.ready.load(Ordering::Relaxed) + d.held.load(Ordering::Relaxed) + d.building.load(Ordering::Relaxed)
+        self.depot.on_the_way()
     }
 
     /// Counts one more owned cell; `Ok(true)` for an overflow cell (beyond `max`).
