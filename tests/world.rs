@@ -241,7 +241,12 @@ fn a_miss_builds_inline_and_asks_the_workers_to_grow() {
     assert_eq!((stats.misses, stats.hits), (1, 0));
     assert!(stats.grown >= 32, "{stats:?}");
     settle(&mut world);
-    assert_eq!(world.pool_stats::<Shot>().unwrap().ready, 32);
+    // Exactly one growth step: 32 ready, once no publish is mid-move (a worker publishing
+    // moves its count from `held` to `ready`, and a read in between counts it twice).
+    wait_for(|| {
+        world.pools_mut().maintain();
+        world.pool_stats::<Shot>().unwrap().ready == 32
+    });
     // The worker publishes its partial magazine just after its last build (or when a miss
     // makes the game thread hungry): a spawn that comes first still misses. Once it is
     // published, spawns hit.
