@@ -9,7 +9,7 @@ use std::time::Duration;
 use respawn_arena::{ClassId, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
 use respawn_gc::{GcError, Heap};
 
-use crate::depot::{self, Depot, Magazine, ROUTE_GC, ROUTE_PURGE};
+use crate::depot::{self, Depot, Magazines, Refilled, ROUTE_GC, ROUTE_PURGE};
 use crate::sync::{Arc, AtomicU8, Ordering};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
@@ -52,10 +52,8 @@ pub(crate) struct ClassPool<T: Poolable> {
     name: &'static str,
     config: PoolConfig,
     depot: Arc<Depot>,
-    /// Bonwick's two magazines: spawns pop `loaded`; `previous` is swapped in when
-    /// `loaded` runs dry (or over, for `Reuse`) before the depot is touched.
-    loaded: Magazine,
-    previous: Magazine,
+    /// The game thread's two magazines.
+    magazines: Magazines,
     workers: Vec<JoinHandle<()>>,
     create: Create<T>,
     tally: Tally,
@@ -101,8 +99,7 @@ impl<T: Poolable> ClassPool<T> {
             name: T::class_name(),
             config,
             depot,
-            loaded: Magazine::new(),
-            previous: Magazine::new(),
+            magazines: Magazines::new(),
             workers,
             create,
             tally: Tally::default(),
@@ -119,7 +116,7 @@ impl<T: Poolable> ClassPool<T> {
     /// Objects ready in the game thread's magazines.
     #[inline]
     fn local(&self) -> usize {
-        self.loaded.len() + self.previous.len()
+        self.magazines.len()
     }
 
     #[inline]
@@ -166,7 +163,7 @@ impl<T: Poolable> ClassPool<T> {
     /// A ready cell, if any: `loaded`, then `previous`, then a full magazine from the depot.
     #[inline]
     fn pop(&mut self, heap: &mut Heap) -> Option<FreedCell> {
-        match self.loaded.pop() {
+        match self.magazines.pop() {
             Some(cell) => Some(cell),
             None => self.refill(heap),
         }
@@ -175,51 +172,21 @@ impl<T: Poolable> ClassPool<T> {
     #[cold]
     #[inline(never)]
     fn refill(&mut self, heap: &mut Heap) -> Option<FreedCell> {
-        if !self.previous.is_empty() {
-            mem::swap(&mut self.loaded, &mut self.previous);
-            return self.loaded.pop();
-        }
-        let Some(full) = self.depot.take_full() else {
-            // Nothing published: let workers hand over what they hold, and grow.
-            self.depot.hungry.store(true, Ordering::Relaxed);
-            self.depot.kick();
-            return None;
-        };
-        self.depot.hungry.store(false, Ordering::Relaxed);
-        let empty = mem::replace(&mut self.loaded, full);
-        self.depot.return_empty(empty);
-        if self.config.precreate && self.available() < self.config.low_watermark {
-            let _ = self.grow(heap, self.config.grow_by);
-        }
-        self.loaded.pop()
-    }
-
-    /// Puts a stowed object back among the ready ones (Bonwick's free path).
-    #[inline]
-    fn push_local(&mut self, cell: FreedCell) -> Result<(), FreedCell> {
-        if !self.loaded.is_full() {
-            self.loaded.push(cell);
-            return Ok(());
-        }
-        self.push_local_slow(cell)
-    }
-
-    #[cold]
-    fn push_local_slow(&mut self, cell: FreedCell) -> Result<(), FreedCell> {
-        if self.previous.is_empty() {
-            mem::swap(&mut self.loaded, &mut self.previous);
-        } else {
-            let empty = self.depot.empty.pop().unwrap_or_else(Magazine::new);
-            let full = mem::replace(&mut self.previous, mem::replace(&mut self.loaded, empty));
-            if let Err(mut full) = self.depot.publish_local(full) {
-                // The depot is full: undo, and let the caller drop this object instead.
-                mem::swap(&mut self.loaded, &mut full);
-                self.previous = full;
-                return Err(cell);
+        match self.magazines.refill(&self.depot) {
+            Refilled::Previous => {}
+            Refilled::Depot => {
+                if self.config.precreate && self.available() < self.config.low_watermark {
+                    let _ = self.grow(heap, self.config.grow_by);
+                }
+            }
+            Refilled::Nothing => {
+                // Nothing published: let workers hand over what they hold, and grow.
+                self.depot.hungry.store(true, Ordering::Relaxed);
+                self.depot.kick();
+                return None;
             }
         }
-        self.loaded.push(cell);
-        Ok(())
+        self.magazines.pop()
     }
 
     /// Spawns an object: a ready one if there is one, else one built inline. `strict`:
@@ -232,7 +199,7 @@ impl<T: Poolable> ClassPool<T> {
         init: impl FnOnce(&mut T),
     ) -> Result<Handle<T>, PoolError> {
         let Some(cell) = self.pop(heap) else { return self.miss(heap, strict, init) };
-        if let Some(next) = self.loaded.last() {
+        if let Some(next) = self.magazines.loaded.last() {
             // The next spawn's object was most likely built on a worker's core: start
             // bringing it over now, so that spawn does not wait for the transfer.
             respawn_allocator::prefetch(next.cell().as_ptr());
@@ -316,7 +283,7 @@ impl<T: Poolable> ClassPool<T> {
             return;
         };
         self.tally.recycled_reuse += 1;
-        if let Err(cell) = self.push_local(cell) {
+        if let Err(cell) = self.magazines.push(&self.depot, cell) {
             // SAFETY: `stow` left the reset object in the cell, ours alone; dropped once.
             unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
             self.depot.give_back(cell);
@@ -345,17 +312,21 @@ fn destroy_as_purge(depot: &Depot, heap: &mut Heap, raw: RawHandle) -> Result<us
 /// no workers). A retired slot brings no cell, but its object is gone all the same.
 fn route(depot: &Depot, freed: Freed) {
     let c = &depot.counters;
-    if matches!(freed, Freed::Retired { .. }) {
-        c.retired.fetch_add(1, Ordering::Relaxed);
-    } else if depot.route_cause.load(Ordering::Relaxed) == ROUTE_PURGE {
+    // Only the game thread writes `live` (the route runs there, inside the collector).
+    let live = depot.live.load(Ordering::Relaxed).saturating_sub(1);
+    depot.live.store(live, Ordering::Relaxed);
+    let cell = match freed {
+        Freed::Cell(cell) => cell,
+        Freed::Retired { .. } => {
+            c.retired.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+    };
+    if depot.route_cause.load(Ordering::Relaxed) == ROUTE_PURGE {
         c.routed_purge.fetch_add(1, Ordering::Relaxed);
     } else {
         c.routed_gc.fetch_add(1, Ordering::Relaxed);
     }
-    // Only the game thread writes `live` (the route runs there, inside the collector).
-    let live = depot.live.load(Ordering::Relaxed).saturating_sub(1);
-    depot.live.store(live, Ordering::Relaxed);
-    let Freed::Cell(cell) = freed else { return };
     if depot.shutdown.load(Ordering::Relaxed) || live + depot.pooled() >= depot.max {
         depot.give_back(cell);
     } else {
@@ -457,8 +428,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         // SAFETY: every cell in the game thread's magazines holds a ready object the pool
         // alone owns, and the workers are joined, so each drop here is the object's one.
         unsafe {
-            self.loaded.drop_objects::<T>();
-            self.previous.drop_objects::<T>();
+            self.magazines.drop_objects::<T>();
             self.depot.drain_published::<T>();
         }
         self.sync_local();

@@ -17,6 +17,7 @@
 //! a magazine holds a constructed object, a cell in `to_build` does not. Only the game
 //! thread touches the object table.
 
+use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
@@ -100,6 +101,98 @@ impl<C: Token> Magazine<C> {
         for cell in self.0.drain(..) {
             // SAFETY: the caller's contract; each cell leaves the magazine as it is dropped.
             unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
+        }
+    }
+}
+
+/// Where [`Magazines::refill`] found ready objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refilled {
+    /// The `previous` magazine, swapped in.
+    Previous,
+    /// A full magazine from the depot (which now has our empty one).
+    Depot,
+    /// Nowhere: both magazines and the depot are empty.
+    Nothing,
+}
+
+/// The two magazines a consumer (the World's game thread, or one thread of a standalone
+/// pool) pops from and pushes to: Bonwick's `loaded` and `previous`. Spawns pop `loaded`;
+/// `previous` is swapped in when `loaded` runs dry (or over, on a return) before the depot
+/// is touched, so the depot sees one trade per magazine, not one per object.
+#[derive(Debug)]
+pub(crate) struct Magazines<C = FreedCell> {
+    pub(crate) loaded: Magazine<C>,
+    pub(crate) previous: Magazine<C>,
+}
+
+impl<C: Token> Magazines<C> {
+    pub(crate) fn new() -> Self {
+        Self { loaded: Magazine::new(), previous: Magazine::new() }
+    }
+
+    /// Ready objects in both magazines.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.loaded.len() + self.previous.len()
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<C> {
+        self.loaded.pop()
+    }
+
+    /// Makes `loaded` non-empty if it can: `previous`, else a full magazine from the depot.
+    pub(crate) fn refill(&mut self, depot: &Depot<C>) -> Refilled {
+        if !self.previous.is_empty() {
+            mem::swap(&mut self.loaded, &mut self.previous);
+            return Refilled::Previous;
+        }
+        let Some(full) = depot.take_full() else { return Refilled::Nothing };
+        depot.hungry.store(false, Ordering::Relaxed);
+        depot.return_empty(mem::replace(&mut self.loaded, full));
+        Refilled::Depot
+    }
+
+    /// Puts a returned object among the ready ones (Bonwick's free path): `loaded`, else
+    /// `previous` after a swap, else `previous` goes to the depot as a full magazine. `Err`
+    /// (the cell back, nothing changed) only if the depot is full too.
+    #[inline]
+    pub(crate) fn push(&mut self, depot: &Depot<C>, cell: C) -> Result<(), C> {
+        if !self.loaded.is_full() {
+            self.loaded.push(cell);
+            return Ok(());
+        }
+        self.push_slow(depot, cell)
+    }
+
+    #[cold]
+    fn push_slow(&mut self, depot: &Depot<C>, cell: C) -> Result<(), C> {
+        if self.previous.is_empty() {
+            mem::swap(&mut self.loaded, &mut self.previous);
+        } else {
+            let empty = depot.empty.pop().unwrap_or_else(Magazine::new);
+            let full = mem::replace(&mut self.previous, mem::replace(&mut self.loaded, empty));
+            if let Err(full) = depot.publish_local(full) {
+                // The depot is full: put both magazines back as they were.
+                let empty = mem::replace(&mut self.loaded, mem::replace(&mut self.previous, full));
+                depot.return_empty(empty);
+                return Err(cell);
+            }
+        }
+        self.loaded.push(cell);
+        Ok(())
+    }
+
+    /// Drops the object in each cell of both magazines and empties them.
+    ///
+    /// # Safety
+    /// As [`Magazine::drop_objects`].
+    pub(crate) unsafe fn drop_objects<T>(&mut self) {
+        // SAFETY: the caller's contract, for both magazines.
+        unsafe {
+            self.loaded.drop_objects::<T>();
+            self.previous.drop_objects::<T>();
         }
     }
 }

@@ -268,6 +268,16 @@ mod loom_model {
     unsafe impl Sync for Cell {}
 
     impl Cell {
+        /// An object with one strong reference (and the strong side's weak count).
+        fn new() -> Arc<Self> {
+            Arc::new(Cell {
+                value: UnsafeCell::new(7),
+                counts: Counts::new(1),
+                reused: AtomicUsize::new(0),
+                dropped: AtomicUsize::new(0),
+            })
+        }
+
         fn end(&self) {
             // The pool's deleter: resets (writes) the object and reuses the cell.
             // SAFETY: loom checks this write is ordered after every other access.
@@ -308,12 +318,7 @@ mod loom_model {
     #[test]
     fn last_strong_and_last_weak() {
         loom::model(|| {
-            let cell = Arc::new(Cell {
-                value: UnsafeCell::new(7),
-                counts: Counts::new(1),
-                reused: AtomicUsize::new(0),
-                dropped: AtomicUsize::new(0),
-            });
+            let cell = Cell::new();
             cell.counts.clone_strong::<ThreadSafe>(); // a second strong holder
             cell.counts.clone_weak::<ThreadSafe>(); // a weak holder
 
@@ -353,12 +358,7 @@ mod loom_model {
     #[test]
     fn upgrade_against_the_last_strong() {
         loom::model(|| {
-            let cell = Arc::new(Cell {
-                value: UnsafeCell::new(7),
-                counts: Counts::new(1),
-                reused: AtomicUsize::new(0),
-                dropped: AtomicUsize::new(0),
-            });
+            let cell = Cell::new();
             cell.counts.clone_weak::<ThreadSafe>();
             let other = {
                 let cell = Arc::clone(&cell);

@@ -28,7 +28,7 @@ use respawn_allocator::{ChunkAllocator, ClassId, SlabConfig};
 use thread_local::ThreadLocal;
 
 use crate::class_pool::background_priority;
-use crate::depot::{self, Depot, Magazine, Token};
+use crate::depot::{self, Depot, Magazine, Magazines, Refilled, Token};
 use crate::poolable::short_type_name;
 use crate::rc::Counts;
 use crate::sync::{Arc, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -57,19 +57,12 @@ impl Token for PoolCell {
     }
 }
 
-/// A thread's two magazines of ready objects (Bonwick's `loaded` and `previous`).
-#[derive(Debug)]
-struct Magazines {
-    loaded: Magazine<PoolCell>,
-    previous: Magazine<PoolCell>,
-}
-
 /// One thread's side of a pool: its magazines, and tallies that only it writes (plain
 /// load-and-store, no read-modify-write) and anyone may read (stats).
 struct Local {
     /// Touched only by the thread this entry belongs to (see [`Local::with`]), and by the
     /// pool's `Drop` through `&mut`.
-    magazines: UnsafeCell<Magazines>,
+    magazines: UnsafeCell<Magazines<PoolCell>>,
     /// Objects in `magazines`, mirrored for stats.
     ready: AtomicUsize,
     hits: AtomicU64,
@@ -90,7 +83,7 @@ unsafe impl Sync for Local {}
 impl Local {
     fn new() -> Self {
         Self {
-            magazines: UnsafeCell::new(Magazines { loaded: Magazine::new(), previous: Magazine::new() }),
+            magazines: UnsafeCell::new(Magazines::new()),
             ready: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -104,12 +97,12 @@ impl Local {
     /// `T`'s drop), which could pull from or return to this pool and reach the magazines
     /// again while `f` holds them; every caller passes queue operations only.
     #[inline]
-    fn with<R>(&self, f: impl FnOnce(&mut Magazines) -> R) -> R {
+    fn with<R>(&self, f: impl FnOnce(&mut Magazines<PoolCell>) -> R) -> R {
         // SAFETY: this entry belongs to the calling thread (see `Sync` above), and `f` does
         // not re-enter the pool, so this is the only reference to the magazines.
         let magazines = unsafe { &mut *self.magazines.get() };
         let out = f(magazines);
-        self.ready.store(magazines.loaded.len() + magazines.previous.len(), Ordering::Relaxed);
+        self.ready.store(magazines.len(), Ordering::Relaxed);
         out
     }
 }
@@ -506,7 +499,7 @@ impl<T: Send + 'static> Pool<T> {
     #[inline]
     pub(crate) fn take(&self, at_max: AtMax) -> Result<NonNull<u8>, PoolError> {
         let local = self.local();
-        match local.with(|m| m.loaded.pop()) {
+        match local.with(Magazines::pop) {
             Some(cell) => {
                 bump(&local.hits);
                 Ok(cell.0)
@@ -519,15 +512,9 @@ impl<T: Send + 'static> Pool<T> {
     #[inline(never)]
     fn take_slow(&self, local: &Local, at_max: AtMax) -> Result<NonNull<u8>, PoolError> {
         let depot = &self.depot;
-        let refilled = local.with(|m| {
-            if !m.previous.is_empty() {
-                mem::swap(&mut m.loaded, &mut m.previous);
-                return m.loaded.pop();
-            }
-            let full = depot.take_full()?;
-            depot.hungry.store(false, Ordering::Relaxed);
-            depot.return_empty(mem::replace(&mut m.loaded, full));
-            m.loaded.pop()
+        let refilled = local.with(|m| match m.refill(depot) {
+            Refilled::Nothing => None,
+            Refilled::Previous | Refilled::Depot => m.pop(),
         });
         if let Some(cell) = refilled {
             bump(&local.hits);
@@ -668,7 +655,7 @@ impl<T: Send + 'static> Pool<T> {
         let local = self.local();
         bump(&local.released);
         let kept = self.owned.load(Ordering::Relaxed) <= self.config.max
-            && local.with(|m| push_local(&self.depot, m, PoolCell(cell))).is_ok();
+            && local.with(|m| m.push(&self.depot, PoolCell(cell))).is_ok();
         if kept {
             bump(&local.reused);
         } else {
@@ -710,36 +697,6 @@ impl<T: Send + 'static> Pool<T> {
     }
 }
 
-/// Puts a returned object in the thread's magazines: `loaded`, else `previous` after a
-/// swap, else `previous` goes to the depot as a full magazine. `Err` only if the depot is
-/// full too.
-#[inline]
-fn push_local(depot: &Depot<PoolCell>, m: &mut Magazines, cell: PoolCell) -> Result<(), PoolCell> {
-    if !m.loaded.is_full() {
-        m.loaded.push(cell);
-        return Ok(());
-    }
-    push_local_slow(depot, m, cell)
-}
-
-#[cold]
-fn push_local_slow(depot: &Depot<PoolCell>, m: &mut Magazines, cell: PoolCell) -> Result<(), PoolCell> {
-    if m.previous.is_empty() {
-        mem::swap(&mut m.loaded, &mut m.previous);
-    } else {
-        let empty = depot.empty.pop().unwrap_or_else(Magazine::new);
-        let full = mem::replace(&mut m.previous, mem::replace(&mut m.loaded, empty));
-        if let Err(full) = depot.publish_local(full) {
-            // The depot is full: undo, and let the caller drop this object instead.
-            let empty = mem::replace(&mut m.loaded, mem::replace(&mut m.previous, full));
-            depot.return_empty(empty);
-            return Err(cell);
-        }
-    }
-    m.loaded.push(cell);
-    Ok(())
-}
-
 impl<T: Send + 'static> Drop for Pool<T> {
     fn drop(&mut self) {
         self.depot.stop();
@@ -766,10 +723,7 @@ impl<T: Send + 'static> Drop for Pool<T> {
             let m = local.magazines.get_mut();
             // SAFETY: every cell in a thread's magazines holds a `T` the pool alone owns;
             // no thread can reach them now (`&mut self`).
-            unsafe {
-                m.loaded.drop_objects::<T>();
-                m.previous.drop_objects::<T>();
-            }
+            unsafe { m.drop_objects::<T>() };
         }
         // SAFETY: every object is dropped (the pool's above; `Pooled` borrows the pool, and
         // `OwnedPooled` and `Shared` keep it alive); nothing uses the memory any more.
