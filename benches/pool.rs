@@ -112,7 +112,7 @@ impl ChurnWorld {
         let ship = world.insert(Ship { shots: Vec::new() });
         world.add_to_root(ship).expect("a fresh ship");
         if config.precreate {
-            wait_for_pool::<Projectile>(&mut world, |s| s.ready >= config.capacity);
+            wait_for_pool::<Projectile>(&mut world, |s| s.available() >= config.capacity);
         }
         let spawn = |world: &mut World, i: u32| {
             let p = Projectile::new(i);
@@ -121,7 +121,7 @@ impl ChurnWorld {
         let live: Vec<_> = (0..CHURN_LIVE as u32).map(|i| spawn(&mut world, i)).collect();
         if config.precreate {
             let warm = config.capacity - CHURN_LIVE;
-            wait_for_pool::<Projectile>(&mut world, |s| s.ready >= warm);
+            wait_for_pool::<Projectile>(&mut world, |s| s.available() >= warm);
         } else {
             let extra: Vec<_> = (0..2048).map(|i| spawn(&mut world, i)).collect();
             for h in extra {
@@ -267,7 +267,7 @@ const EXPENSIVE: PoolConfig = PoolConfig { workers: 1, ..PoolConfig::EXPENSIVE }
 /// A world with a warm `Expensive` pool: all `capacity` objects built.
 fn expensive_world() -> World {
     let mut world = World::builder().pool::<Expensive>(EXPENSIVE).gc(GC).build().expect("a valid pool");
-    wait_for_pool::<Expensive>(&mut world, |s| s.ready >= EXPENSIVE.capacity && s.building == 0);
+    wait_for_pool::<Expensive>(&mut world, |s| s.available() >= EXPENSIVE.capacity && s.building == 0);
     world
 }
 

@@ -60,7 +60,7 @@ fn main() -> Result<(), respawn::PoolError> {
 
     // Start-up: let the workers build the first objects before the load comes.
     let start = Instant::now();
-    while buffers.stats().ready < 64 || sessions.stats().ready < 16 {
+    while buffers.stats().available() < 64 || sessions.stats().available() < 16 {
         assert!(start.elapsed() < Duration::from_secs(30), "the pools did not warm up");
         thread::sleep(Duration::from_millis(1));
     }

@@ -9,7 +9,7 @@ use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use common::wait_for;
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use respawn::{Object, Policy, PoolConfig, Poolable, Trace, World};
 
 /// Where each construction ran.
@@ -65,7 +65,7 @@ fn warm_spawns_construct_nothing_on_the_calling_thread() {
     };
     let mut world = World::builder().pool_with::<Expensive>(config, move || Expensive::build(&l)).build().unwrap();
     let me = thread::current().id();
-    wait_for(|| world.pool_stats::<Expensive>().unwrap().ready == 64);
+    wait_for(|| world.pool_stats::<Expensive>().unwrap().available() == 64);
     assert_eq!(log.on(me), 0);
 
     for round in 0..5 {
@@ -77,7 +77,7 @@ fn warm_spawns_construct_nothing_on_the_calling_thread() {
             world.destroy(h).unwrap();
         }
         world.end_frame();
-        wait_for(|| world.pool_stats::<Expensive>().unwrap().ready == 64);
+        wait_for(|| world.pool_stats::<Expensive>().unwrap().available() == 64);
     }
     let stats = world.pool_stats::<Expensive>().unwrap();
     assert_eq!((stats.spawns, stats.hits, stats.misses), (240, 240, 0));
@@ -95,11 +95,48 @@ fn warm_spawns_construct_nothing_on_the_calling_thread() {
     assert_eq!(cold_world.pool_stats::<Expensive>().unwrap().misses, 1);
 }
 
+/// Holds the precreation workers at their first build until opened; the calling thread's own
+/// (inline) builds pass. Opens on drop, so a failing assertion cannot leave the world's
+/// drop joining a worker that waits for ever.
+struct Gate {
+    open: Mutex<bool>,
+    opened: Condvar,
+    caller: ThreadId,
+}
+
+impl Gate {
+    fn new() -> Arc<Self> {
+        Arc::new(Self { open: Mutex::new(false), opened: Condvar::new(), caller: thread::current().id() })
+    }
+    fn pass(&self) {
+        if thread::current().id() == self.caller {
+            return;
+        }
+        let mut open = self.open.lock();
+        while !*open {
+            self.opened.wait(&mut open);
+        }
+    }
+    fn open(&self) {
+        *self.open.lock() = true;
+        self.opened.notify_all();
+    }
+}
+
+/// Opens the gate when dropped.
+struct OpenOnDrop(Arc<Gate>);
+
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
 #[test]
 fn misses_while_the_first_objects_are_built_do_not_grow_the_pool() {
     let log = Arc::new(Constructions::default());
-    let l = Arc::clone(&log);
-    // 512 objects of 20 µs: ~10 ms of building, far longer than the spawns below.
+    let gate = Gate::new();
+    let (l, g) = (Arc::clone(&log), Arc::clone(&gate));
     let config = PoolConfig {
         capacity: 512,
         max: 1 << 16,
@@ -109,15 +146,28 @@ fn misses_while_the_first_objects_are_built_do_not_grow_the_pool() {
         precreate: true,
         workers: 1,
     };
-    let mut world = World::builder().pool_with::<Expensive>(config, move || Expensive::build(&l)).build().unwrap();
+    let mut world = World::builder()
+        .pool_with::<Expensive>(config, move || {
+            g.pass();
+            Expensive::build(&l)
+        })
+        .build()
+        .unwrap();
+    // Declared after the world, so dropped (and the gate opened) before it.
+    let _open_on_drop = OpenOnDrop(Arc::clone(&gate));
+
+    // The worker is held at its first build: all 512 are on their way, none is ready.
     let shots: Vec<_> = (0..8).map(|_| world.spawn::<Expensive>()).collect();
     let stats = world.pool_stats::<Expensive>().unwrap();
-    assert!(stats.misses > 0, "the first magazine cannot be ready yet: {stats:?}");
+    assert_eq!((stats.misses, stats.ready), (8, 0), "the first magazine cannot be ready yet: {stats:?}");
+    assert_eq!(log.on(thread::current().id()), 8, "each miss built inline");
     assert_eq!(stats.grown, 0, "hundreds of objects are on their way; a miss must not add grow_by more");
+
     // Once the workers are done, the pool holds its capacity, not capacity + misses × grow_by.
+    gate.open();
     wait_for(|| world.pool_stats::<Expensive>().unwrap().building == 0);
     let stats = world.pool_stats::<Expensive>().unwrap();
-    assert_eq!(stats.precreated, 512, "{stats:?}");
+    assert_eq!((stats.precreated, stats.grown), (512, 0), "{stats:?}");
     drop(shots);
 
     // A miss with nothing on its way does grow (so the check above can fail).
@@ -126,4 +176,31 @@ fn misses_while_the_first_objects_are_built_do_not_grow_the_pool() {
     let mut world = World::builder().pool_with::<Expensive>(empty, move || Expensive::build(&l)).build().unwrap();
     world.spawn::<Expensive>();
     assert_eq!(world.pool_stats::<Expensive>().unwrap().grown, 1024);
+}
+
+#[test]
+fn an_idle_worker_hands_over_its_partial_magazine() {
+    let log = Arc::new(Constructions::default());
+    let l = Arc::clone(&log);
+    // Two full magazines (128 each) and a partial one of 44. With 256 published the depot
+    // is not low, so only the idle flush hands the last 44 over before a spawn misses.
+    let config = PoolConfig {
+        capacity: 300,
+        max: 4096,
+        low_watermark: 0,
+        grow_by: 64,
+        policy: Policy::Reuse,
+        precreate: true,
+        workers: 1,
+    };
+    let mut world = World::builder().pool_with::<Expensive>(config, move || Expensive::build(&l)).build().unwrap();
+    wait_for(|| world.pool_stats::<Expensive>().unwrap().available() == 300);
+    let stats = world.pool_stats::<Expensive>().unwrap();
+    assert_eq!((stats.ready, stats.held, stats.building), (300, 0, 0), "{stats:?}");
+
+    let shots: Vec<_> = (0..300).map(|_| world.spawn::<Expensive>()).collect();
+    let stats = world.pool_stats::<Expensive>().unwrap();
+    assert_eq!((stats.hits, stats.misses, stats.ready), (300, 0, 0), "{stats:?}");
+    assert_eq!(log.on(thread::current().id()), 0, "nothing built on the spawning thread");
+    drop(shots);
 }

@@ -33,7 +33,7 @@ fn workers_run_at_background_priority() {
         .pool_with::<Shot>(PoolConfig { workers: 2, capacity: 8, ..PoolConfig::EXPENSIVE }, move || Shot::new(&d))
         .build()
         .unwrap();
-    wait_for(|| world.pool_stats::<Shot>().unwrap().ready == 8);
+    wait_for(|| world.pool_stats::<Shot>().unwrap().available() == 8);
     // One worker may have built all 8 before the other first ran: a thread that has not
     // started yet still carries its creator's name. Wait until both have started.
     let pool_threads = || threads().into_iter().filter(|(name, _)| name.starts_with("respawn-pool")).count();

@@ -37,7 +37,7 @@ fn every_object_in_every_state_is_dropped_once_and_workers_are_joined() {
     };
     let settings = GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED };
     let mut world = World::builder().pool_with::<Shot>(purge, slow).gc(settings).build().unwrap();
-    wait_for(|| world.pool_stats::<Shot>().unwrap().ready == 40);
+    wait_for(|| world.pool_stats::<Shot>().unwrap().available() == 40);
 
     // Live, rooted, and a sub-object.
     let live: Vec<_> = (0..5).map(|_| world.spawn::<Shot>()).collect();
@@ -81,7 +81,7 @@ fn a_default_pool_shuts_down_with_garbage_pending() {
     let d = drops.clone();
     let config = PoolConfig { capacity: 16, low_watermark: 0, policy: Policy::Default, ..PoolConfig::DEFAULT };
     let mut world = World::builder().pool_with::<Shot>(config, move || Shot::new(&d)).build().unwrap();
-    wait_for(|| world.pool_stats::<Shot>().unwrap().ready == 16);
+    wait_for(|| world.pool_stats::<Shot>().unwrap().available() == 16);
     let shots: Vec<_> = (0..10).map(|_| world.spawn::<Shot>()).collect();
     for &h in &shots[..6] {
         world.destroy(h).unwrap(); // garbage, never collected

@@ -44,7 +44,7 @@ fn reuse_cycle_resets_and_hands_the_same_cell_back_with_a_new_handle() {
     // exact figures rather than read them mid-move.
     wait_for(|| {
         let s = world.pool_stats::<Shot>().unwrap();
-        (s.ready, s.precreated) == (64, 64)
+        (s.available(), s.precreated) == (64, 64)
     });
 
     let a = world.spawn_with(|s: &mut Shot| s.damage = 7);
@@ -89,7 +89,7 @@ fn purge_cycle_destroys_now_and_workers_rebuild_the_cell() {
     world.end_frame();
     wait_for(|| world.pool_stats::<Shot>().unwrap().precreated == 65);
     settle(&mut world);
-    wait_for(|| world.pool_stats::<Shot>().unwrap().ready == 64);
+    wait_for(|| world.pool_stats::<Shot>().unwrap().available() == 64);
     assert!(world.get(a).is_none());
     drop(world);
     assert_eq!(drops.count(), 65);
@@ -245,7 +245,7 @@ fn a_miss_builds_inline_and_asks_the_workers_to_grow() {
     // moves its count from `held` to `ready`, and a read in between counts it twice).
     wait_for(|| {
         world.pools_mut().maintain();
-        world.pool_stats::<Shot>().unwrap().ready == 32
+        world.pool_stats::<Shot>().unwrap().available() == 32
     });
     // The worker publishes its partial magazine just after its last build (or when a miss
     // makes the game thread hungry): a spawn that comes first still misses. Once it is
@@ -286,7 +286,7 @@ fn a_panicking_create_loses_nothing() {
         .unwrap();
     wait_for(|| {
         let s = world.pool_stats::<Shot>().unwrap();
-        s.building == 0 && (s.create_panics, s.precreated, s.ready) == (4, 4, 4)
+        s.building == 0 && (s.create_panics, s.precreated, s.available()) == (4, 4, 4)
     });
     world.end_frame();
     assert_eq!(world.pool_stats::<Shot>().unwrap().returned, 4);

@@ -390,6 +390,10 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         let (s, c, t) = (&self.depot, &self.depot.counters, &self.tally);
         let precreated = c.precreated.load(Ordering::Relaxed);
         let nanos = c.create_nanos.load(Ordering::Relaxed);
+        // Published first, then held: a magazine published between the reads is missed, never
+        // counted twice, so `ready - held` never exceeds what a spawn can take.
+        let published = s.published();
+        let held = s.held.load(Ordering::Acquire);
         PoolStats {
             class: self.name,
             policy: self.config.policy,
@@ -397,7 +401,8 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             hits: t.hits,
             misses: t.misses,
             overflow: t.overflow,
-            ready: s.ready.load(Ordering::Relaxed) + s.held.load(Ordering::Relaxed) + self.local(),
+            ready: published + held + self.local(),
+            held,
             building: s.building.load(Ordering::Acquire),
             in_use: s.live.load(Ordering::Relaxed),
             high_water: t.high_water,

@@ -44,6 +44,15 @@ const LOW_DEPOT: usize = 2 * MAGAZINE;
 #[cfg(loom)]
 const LOW_DEPOT: usize = 0;
 
+/// A worker that holds a partial magazine and has had no work for this long publishes it,
+/// so an idle pool (warm-up done, a lull in releases) has every object it built where a
+/// spawn can take it. Longer than a frame, so steady per-frame rebuilds still fill whole
+/// magazines. None under loom, whose condition variables ignore time.
+#[cfg(not(loom))]
+const IDLE_FLUSH: Option<Duration> = Some(Duration::from_millis(20));
+#[cfg(loom)]
+const IDLE_FLUSH: Option<Duration> = None;
+
 /// Ownership of one cell a pool trades: uninitialised memory for one object, or a built
 /// object (in a magazine).
 pub(crate) trait Token: Send + 'static {
@@ -236,7 +245,10 @@ pub(crate) struct Depot<C = FreedCell> {
     /// Cells the game thread must hand back to the arena (pool above `max`, no workers, a
     /// failed `create`). Behind a lock: rare, and drained by the game thread alone.
     pub(crate) spare: Mutex<Vec<C>>,
-    /// Objects in `full`.
+    /// Objects in `full`. Counted after the push that publishes them and uncounted after
+    /// the pop that takes them, so it never counts a magazine not yet in `full`, and dips
+    /// below zero (wrapping) while a pop overtakes its publish's count: read it through
+    /// [`published`](Self::published) or in wrapping sums.
     pub(crate) ready: AtomicUsize,
     /// Cells sent to `to_build` whose object is not built yet (queued, being built).
     pub(crate) building: AtomicUsize,
@@ -310,19 +322,24 @@ impl<C: Token> Depot<C> {
     pub(crate) fn on_the_way(&self) -> usize {
         let building = self.building.load(Ordering::Acquire);
         let held = self.held.load(Ordering::Acquire);
-        building + held + self.ready.load(Ordering::Relaxed)
+        settled(building.wrapping_add(held).wrapping_add(self.ready.load(Ordering::Relaxed)))
     }
 
-    /// Objects built and not yet spawned: the depot's, the workers' and the game thread's.
+    /// Objects in published magazines: a pull that sees this many can take them. (A
+    /// magazine is counted only once it is in `full`; see `ready`.)
     #[inline]
-    pub(crate) fn ready_total(&self) -> usize {
-        self.ready.load(Ordering::Relaxed) + self.held.load(Ordering::Relaxed) + self.local.load(Ordering::Relaxed)
+    pub(crate) fn published(&self) -> usize {
+        settled(self.ready.load(Ordering::Acquire))
     }
 
-    /// Cells the pool owns outside the world: ready and being built.
+    /// Cells the pool owns outside the world: ready (the depot's, the workers' and the game
+    /// thread's) and being built.
     #[inline]
     pub(crate) fn pooled(&self) -> usize {
-        self.ready_total() + self.building.load(Ordering::Relaxed)
+        let ready = self.ready.load(Ordering::Relaxed).wrapping_add(self.held.load(Ordering::Relaxed));
+        settled(
+            ready.wrapping_add(self.local.load(Ordering::Relaxed)).wrapping_add(self.building.load(Ordering::Relaxed)),
+        )
     }
 
     /// Sends a cell to the workers, or back to the arena when the pool has no workers.
@@ -368,8 +385,11 @@ impl<C: Token> Depot<C> {
     }
 
     /// A worker with nothing to do waits here until there is work, the game thread is
-    /// hungry for the partial magazine it holds, or the pool shuts down.
-    fn park(&self, holding: bool) {
+    /// hungry for the partial magazine it holds, or the pool shuts down; or, holding one,
+    /// until it has been idle for [`IDLE_FLUSH`]. Returns whether that idle time ran out.
+    fn park(&self, holding: bool) -> bool {
+        let flush_at = IDLE_FLUSH.filter(|_| holding).map(|idle| Instant::now() + idle);
+        let mut idle = false;
         let mut guard = self.lock.lock();
         self.sleepers.fetch_add(1, Ordering::Relaxed);
         fence(Ordering::SeqCst);
@@ -377,12 +397,22 @@ impl<C: Token> Depot<C> {
             && self.to_build.is_empty()
             && !(holding && self.hungry.load(Ordering::Relaxed))
         {
-            // The timeout is a safety net only; wake-ups come from `kick`. (Loom ignores
-            // it, so a lost wake-up would deadlock the models.)
-            guard = self.wake.wait_for(guard, Duration::from_millis(50));
+            // The 50 ms timeout is a safety net only; wake-ups come from `kick`. (Loom
+            // ignores it, so a lost wake-up would deadlock the models.)
+            let mut wait = Duration::from_millis(50);
+            if let Some(at) = flush_at {
+                let now = Instant::now();
+                if now >= at {
+                    idle = true;
+                    break;
+                }
+                wait = wait.min(at - now);
+            }
+            guard = self.wake.wait_for(guard, wait);
         }
         self.sleepers.fetch_sub(1, Ordering::Relaxed);
         drop(guard);
+        idle
     }
 
     /// An empty magazine for a worker (a new one only until enough circulate).
@@ -393,13 +423,8 @@ impl<C: Token> Depot<C> {
     /// Gives the game thread a worker's magazine of ready objects.
     fn publish(&self, magazine: Magazine<C>) -> Result<(), Magazine<C>> {
         let n = magazine.len();
-        // Count before the push: the game thread may pop it (and subtract) at once.
-        self.ready.fetch_add(n, Ordering::Relaxed);
-        if let Err(magazine) = self.full.push(magazine) {
-            self.ready.fetch_sub(n, Ordering::Relaxed);
-            return Err(magazine);
-        }
-        // Release: whoever sees the objects leave `held` sees them in `ready` (`available`).
+        self.publish_local(magazine)?;
+        // Release: whoever sees the objects leave `held` sees them in `ready` (`on_the_way`).
         self.held.fetch_sub(n, Ordering::Release);
         Ok(())
     }
@@ -440,17 +465,27 @@ impl<C: Token> Depot<C> {
     /// magazines are full).
     pub(crate) fn publish_local(&self, magazine: Magazine<C>) -> Result<(), Magazine<C>> {
         let n = magazine.len();
-        self.ready.fetch_add(n, Ordering::Relaxed);
-        self.full.push(magazine).inspect_err(|_| {
-            self.ready.fetch_sub(n, Ordering::Relaxed);
-        })
+        self.full.push(magazine)?;
+        // Counted after the push (Release, paired with `published`'s Acquire): whoever reads
+        // the count can pop the magazine. A pop may overtake this and subtract first.
+        self.ready.fetch_add(n, Ordering::Release);
+        Ok(())
     }
+}
+
+/// A counter sum read while other threads move objects between counters: a transient dip
+/// below zero (see [`Depot::ready`]) reads as zero.
+#[inline]
+fn settled(sum: usize) -> usize {
+    usize::try_from(sum as isize).unwrap_or(0)
 }
 
 /// A precreation worker: builds an object in each cell from `to_build`, fills magazines,
 /// publishes them; parks when there is nothing to do; returns at shutdown.
 pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Arc<dyn Fn() -> T + Send + Sync>) {
     let mut current: Option<Magazine<C>> = None;
+    // Parked holding a partial magazine and woke with no work for `IDLE_FLUSH`.
+    let mut idle = false;
     loop {
         if depot.shutdown.load(Ordering::Acquire) {
             break;
@@ -459,16 +494,20 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
             // Out of work. A partial magazine is handed over only when the game thread may
             // soon need it (the depot is low, or it found the depot empty): publishing every
             // partial one would spread the ready objects over ever more magazines.
-            let low = depot.ready.load(Ordering::Relaxed) < LOW_DEPOT || depot.hungry.load(Ordering::Relaxed);
-            if low && current.as_ref().is_some_and(|m| !m.is_empty()) {
+            // partial one would spread the ready objects over ever more magazines. An idle
+            // worker hands it over too.
+            let low = depot.published() < LOW_DEPOT || depot.hungry.load(Ordering::Relaxed);
+            if (low || idle) && current.as_ref().is_some_and(|m| !m.is_empty()) {
+                idle = false;
                 match depot.publish(current.take().expect("holding")) {
                     Ok(()) => continue,
                     Err(magazine) => current = Some(magazine),
                 }
             }
-            depot.park(current.is_some());
+            idle = depot.park(current.as_ref().is_some_and(|m| !m.is_empty()));
             continue;
         };
+        idle = false;
         let start = Instant::now();
         match panic::catch_unwind(AssertUnwindSafe(|| create())) {
             Ok(value) => {

@@ -450,6 +450,10 @@ impl<T: Send + 'static> Pool<T> {
         let c = &d.counters;
         let precreated = c.precreated.load(Ordering::Relaxed);
         let nanos = c.create_nanos.load(Ordering::Relaxed);
+        // Published first, then held: a magazine published between the reads is missed, never
+        // counted twice, so `ready - held` never exceeds what a spawn can take.
+        let published = d.published();
+        let held = d.held.load(Ordering::Acquire);
         PoolStats {
             class: self.name,
             policy: self.config.policy,
@@ -457,7 +461,8 @@ impl<T: Send + 'static> Pool<T> {
             hits,
             misses,
             overflow,
-            ready: d.ready.load(Ordering::Relaxed) + d.held.load(Ordering::Relaxed) + local_ready,
+            ready: published + held + local_ready,
+            held,
             building: d.building.load(Ordering::Acquire),
             in_use: (hits + misses).saturating_sub(released) as usize,
             high_water: self.high_water.load(Ordering::Relaxed),

@@ -20,9 +20,15 @@ pub struct PoolStats {
     /// Misses beyond `max` (`spawn`'s overflow objects; their cells leave the pool when
     /// released).
     pub overflow: u64,
-    /// Objects built and not yet spawned (the game thread's magazines, the depot, and the
-    /// workers' magazines).
+    /// Objects built and not yet spawned: in the spawning threads' own magazines (for a
+    /// standalone [`Pool`](crate::Pool), each thread's are its own), in published
+    /// magazines, and `held` by the workers.
     pub ready: usize,
+    /// Of `ready`, the objects a worker still holds in its partial magazine. It publishes
+    /// the magazine when it fills, when it runs out of work while the depot is low, or when
+    /// a spawn found nothing ready; until then a spawn cannot take them. On a World's pool,
+    /// `ready - held` objects can be spawned now without a miss.
+    pub held: usize,
     /// Cells queued for a worker or being built.
     pub building: usize,
     /// Objects of the class alive in the world (garbage not yet purged included).
@@ -57,6 +63,13 @@ pub struct PoolStats {
 }
 
 impl PoolStats {
+    /// Ready objects a spawn can take now without a miss: `ready - held`. Wait for this,
+    /// not `ready`, to know a pool is warm. (For a standalone [`Pool`](crate::Pool) it
+    /// includes other threads' magazines, which only their own thread pulls from.)
+    pub fn available(&self) -> usize {
+        self.ready - self.held
+    }
+
     /// Hits over spawns (1.0 before the first spawn).
     pub fn hit_rate(&self) -> f64 {
         if self.spawns == 0 {

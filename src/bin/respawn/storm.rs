@@ -524,7 +524,7 @@ fn build_world(kind: Kind, settings: &Settings, layers: &ConfigLayers) -> Result
         })
         .collect();
     let filled = |w: &World| {
-        let full = |p: Option<respawn::PoolStats>, c: &PoolConfig| p.is_some_and(|p| p.ready >= c.capacity);
+        let full = |p: Option<respawn::PoolStats>, c: &PoolConfig| p.is_some_and(|p| p.available() >= c.capacity);
         full(w.pool_stats::<Bullet>(), &bullet) && full(w.pool_stats::<Rocket>(), &rocket)
     };
     while !filled(&world) && start.elapsed() < Duration::from_secs(10) {
