@@ -52,7 +52,7 @@ fn warm_pull_and_shared_cycles_allocate_nothing() {
             .unwrap(),
     );
     let start = Instant::now();
-    while pool.stats().ready < 256 {
+    while pool.stats().available() < 256 {
         assert!(start.elapsed() < Duration::from_secs(30), "the workers did not warm the pool");
         std::thread::sleep(Duration::from_millis(1));
     }

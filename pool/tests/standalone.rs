@@ -117,7 +117,7 @@ fn reuse_resets_the_object_and_hands_it_out_again() {
 fn purge_drops_the_object_and_a_worker_rebuilds_its_cell() {
     let drops = Drops::default();
     let p = pool(&drops, 1, Policy::Purge);
-    wait_for(|| p.stats().ready == 8);
+    wait_for(|| p.stats().available() == 8);
     let a = p.pull();
     let id = a.id;
     drop(a);
@@ -134,7 +134,7 @@ fn purge_drops_the_object_and_a_worker_rebuilds_its_cell() {
 fn workers_precreate_capacity_and_pulls_hit() {
     let drops = Drops::default();
     let p = pool(&drops, 2, Policy::Reuse);
-    wait_for(|| p.stats().ready == 8);
+    wait_for(|| p.stats().available() == 8);
     assert_eq!(drops.made(), 8);
     let held: Vec<_> = (0..8).map(|_| p.pull()).collect();
     let s = p.stats();
@@ -186,7 +186,7 @@ fn prefill_warms_a_pool_without_workers_within_max() {
 fn an_owned_guard_outlives_the_pool_handle_and_ends_the_pool() {
     let drops = Drops::default();
     let p = Arc::new(pool(&drops, 1, Policy::Reuse));
-    wait_for(|| p.stats().ready == 8);
+    wait_for(|| p.stats().available() == 8);
     let mut owned: OwnedPooled<Obj> = p.pull_owned();
     owned.value = 7;
     drop(p); // the guard keeps the pool alive
