@@ -6,7 +6,10 @@ mod common;
 use std::time::Duration;
 
 use common::{wait_for, Counted, Drops, Ship, Shot};
-use respawn::{ArenaConfig, ArenaError, GcSettings, Handle, ObjectFlags, Policy, PoolConfig, PoolError, World};
+use respawn::{
+    ArenaConfig, ArenaError, GcSettings, Handle, Object, ObjectFlags, Policy, PoolConfig, PoolError, Poolable, Trace,
+    World,
+};
 
 fn world_with(policy: Policy, workers: usize) -> (World, Drops) {
     let drops = Drops::default();
@@ -385,5 +388,51 @@ fn a_retired_slot_leaves_the_pool_in_use_count() {
         assert_eq!(world.heap().arena().stats::<Shot>().unwrap().retired, 5, "{policy:?}");
         drop(world);
         drops.assert_each_once();
+    }
+}
+
+/// Panics in its destructor while `armed`.
+#[derive(Trace, Object)]
+struct Fragile {
+    armed: bool,
+}
+
+impl Drop for Fragile {
+    fn drop(&mut self) {
+        assert!(!self.armed, "a destructor panicked");
+    }
+}
+
+impl Poolable for Fragile {
+    fn create() -> Self {
+        Self { armed: false }
+    }
+}
+
+#[test]
+fn a_panicking_destructor_leaves_the_pool_in_use_count() {
+    for policy in [Policy::Purge, Policy::Default] {
+        let config =
+            PoolConfig { capacity: 0, max: 1, low_watermark: 0, grow_by: 0, policy, precreate: false, workers: 0 };
+        let mut world = World::builder()
+            .pool::<Fragile>(config)
+            .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
+            .build()
+            .unwrap();
+        let h = world.try_spawn::<Fragile>().unwrap();
+        world.get_mut(h).unwrap().armed = true;
+        let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            world.destroy(h).unwrap();
+            world.collect_garbage();
+        }));
+        assert!(ended.is_err(), "{policy:?}: the destructor's panic reaches the caller");
+        assert!(world.get(h).is_none(), "{policy:?}");
+        let stats = world.pool_stats::<Fragile>().unwrap();
+        assert_eq!((stats.in_use, stats.retired), (0, 1), "{policy:?}: {stats:?}");
+        // The pool is at its max (1) only if the object still counted: it does not.
+        let next = world.try_spawn::<Fragile>().unwrap_or_else(|e| panic!("{policy:?}: {e}"));
+        world.destroy(next).unwrap();
+        world.collect_garbage();
+        assert_eq!(world.pool_stats::<Fragile>().unwrap().in_use, 0, "{policy:?}");
     }
 }

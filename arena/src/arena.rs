@@ -54,7 +54,8 @@ pub struct ArenaClassStats {
     pub len: usize,
     /// Vacant slots (with their cells) ready for new objects.
     pub vacant: usize,
-    /// Slots retired because their generation reached the ceiling.
+    /// Slots retired for good: their generation reached the ceiling, or their object's
+    /// destructor panicked.
     pub retired: usize,
     /// Permanent objects of the class (in the permanent pool, not in the class's slabs).
     pub permanent: usize,
@@ -788,9 +789,10 @@ unsafe fn take<T>(
 }
 
 /// Ends the object in slot `index` in place: releases the slot (handles go stale), drops the
-/// object, then routes the cell. Releasing first means a panicking destructor leaves a
-/// vacant, unrouted slot (never reused, never dropped twice); routing last means nobody gets
-/// the cell before the destructor is done.
+/// object, then routes the cell. Releasing first means a panicking destructor cannot lead to
+/// a second drop; routing last means nobody gets the cell before the destructor is done. If
+/// the destructor panics, the slot is retired instead (never reused: the object may be half
+/// dropped) and the route hears [`Freed::Retired`], so a pool counts the object gone.
 ///
 /// # Safety
 /// Slot `index` holds a live object of `entry`'s class.
@@ -806,11 +808,40 @@ unsafe fn destroy_at(
     let cell = unsafe { table.slot_unchecked(index) }.cell();
     let drop_fn = entry.drop_fn;
     let freed = release(table, entry, outers, index, max_generation);
-    if let Some(drop_fn) = drop_fn {
-        // SAFETY: the cell holds an object of this class, released just now, dropped once.
-        unsafe { drop_fn(cell.as_ptr()) };
+    let Some(drop_fn) = drop_fn else {
+        route(entry, freed, cell);
+        return;
+    };
+    let mut unwinding = RetireOnUnwind { entry, freed: Some(freed), cell };
+    // SAFETY: the cell holds an object of this class, released just now, dropped once.
+    unsafe { drop_fn(cell.as_ptr()) };
+    let freed = unwinding.freed.take().expect("taken once");
+    route(unwinding.entry, freed, cell);
+}
+
+/// Retires a released slot whose object's destructor panicked, and tells the route: armed
+/// around the destructor in [`destroy_at`], disarmed (its `freed` taken) once it returns.
+struct RetireOnUnwind<'a> {
+    entry: &'a mut ClassEntry,
+    freed: Option<Freed>,
+    cell: NonNull<u8>,
+}
+
+impl Drop for RetireOnUnwind<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        let retired = match self.freed.take() {
+            None => return,
+            Some(Freed::Cell(token)) => {
+                // The slot is vacant and on no list: no handle resolves to it, no insert
+                // takes it. Counted with the ceiling's retirements.
+                self.entry.retired += 1;
+                Freed::Retired { class: token.class, slot: token.slot }
+            }
+            Some(retired) => retired,
+        };
+        route(self.entry, retired, self.cell);
     }
-    route(entry, freed, cell);
 }
 
 /// Sends a freed cell down its class's route (default: the class's vacant list); a route

@@ -61,7 +61,7 @@ impl FreedCell {
 /// whose generation reached the ceiling ([`ArenaConfig::max_generation`](crate::ArenaConfig))
 /// is retired instead — no handle may resolve to it again — and the route hears
 /// [`Freed::Retired`], so whoever counts the class's objects (a pool's `in_use`) still sees
-/// the object go.
+/// the object go. So is the slot of an object whose destructor panicked.
 #[derive(Debug)]
 #[must_use = "a dropped Freed::Cell is never reused; hand it to Arena::recycle"]
 pub enum Freed {
@@ -121,7 +121,7 @@ pub(crate) struct ClassEntry {
     pub(crate) free: Vec<u32>,
     /// Objects constructed in the class's cells, whatever their flags.
     pub(crate) len: usize,
-    /// Slots retired because their generation reached the ceiling.
+    /// Slots retired: the generation ceiling, or a panicking destructor.
     pub(crate) retired: usize,
     /// Permanent objects of the class (outside its slabs).
     pub(crate) permanent: usize,

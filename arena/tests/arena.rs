@@ -208,6 +208,51 @@ fn a_route_is_told_of_a_retired_slot() {
     assert_eq!(arena.stats::<Projectile>().unwrap().retired, 1);
 }
 
+/// Panics in its destructor while armed; counts its drops either way.
+struct Grenade {
+    armed: bool,
+    drops: Arc<AtomicUsize>,
+}
+impl Drop for Grenade {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+        assert!(!self.armed, "the grenade went off");
+    }
+}
+
+#[test]
+fn a_panicking_destructor_retires_the_slot_and_tells_the_route() {
+    let mut arena = Arena::with_config(SMALL);
+    arena.register::<Grenade>().unwrap();
+    let heard: Arc<Mutex<Vec<Freed>>> = Arc::default();
+    let sink = Arc::clone(&heard);
+    arena.set_free_route::<Grenade>(Some(Box::new(move |freed| sink.lock().unwrap().push(freed)))).unwrap();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let live = arena.insert(Grenade { armed: false, drops: Arc::clone(&drops) });
+    let armed = arena.insert(Grenade { armed: true, drops: Arc::clone(&drops) });
+
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| arena.destroy(armed.raw())));
+    assert!(r.is_err(), "the destructor's panic goes on to the caller");
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped once");
+    let heard_now = std::mem::take(&mut *heard.lock().unwrap());
+    assert!(
+        matches!(heard_now.as_slice(), [Freed::Retired { slot, .. }] if *slot == armed.index()),
+        "the route heard {heard_now:?}"
+    );
+    let stats = arena.stats::<Grenade>().unwrap();
+    assert_eq!((stats.len, stats.retired), (1, 1), "{stats:?}");
+    assert!(arena.get(armed).is_none(), "stale");
+    assert!(matches!(arena.destroy(armed.raw()), Err(ArenaError::Stale)));
+
+    // The retired slot is never handed out again; the arena goes on.
+    arena.set_free_route::<Grenade>(None).unwrap();
+    let more: Vec<_> = (0..100).map(|_| arena.insert(Grenade { armed: false, drops: Arc::clone(&drops) })).collect();
+    assert!(more.iter().all(|h| h.index() != armed.index()), "a retired slot was reused");
+    arena.remove(live).unwrap();
+    drop(arena);
+    assert_eq!(drops.load(Ordering::SeqCst), 102, "every grenade dropped exactly once");
+}
+
 #[test]
 fn tick_visits_every_visible_object_once_in_memory_order() {
     let mut arena = Arena::with_config(SMALL);
