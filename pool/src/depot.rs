@@ -493,9 +493,9 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
         let Some(cell) = depot.to_build.pop() else {
             // Out of work. A partial magazine is handed over only when the game thread may
             // soon need it (the depot is low, or it found the depot empty): publishing every
-            // partial one would spread the ready objects over ever more magazines.
             // partial one would spread the ready objects over ever more magazines. An idle
             // worker hands it over too.
+            #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))] // LOW_DEPOT is 0 there
             let low = depot.published() < LOW_DEPOT || depot.hungry.load(Ordering::Relaxed);
             if (low || idle) && current.as_ref().is_some_and(|m| !m.is_empty()) {
                 idle = false;
@@ -509,7 +509,7 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
         };
         idle = false;
         let start = Instant::now();
-        match panic::catch_unwind(AssertUnwindSafe(|| create())) {
+        match panic::catch_unwind(AssertUnwindSafe(&*create)) {
             Ok(value) => {
                 // SAFETY: the token owns its cell: uninitialised memory of `T`'s layout
                 // (the class's cell), written once here before anyone else sees it.
