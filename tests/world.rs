@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::{wait_for, Counted, Drops, Ship, Shot};
@@ -434,5 +436,67 @@ fn a_panicking_destructor_leaves_the_pool_in_use_count() {
         world.destroy(next).unwrap();
         world.collect_garbage();
         assert_eq!(world.pool_stats::<Fragile>().unwrap().in_use, 0, "{policy:?}");
+    }
+}
+
+#[test]
+fn a_release_burst_larger_than_the_build_queue_goes_back_to_the_arena() {
+    // The queue of cells to build holds 4 × max(capacity, grow_by, 128) = 512 here, not
+    // `max`: a burst of 2000 Purge releases queues 512 and hands the rest back.
+    let drops = Drops::default();
+    let d = drops.clone();
+    let held = Arc::new(AtomicBool::new(false));
+    let h = Arc::clone(&held);
+    let me = std::thread::current().id();
+    let config = PoolConfig {
+        capacity: 64,
+        max: 1 << 16,
+        low_watermark: 0,
+        grow_by: 64,
+        policy: Policy::Purge,
+        ..PoolConfig::DEFAULT
+    };
+    let mut world = World::builder()
+        .pool_with::<Shot>(config, move || {
+            // The worker waits while the test holds it; the test thread's inline builds pass.
+            while h.load(Ordering::Acquire) && std::thread::current().id() != me {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            Shot::new(&d)
+        })
+        .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
+        .build()
+        .unwrap();
+    settle(&mut world);
+    held.store(true, Ordering::Release);
+    // Declared after the world, so dropped first: a failed assertion lets the worker go
+    // before the world's drop joins it.
+    let _let_go = LetGo(Arc::clone(&held));
+
+    let shots: Vec<_> = (0..2000).map(|_| world.spawn::<Shot>()).collect();
+    for h in shots {
+        world.destroy(h).unwrap();
+    }
+    let stats = world.pool_stats::<Shot>().unwrap();
+    assert_eq!(stats.in_use, 0, "{stats:?}");
+    // The queue's 512, and the one cell the held worker took out of it.
+    assert!(stats.building <= 512 + 1, "the queue holds 512: {stats:?}");
+    assert!(stats.returned >= 2000 - 512, "the rest went back to the arena: {stats:?}");
+    assert_eq!(stats.building as u64 + stats.returned, 2000 + stats.grown, "no cell lost: {stats:?}");
+
+    held.store(false, Ordering::Release);
+    settle(&mut world);
+    let s = world.spawn::<Shot>();
+    assert!(world.get(s).is_some());
+    drop(world);
+    drops.assert_each_once();
+}
+
+/// Clears the flag when dropped.
+struct LetGo(Arc<AtomicBool>);
+
+impl Drop for LetGo {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use respawn_arena::{ClassId, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
 use respawn_gc::{GcError, Heap};
 
-use crate::depot::{self, Depot, Magazines, Refilled, ROUTE_GC, ROUTE_PURGE};
+use crate::depot::{self, build_queue_len, Depot, Magazines, Refilled, ROUTE_GC, ROUTE_PURGE};
 use crate::sync::{Arc, AtomicU8, Ordering};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
@@ -78,7 +78,12 @@ impl<T: Poolable> ClassPool<T> {
         create: Create<T>,
         route_cause: Arc<AtomicU8>,
     ) -> Result<Self, PoolError> {
-        let depot = Arc::new(Depot::new(config.max, config.workers, route_cause));
+        let depot = Arc::new(Depot::new(
+            config.max,
+            build_queue_len(config.capacity, config.grow_by, config.max),
+            config.workers,
+            route_cause,
+        ));
         let route_depot = Arc::clone(&depot);
         heap.set_free_route::<T>(Some(Box::new(move |cell| route(&route_depot, cell))))?;
         let mut workers = Vec::with_capacity(config.workers);
@@ -145,7 +150,7 @@ impl<T: Poolable> ClassPool<T> {
 
     /// Takes up to `n` cells from the arena (within `max`) and queues them for the workers.
     fn grow(&mut self, heap: &mut Heap, n: usize) -> Result<(), PoolError> {
-        let n = n.min(self.config.max.saturating_sub(self.owned()));
+        let n = n.min(self.config.max.saturating_sub(self.owned())).min(self.depot.build_room());
         if n == 0 || self.config.workers == 0 {
             return Ok(());
         }

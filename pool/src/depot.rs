@@ -279,11 +279,23 @@ pub(crate) struct Depot<C = FreedCell> {
     pub(crate) counters: CachePadded<Counters>,
 }
 
+/// Cells a pool's `to_build` queue holds: four times its biggest planned batch (its
+/// capacity, a growth step, a magazine) in flight at once, and never more than `max`.
+/// `ArrayQueue` commits its whole buffer up front, 24 bytes a cell; sized by `max`, the
+/// `PROJECTILES` preset's queue alone took 24 MiB a pool. A released cell that finds the
+/// queue full goes back to the arena (counted in `returned`), so a mass release shrinks the
+/// pool rather than the queue growing; growth steps stop at the queue's room.
+pub(crate) fn build_queue_len(capacity: usize, grow_by: usize, max: usize) -> usize {
+    capacity.max(grow_by).max(MAGAZINE).saturating_mul(4).min(max).max(1)
+}
+
 impl<C: Token> Depot<C> {
-    pub(crate) fn new(max: usize, workers: usize, route_cause: Arc<AtomicU8>) -> Self {
-        // Every cell the pool owns fits in `to_build`, and every magazine in `full` holds at
-        // least one object, so neither queue overflows while the pool stays within `max`
-        // (the game thread's and workers' own magazines are outside the queues).
+    /// A depot for a pool of at most `max` cells whose `to_build` queue holds `queue`
+    /// ([`build_queue_len`]).
+    pub(crate) fn new(max: usize, queue: usize, workers: usize, route_cause: Arc<AtomicU8>) -> Self {
+        // Every magazine in `full` holds at least one object, so `full` does not overflow
+        // while the pool stays within `max` (the game thread's and workers' own magazines
+        // are outside the queues).
         let magazines = max.div_ceil(MAGAZINE) + 2 * workers + 8;
         let empty = ArrayQueue::new(magazines);
         // Enough empty magazines for the workers and the game thread to start trading
@@ -292,7 +304,7 @@ impl<C: Token> Depot<C> {
             let _ = empty.push(Magazine::new());
         }
         Self {
-            to_build: ArrayQueue::new(max.max(1)),
+            to_build: ArrayQueue::new(queue.max(1)),
             full: ArrayQueue::new(magazines.min(max.max(1))),
             empty,
             spare: Mutex::new(Vec::new()),
@@ -342,6 +354,12 @@ impl<C: Token> Depot<C> {
         )
     }
 
+    /// Cells a growth step can queue now: the room left in `to_build`.
+    #[inline]
+    pub(crate) fn build_room(&self) -> usize {
+        self.to_build.capacity() - self.to_build.len()
+    }
+
     /// Sends a cell to the workers, or back to the arena when the pool has no workers.
     /// Wakes a worker once a magazine's worth is waiting.
     pub(crate) fn request(&self, cell: C) {
@@ -351,7 +369,7 @@ impl<C: Token> Depot<C> {
         }
         self.building.fetch_add(1, Ordering::Relaxed);
         if let Err(cell) = self.to_build.push(cell) {
-            // Cannot happen while the pool keeps within `max`; keep the cell anyway.
+            // A release burst larger than the queue: the cell goes back to the arena.
             self.building.fetch_sub(1, Ordering::Relaxed);
             self.give_back(cell);
             return;
@@ -655,7 +673,7 @@ mod loom_model {
         fn start() -> Self {
             let built = Built::new(N);
             let (memory, tokens) = cells(N);
-            let depot = Arc::new(Depot::new(N, 1, Arc::new(AtomicU8::new(0))));
+            let depot = Arc::new(Depot::new(N, N, 1, Arc::new(AtomicU8::new(0))));
             let worker = {
                 let (depot, create) = (Arc::clone(&depot), built.create());
                 thread::spawn(move || work::<Obj, FreedCell>(depot, create))

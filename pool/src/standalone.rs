@@ -28,7 +28,7 @@ use respawn_allocator::{ChunkAllocator, ClassId, SlabConfig};
 use thread_local::ThreadLocal;
 
 use crate::class_pool::background_priority;
-use crate::depot::{self, Depot, Magazine, Magazines, Refilled, Token};
+use crate::depot::{self, build_queue_len, Depot, Magazine, Magazines, Refilled, Token};
 use crate::poolable::short_type_name;
 use crate::rc::Counts;
 use crate::sync::{Arc, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -307,7 +307,12 @@ impl<T: Send + 'static> PoolBuilder<T> {
         };
         let memory = ChunkAllocator::new();
         let class = memory.register_class(std::alloc::Layout::new::<Slot<T>>(), slab).map_err(PoolError::Alloc)?;
-        let depot = Arc::new(Depot::new(config.max, config.workers, Arc::new(AtomicU8::new(0))));
+        let depot = Arc::new(Depot::new(
+            config.max,
+            build_queue_len(config.capacity, config.grow_by, config.max),
+            config.workers,
+            Arc::new(AtomicU8::new(0)),
+        ));
         let workers = (0..config.workers)
             .map(|i| {
                 let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
@@ -611,6 +616,7 @@ impl<T: Send + 'static> Pool<T> {
         if self.config.workers == 0 {
             return Ok(());
         }
+        let n = n.min(self.depot.build_room());
         let mut queued = 0;
         while queued < n && self.reserve(AtMax::Refuse).is_ok() {
             let cell = self.alloc_reserved()?;
