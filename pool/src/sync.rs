@@ -50,6 +50,9 @@ mod model_queue {
         pub(crate) fn len(&self) -> usize {
             self.items.lock().len()
         }
+        pub(crate) fn capacity(&self) -> usize {
+            self.capacity
+        }
         pub(crate) fn is_empty(&self) -> bool {
             self.items.lock().is_empty()
         }
