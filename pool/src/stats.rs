@@ -25,9 +25,10 @@ pub struct PoolStats {
     /// magazines, and `held` by the workers.
     pub ready: usize,
     /// Of `ready`, the objects a worker still holds in its partial magazine. It publishes
-    /// the magazine when it fills, when it runs out of work while the depot is low, or when
-    /// a spawn found nothing ready; until then a spawn cannot take them. On a World's pool,
-    /// `ready - held` objects can be spawned now without a miss.
+    /// the magazine when it fills, when it runs out of work while the depot is low, when a
+    /// spawn found nothing ready, or after 20 ms without work; until then a spawn cannot
+    /// take them. On a World's pool, `ready - held` objects can be spawned now without a
+    /// miss.
     pub held: usize,
     /// Cells queued for a worker or being built.
     pub building: usize,
@@ -67,7 +68,7 @@ impl PoolStats {
     /// not `ready`, to know a pool is warm. (For a standalone [`Pool`](crate::Pool) it
     /// includes other threads' magazines, which only their own thread pulls from.)
     pub fn available(&self) -> usize {
-        self.ready - self.held
+        self.ready.saturating_sub(self.held)
     }
 
     /// Hits over spawns (1.0 before the first spawn).
