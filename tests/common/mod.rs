@@ -3,10 +3,12 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+// std's lock, not parking_lot's: the drop counter is taken by workers and the test thread
+// at once, and parking_lot's contended path casts integers to pointers, which Miri's
+// `-Zmiri-strict-provenance` refuses (the crates themselves use std's locks under Miri).
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use respawn::{Handle, Object, Poolable, Trace};
 
 /// Which objects were made and how often each was dropped.
@@ -19,6 +21,13 @@ pub struct Inner {
     dropped: Mutex<HashMap<u64, u32>>,
 }
 
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, u32>> {
+        // A test that panicked while holding the lock has failed already; go on counting.
+        self.dropped.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 impl Drops {
     pub fn make(&self) -> u64 {
         self.0.next.fetch_add(1, Ordering::Relaxed)
@@ -27,18 +36,18 @@ impl Drops {
         self.0.next.load(Ordering::Relaxed)
     }
     pub fn note_drop(&self, id: u64) {
-        *self.0.dropped.lock().entry(id).or_default() += 1;
+        *self.0.lock().entry(id).or_default() += 1;
     }
     /// Drops so far (of distinct objects, each counted once however often it dropped).
     pub fn count(&self) -> usize {
-        self.0.dropped.lock().len()
+        self.0.lock().len()
     }
     pub fn dropped(&self, id: u64) -> bool {
-        self.0.dropped.lock().contains_key(&id)
+        self.0.lock().contains_key(&id)
     }
     /// Every object made so far was dropped exactly once.
     pub fn assert_each_once(&self) {
-        let dropped = self.0.dropped.lock();
+        let dropped = self.0.lock();
         for id in 0..self.made() {
             assert_eq!(dropped.get(&id).copied().unwrap_or(0), 1, "object {id} dropped {:?} times", dropped.get(&id));
         }
@@ -133,6 +142,7 @@ impl Drop for Counted {
 
 /// Polls `done` until it holds; panics after 20 s (workers are asynchronous: this bounds
 /// the wait, it does not time anything).
+#[track_caller]
 pub fn wait_for(mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
