@@ -9,7 +9,7 @@ use std::time::Duration;
 use respawn_arena::{ClassId, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
 use respawn_gc::{GcError, Heap};
 
-use crate::depot::{self, build_queue_len, Depot, Magazines, Refilled, ROUTE_GC, ROUTE_PURGE};
+use crate::depot::{self, Depot, Magazines, Refilled, ROUTE_GC, ROUTE_PURGE};
 use crate::sync::{Arc, AtomicU8, Ordering};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
@@ -78,12 +78,7 @@ impl<T: Poolable> ClassPool<T> {
         create: Create<T>,
         route_cause: Arc<AtomicU8>,
     ) -> Result<Self, PoolError> {
-        let depot = Arc::new(Depot::new(
-            config.max,
-            build_queue_len(config.capacity, config.grow_by, config.max),
-            config.workers,
-            route_cause,
-        ));
+        let depot = Arc::new(Depot::for_config(&config, route_cause));
         let route_depot = Arc::clone(&depot);
         heap.set_free_route::<T>(Some(Box::new(move |cell| route(&route_depot, cell))))?;
         let mut workers = Vec::with_capacity(config.workers);
@@ -395,10 +390,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         let (s, c, t) = (&self.depot, &self.depot.counters, &self.tally);
         let precreated = c.precreated.load(Ordering::Relaxed);
         let nanos = c.create_nanos.load(Ordering::Relaxed);
-        // Published first, then held: a magazine published between the reads is missed, never
-        // counted twice, so `ready - held` never exceeds what a spawn can take.
-        let published = s.published();
-        let held = s.held.load(Ordering::Acquire);
+        let (published, held) = s.published_and_held();
         PoolStats {
             class: self.name,
             policy: self.config.policy,

@@ -285,13 +285,20 @@ pub(crate) struct Depot<C = FreedCell> {
 /// `PROJECTILES` preset's queue alone took 24 MiB a pool. A released cell that finds the
 /// queue full goes back to the arena (counted in `returned`), so a mass release shrinks the
 /// pool rather than the queue growing; growth steps stop at the queue's room.
-pub(crate) fn build_queue_len(capacity: usize, grow_by: usize, max: usize) -> usize {
-    capacity.max(grow_by).max(MAGAZINE).saturating_mul(4).min(max).max(1)
+#[cfg(not(loom))]
+fn build_queue_len(config: &crate::PoolConfig) -> usize {
+    config.capacity.max(config.grow_by).max(MAGAZINE).saturating_mul(4).min(config.max).max(1)
 }
 
 impl<C: Token> Depot<C> {
-    /// A depot for a pool of at most `max` cells whose `to_build` queue holds `queue`
-    /// ([`build_queue_len`]).
+    /// The depot of a pool configured by `config`: its `max`, its workers, and a `to_build`
+    /// queue sized by [`build_queue_len`].
+    #[cfg(not(loom))]
+    pub(crate) fn for_config(config: &crate::PoolConfig, route_cause: Arc<AtomicU8>) -> Self {
+        Self::new(config.max, build_queue_len(config), config.workers, route_cause)
+    }
+
+    /// A depot for a pool of at most `max` cells whose `to_build` queue holds `queue`.
     pub(crate) fn new(max: usize, queue: usize, workers: usize, route_cause: Arc<AtomicU8>) -> Self {
         // Every magazine in `full` holds at least one object, so `full` does not overflow
         // while the pool stays within `max` (the game thread's and workers' own magazines
@@ -352,6 +359,14 @@ impl<C: Token> Depot<C> {
         settled(
             ready.wrapping_add(self.local.load(Ordering::Relaxed)).wrapping_add(self.building.load(Ordering::Relaxed)),
         )
+    }
+
+    /// `(published, held)` for a stats snapshot. Published first, then held: a magazine
+    /// published between the reads is missed, never counted twice, so `ready - held` never
+    /// exceeds what a spawn can take.
+    pub(crate) fn published_and_held(&self) -> (usize, usize) {
+        let published = self.published();
+        (published, self.held.load(Ordering::Acquire))
     }
 
     /// Cells a growth step can queue now: the room left in `to_build`.

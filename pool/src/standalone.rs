@@ -28,7 +28,7 @@ use respawn_allocator::{ChunkAllocator, ClassId, SlabConfig};
 use thread_local::ThreadLocal;
 
 use crate::class_pool::background_priority;
-use crate::depot::{self, build_queue_len, Depot, Magazine, Magazines, Refilled, Token};
+use crate::depot::{self, Depot, Magazine, Magazines, Refilled, Token};
 use crate::poolable::short_type_name;
 use crate::rc::Counts;
 use crate::sync::{Arc, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -307,12 +307,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
         };
         let memory = ChunkAllocator::new();
         let class = memory.register_class(std::alloc::Layout::new::<Slot<T>>(), slab).map_err(PoolError::Alloc)?;
-        let depot = Arc::new(Depot::new(
-            config.max,
-            build_queue_len(config.capacity, config.grow_by, config.max),
-            config.workers,
-            Arc::new(AtomicU8::new(0)),
-        ));
+        let depot = Arc::new(Depot::for_config(&config, Arc::new(AtomicU8::new(0))));
         let workers = (0..config.workers)
             .map(|i| {
                 let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
@@ -455,10 +450,7 @@ impl<T: Send + 'static> Pool<T> {
         let c = &d.counters;
         let precreated = c.precreated.load(Ordering::Relaxed);
         let nanos = c.create_nanos.load(Ordering::Relaxed);
-        // Published first, then held: a magazine published between the reads is missed, never
-        // counted twice, so `ready - held` never exceeds what a spawn can take.
-        let published = d.published();
-        let held = d.held.load(Ordering::Acquire);
+        let (published, held) = d.published_and_held();
         PoolStats {
             class: self.name,
             policy: self.config.policy,
