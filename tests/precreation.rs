@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
-use common::wait_for;
-use parking_lot::{Condvar, Mutex};
+use common::{wait_for, Gate};
+use parking_lot::Mutex;
 use respawn::{Object, Policy, PoolConfig, Poolable, Trace, World};
 
 /// Where each construction ran.
@@ -95,47 +95,11 @@ fn warm_spawns_construct_nothing_on_the_calling_thread() {
     assert_eq!(cold_world.pool_stats::<Expensive>().unwrap().misses, 1);
 }
 
-/// Holds the precreation workers at their first build until opened; the calling thread's own
-/// (inline) builds pass. Opens on drop, so a failing assertion cannot leave the world's
-/// drop joining a worker that waits for ever.
-struct Gate {
-    open: Mutex<bool>,
-    opened: Condvar,
-    caller: ThreadId,
-}
-
-impl Gate {
-    fn new() -> Arc<Self> {
-        Arc::new(Self { open: Mutex::new(false), opened: Condvar::new(), caller: thread::current().id() })
-    }
-    fn pass(&self) {
-        if thread::current().id() == self.caller {
-            return;
-        }
-        let mut open = self.open.lock();
-        while !*open {
-            self.opened.wait(&mut open);
-        }
-    }
-    fn open(&self) {
-        *self.open.lock() = true;
-        self.opened.notify_all();
-    }
-}
-
-/// Opens the gate when dropped.
-struct OpenOnDrop(Arc<Gate>);
-
-impl Drop for OpenOnDrop {
-    fn drop(&mut self) {
-        self.0.open();
-    }
-}
-
 #[test]
 fn misses_while_the_first_objects_are_built_do_not_grow_the_pool() {
     let log = Arc::new(Constructions::default());
-    let gate = Gate::new();
+    // Shut: the worker is held at its first build; this thread's inline builds pass.
+    let gate = Gate::new(false);
     let (l, g) = (Arc::clone(&log), Arc::clone(&gate));
     let config = PoolConfig {
         capacity: 512,
@@ -153,8 +117,7 @@ fn misses_while_the_first_objects_are_built_do_not_grow_the_pool() {
         })
         .build()
         .unwrap();
-    // Declared after the world, so dropped (and the gate opened) before it.
-    let _open_on_drop = OpenOnDrop(Arc::clone(&gate));
+    let _opener = gate.opener();
 
     // The worker is held at its first build: all 512 are on their way, none is ready.
     let shots: Vec<_> = (0..8).map(|_| world.spawn::<Expensive>()).collect();
@@ -164,7 +127,7 @@ fn misses_while_the_first_objects_are_built_do_not_grow_the_pool() {
     assert_eq!(stats.grown, 0, "hundreds of objects are on their way; a miss must not add grow_by more");
 
     // Once the workers are done, the pool holds its capacity, not capacity + misses × grow_by.
-    gate.open();
+    gate.set(true);
     wait_for(|| world.pool_stats::<Expensive>().unwrap().building == 0);
     let stats = world.pool_stats::<Expensive>().unwrap();
     assert_eq!((stats.precreated, stats.grown), (512, 0), "{stats:?}");

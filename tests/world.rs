@@ -3,11 +3,10 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{wait_for, Counted, Drops, Ship, Shot};
+use common::{wait_for, Counted, Drops, Gate, Ship, Shot};
 use respawn::{
     ArenaConfig, ArenaError, GcSettings, Handle, Object, ObjectFlags, Policy, PoolConfig, PoolError, Poolable, Trace,
     World,
@@ -445,9 +444,8 @@ fn a_release_burst_larger_than_the_build_queue_goes_back_to_the_arena() {
     // `max`: a burst of 2000 Purge releases queues 512 and hands the rest back.
     let drops = Drops::default();
     let d = drops.clone();
-    let held = Arc::new(AtomicBool::new(false));
-    let h = Arc::clone(&held);
-    let me = std::thread::current().id();
+    let gate = Gate::new(true);
+    let g = Arc::clone(&gate);
     let config = PoolConfig {
         capacity: 64,
         max: 1 << 16,
@@ -458,20 +456,16 @@ fn a_release_burst_larger_than_the_build_queue_goes_back_to_the_arena() {
     };
     let mut world = World::builder()
         .pool_with::<Shot>(config, move || {
-            // The worker waits while the test holds it; the test thread's inline builds pass.
-            while h.load(Ordering::Acquire) && std::thread::current().id() != me {
-                std::thread::sleep(Duration::from_micros(100));
-            }
+            g.pass();
             Shot::new(&d)
         })
         .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
         .build()
         .unwrap();
     settle(&mut world);
-    held.store(true, Ordering::Release);
-    // Declared after the world, so dropped first: a failed assertion lets the worker go
-    // before the world's drop joins it.
-    let _let_go = LetGo(Arc::clone(&held));
+    // The worker is held from here; the test thread's inline builds pass.
+    gate.set(false);
+    let _opener = gate.opener();
 
     let shots: Vec<_> = (0..2000).map(|_| world.spawn::<Shot>()).collect();
     for h in shots {
@@ -484,19 +478,10 @@ fn a_release_burst_larger_than_the_build_queue_goes_back_to_the_arena() {
     assert!(stats.returned >= 2000 - 512, "the rest went back to the arena: {stats:?}");
     assert_eq!(stats.building as u64 + stats.returned, 2000 + stats.grown, "no cell lost: {stats:?}");
 
-    held.store(false, Ordering::Release);
+    gate.set(true);
     settle(&mut world);
     let s = world.spawn::<Shot>();
     assert!(world.get(s).is_some());
     drop(world);
     drops.assert_each_once();
-}
-
-/// Clears the flag when dropped.
-struct LetGo(Arc<AtomicBool>);
-
-impl Drop for LetGo {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
 }

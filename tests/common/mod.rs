@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 // std's lock, not parking_lot's: the drop counter is taken by workers and the test thread
 // at once, and parking_lot's contended path casts integers to pointers, which Miri's
 // `-Zmiri-strict-provenance` refuses (the crates themselves use std's locks under Miri).
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use respawn::{Handle, Object, Poolable, Trace};
@@ -148,5 +149,46 @@ pub fn wait_for(mut done: impl FnMut() -> bool) {
     while !done() {
         assert!(start.elapsed() < Duration::from_secs(20), "timed out waiting for the workers");
         std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// Holds a pool's workers in their `create` while shut; the thread that made it passes (its
+/// inline builds on a miss). Its opener opens it on drop: declared after the world, it lets
+/// the workers go before a failed assertion's unwinding joins them.
+pub struct Gate {
+    open: Mutex<bool>,
+    opened: Condvar,
+    caller: ThreadId,
+}
+
+impl Gate {
+    pub fn new(open: bool) -> Arc<Self> {
+        Arc::new(Self { open: Mutex::new(open), opened: Condvar::new(), caller: thread::current().id() })
+    }
+    /// Called in `create`: waits while the gate is shut, unless on the gate's own thread.
+    pub fn pass(&self) {
+        if thread::current().id() == self.caller {
+            return;
+        }
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while !*open {
+            open = self.opened.wait(open).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+    pub fn set(&self, open: bool) {
+        *self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = open;
+        self.opened.notify_all();
+    }
+    pub fn opener(self: &Arc<Self>) -> OpenOnDrop {
+        OpenOnDrop(Arc::clone(self))
+    }
+}
+
+/// Opens its gate when dropped.
+pub struct OpenOnDrop(Arc<Gate>);
+
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.set(true);
     }
 }
