@@ -33,6 +33,9 @@ pub struct SlabGrant {
     pub cells: u32,
     /// Bytes from one cell to the next.
     pub cell_size: usize,
+    /// Bytes from one slab to the next: slab `i` starts at `region base + i × stride`
+    /// (see [`ChunkAllocator::region_base`]).
+    pub stride: usize,
     /// Whether the caller had to prepare the slab itself (the worker lagged).
     pub inline: bool,
 }
@@ -272,6 +275,7 @@ impl ChunkAllocator {
             base: c.region.slab_ptr(index as usize),
             cells: c.config.cells_per_slab,
             cell_size: c.cell_size,
+            stride: c.region.reserved_bytes() / c.config.max_slabs as usize,
             inline,
         })
     }
@@ -396,6 +400,14 @@ impl ChunkAllocator {
     /// allocations there).
     pub fn region(&self, class: ClassId) -> Option<std::ops::Range<usize>> {
         self.shared.class(class).ok()?.region.span()
+    }
+
+    /// The first byte of `class`'s reservation: slab `i`'s first cell is at
+    /// `base + i × stride` ([`SlabGrant::stride`]), so a cell's address is arithmetic on
+    /// its number. `None` for an unknown class, and under Miri (each slab is a separate
+    /// allocation there; use the grants' bases).
+    pub fn region_base(&self, class: ClassId) -> Option<NonNull<u8>> {
+        self.shared.class(class).ok()?.region.base()
     }
 
     /// Cell size, slab geometry and counters of `class`.

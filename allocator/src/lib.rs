@@ -61,7 +61,7 @@ mod permanent;
 pub use chunk::{ChunkAllocator, ClassStats, SlabGrant, MAX_ALIGN, MAX_CLASSES};
 pub use config::SlabConfig;
 pub use error::AllocError;
-pub use os::PAGE;
+pub use os::{SideRegion, PAGE};
 #[cfg(not(loom))]
 pub use permanent::{PermanentPool, Rejected};
 

@@ -139,6 +139,18 @@ impl Region {
         }
     }
 
+    /// The first byte of the reservation (Miri: `None`, slabs are separate allocations).
+    pub(crate) fn base(&self) -> Option<NonNull<u8>> {
+        #[cfg(not(miri))]
+        {
+            Some(self.base)
+        }
+        #[cfg(miri)]
+        {
+            None
+        }
+    }
+
     /// The address range of the whole reservation (one contiguous range; Miri: `None`).
     pub(crate) fn span(&self) -> Option<std::ops::Range<usize>> {
         #[cfg(not(miri))]
@@ -226,5 +238,133 @@ impl Drop for Block {
         let layout = std::alloc::Layout::from_size_align(self.len, PAGE).expect("block layout");
         // SAFETY: `base` came from `alloc_zeroed(layout)` in `map` and is freed once.
         unsafe { std::alloc::dealloc(self.base.as_ptr(), layout) };
+    }
+}
+
+/// A zero-filled table of `blocks` blocks of `block` bytes each, for per-cell side data that
+/// must never move (respawn-arena's object slots). Native: one `MAP_NORESERVE` mapping, so a
+/// block's pages are committed by the OS on first touch and the address of entry `i` is
+/// `base + i × entry size`: pure arithmetic. Under Miri each block is its own zeroed
+/// allocation, made by [`commit`](Self::commit), so Miri sees a stray access out of one.
+///
+/// Unlike a [`Region`]'s slabs, blocks are not rounded to whole pages (a page may hold the
+/// end of one block and the start of the next) and are not prefaulted: nothing is written
+/// here, so two owners of neighbouring blocks never touch the same bytes.
+pub struct SideRegion {
+    block: usize,
+    blocks: usize,
+    #[cfg(not(miri))]
+    base: NonNull<u8>,
+    #[cfg(not(miri))]
+    _map: memmap2::MmapMut,
+    #[cfg(miri)]
+    block_ptrs: Box<[AtomicPtr<u8>]>,
+}
+
+// SAFETY: a handle to zeroed memory it owns; who writes which entry is decided by its user
+// (the arena, under `&mut`, and atomics for everyone else).
+unsafe impl Send for SideRegion {}
+// SAFETY: as above.
+unsafe impl Sync for SideRegion {}
+
+/// Alignment of a side region's blocks (native: the mapping's, a page).
+const SIDE_ALIGN: usize = 16;
+
+impl SideRegion {
+    /// Reserves `blocks × block` bytes of zeroed address space (`block` a multiple of 16).
+    ///
+    /// # Errors
+    /// If the OS refuses the mapping, or the size overflows.
+    pub fn reserve(block: usize, blocks: usize) -> io::Result<Self> {
+        assert!(block > 0 && block % SIDE_ALIGN == 0, "a side block is a non-zero multiple of {SIDE_ALIGN} bytes");
+        let len = block
+            .checked_mul(blocks)
+            .filter(|&l| l > 0)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "side region size overflows usize"))?;
+        #[cfg(not(miri))]
+        {
+            let mut map = memmap2::MmapOptions::new().len(len).no_reserve_swap().map_anon()?;
+            let base = NonNull::new(map.as_mut_ptr()).expect("mmap returned a null mapping");
+            Ok(Self { block, blocks, base, _map: map })
+        }
+        #[cfg(miri)]
+        {
+            let _ = len;
+            let block_ptrs = (0..blocks).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
+            Ok(Self { block, blocks, block_ptrs })
+        }
+    }
+
+    /// Makes block `i` usable (Miri: allocates it; native: nothing, the OS commits pages on
+    /// first touch). Call it once per block, under the owner's exclusive access, before
+    /// anybody reads the block.
+    pub fn commit(&self, i: usize) {
+        assert!(i < self.blocks, "block {i} outside a side region of {}", self.blocks);
+        #[cfg(miri)]
+        {
+            let layout = std::alloc::Layout::from_size_align(self.block, SIDE_ALIGN).expect("block layout");
+            // SAFETY: `block` is non-zero.
+            let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+            let ptr = NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+            let old = self.block_ptrs[i].swap(ptr.as_ptr(), Ordering::Release);
+            assert!(old.is_null(), "side block {i} committed twice");
+        }
+    }
+
+    /// The first byte of the region: entry `i` of the whole table is `base + i × size`.
+    /// `None` under Miri, where blocks are separate allocations (use
+    /// [`block_ptr`](Self::block_ptr)).
+    #[inline]
+    pub fn base(&self) -> Option<NonNull<u8>> {
+        #[cfg(not(miri))]
+        {
+            Some(self.base)
+        }
+        #[cfg(miri)]
+        {
+            None
+        }
+    }
+
+    /// The first byte of block `i`, if it is inside the region (and, under Miri, committed).
+    #[inline]
+    pub fn block_ptr(&self, i: usize) -> Option<NonNull<u8>> {
+        if i >= self.blocks {
+            return None;
+        }
+        #[cfg(not(miri))]
+        {
+            // SAFETY: `i < blocks`, so the offset stays inside the mapping.
+            Some(unsafe { self.base.add(i * self.block) })
+        }
+        #[cfg(miri)]
+        {
+            NonNull::new(self.block_ptrs[i].load(Ordering::Acquire))
+        }
+    }
+
+    /// Bytes per block.
+    pub fn block_bytes(&self) -> usize {
+        self.block
+    }
+}
+
+impl std::fmt::Debug for SideRegion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SideRegion").field("block", &self.block).field("blocks", &self.blocks).finish()
+    }
+}
+
+#[cfg(miri)]
+impl Drop for SideRegion {
+    fn drop(&mut self) {
+        let layout = std::alloc::Layout::from_size_align(self.block, SIDE_ALIGN).expect("block layout");
+        for p in self.block_ptrs.iter() {
+            let p = p.load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: `p` came from `alloc_zeroed(layout)` in `commit` and is freed once.
+                unsafe { std::alloc::dealloc(p, layout) };
+            }
+        }
     }
 }

@@ -16,7 +16,7 @@ use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Reje
 use crate::class::{ClassEntry, FreeRoute, Freed, FreedCell};
 use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
-use crate::table::{ObjectTable, Slot, NONE};
+use crate::table::{Cells, ObjectTable, Range, Slot, NONE, PERMANENT_SLOTS};
 use crate::{ArenaError, Handle, ObjectFlags, RawHandle, Root};
 
 /// Settings of an [`Arena`].
@@ -118,6 +118,8 @@ pub struct Arena {
     /// Memory of permanent objects, mapped on first use. Declared after nothing that drops
     /// objects: `Arena::drop` ends every object before the fields (this pool included) go.
     permanent: Option<PermanentPool>,
+    /// The permanent objects' range of the table, made with the pool.
+    permanent_range: Option<NonNull<Range>>,
 }
 
 // SAFETY: the raw pointers inside are the arena's own cells; every object placed in them is
@@ -164,6 +166,7 @@ impl Arena {
             alloc: ChunkAllocator::new(),
             outers: Outers::default(),
             permanent: None,
+            permanent_range: None,
         }
     }
 
@@ -184,18 +187,37 @@ impl Arena {
         if self.by_type.contains_key(&TypeId::of::<T>()) {
             return Err(ArenaError::AlreadyRegistered(type_name::<T>()));
         }
+        slab.validate()?;
+        // Index space first: a class the table cannot hold is refused before the allocator
+        // registers it (the two class tables stay in step).
+        let capacity = slab.max_slabs * slab.cells_per_slab;
+        if !self.table.has_room(capacity) {
+            return Err(ArenaError::TableFull);
+        }
         let id = self.alloc.register_class(std::alloc::Layout::new::<T>(), slab)?;
         debug_assert_eq!(id.index(), self.classes.len(), "arena and allocator class tables diverged");
-        let cell_size = self.alloc.stats(id)?.cell_size;
+        let memory = self.alloc.stats(id)?;
+        let cells = Cells {
+            cell_size: memory.cell_size,
+            stride: memory.slab_bytes,
+            #[cfg(not(miri))]
+            base: self.alloc.region_base(id).expect("a registered class has a region"),
+            #[cfg(miri)]
+            bases: (0..slab.max_slabs).map(|_| respawn_allocator::sync::AtomicPtr::new(ptr::null_mut())).collect(),
+        };
+        let range = self.table.add_range(capacity, slab.cells_per_slab, id.index() as u16, Some(cells))?;
+        // SAFETY: the table owns the range until it drops, after the arena.
+        let start = unsafe { range.as_ref() }.start;
         self.classes.push(ClassEntry {
             id,
             type_id: TypeId::of::<T>(),
             name: type_name::<T>(),
-            cell_size,
+            cell_size: memory.cell_size,
             shift: slab.cells_per_slab.trailing_zeros(),
             drop_fn: std::mem::needs_drop::<T>().then_some(drop_as::<T> as unsafe fn(*mut u8)),
             bases: Vec::new(),
-            first_slot: Vec::new(),
+            range,
+            start,
             live: Vec::new(),
             free: Vec::new(),
             len: 0,
@@ -280,24 +302,28 @@ impl Arena {
                 Err(e) => return Err(Rejected { error: e.into(), value }),
             }
         }
+        if self.permanent_range.is_none() {
+            match self.table.add_range(PERMANENT_SLOTS, 4096, u16::MAX, None) {
+                Ok(range) => self.permanent_range = Some(range),
+                Err(error) => return Err(Rejected { error, value }),
+            }
+        }
         let pool = self.permanent.as_ref().expect("mapped just now");
         let cell = match pool.try_alloc_layout(std::alloc::Layout::new::<T>()) {
             Ok(cell) => cell,
             Err(e) => return Err(Rejected { error: e.into(), value }),
         };
-        let Some(index) = self.table.alloc_run(1) else { return Err(Rejected { error: ArenaError::TableFull, value }) };
+        // SAFETY: the table owns the range until it drops, after the arena.
+        let range = unsafe { self.permanent_range.expect("made just now").as_ref() };
+        let Some(index) = self.table.push_permanent(range, cell) else {
+            return Err(Rejected { error: ArenaError::TableFull, value });
+        };
         // SAFETY: `try_alloc_layout` gave fresh space for one `T`, ours for the pool's life.
         unsafe { cell.cast::<T>().as_ptr().write(value) };
-        // SAFETY: `alloc_run` just handed out `index`.
+        // SAFETY: `push_permanent` just set up `index`.
         let s = unsafe { self.table.slot_unchecked(index) };
-        s.cell.store(cell.as_ptr(), Ordering::Relaxed);
-        s.generation.store(1, Ordering::Relaxed);
-        s.class.store(id.index() as u16, Ordering::Relaxed);
-        // No cell number: the object has no live bit (see `change_flags`).
-        s.cell_number.store(NONE, Ordering::Relaxed);
-        s.outer.store(NONE, Ordering::Relaxed);
-        s.cluster.store(NONE, Ordering::Relaxed);
-        s.flags.store(ObjectFlags::PERMANENT.bits(), Ordering::Release);
+        // Outside the class's range: the object has no live bit (see `change_flags`).
+        s.set_up(id.index() as u16, ObjectFlags::PERMANENT);
         self.classes[id.index()].permanent += 1;
         Ok(Handle::from_raw(RawHandle::new(index, NonZeroU32::MIN)))
     }
@@ -324,14 +350,44 @@ impl Arena {
         }
     }
 
+    /// The slot and cell of the visible `T` that `h` names. One directory load, then the
+    /// slot and the cell by arithmetic: the two loads that follow are independent. No error
+    /// value is built: [`typed_slot`](Self::typed_slot) says why when it matters.
+    #[inline(always)]
+    fn locate<T: 'static>(&self, h: Handle<T>) -> Option<(&Slot, NonNull<u8>)> {
+        let range = self.table.range(h.index())?;
+        let n = h.index().wrapping_sub(range.start);
+        let slot = range.try_slot(n)?;
+        let flags = slot.check_flags(h.generation())?;
+        let class = match range.class {
+            u16::MAX => slot.class(),
+            class => class,
+        };
+        let typed = self.classes.get(usize::from(class)).is_some_and(|e| e.type_id == TypeId::of::<T>());
+        if flags.intersects(ObjectFlags::HIDDEN) || !typed {
+            return None;
+        }
+        Some((slot, range.cell(n)?))
+    }
+
+    /// The slot of the visible `T` that `h` names, or why not.
     #[inline]
     fn typed_slot<T: 'static>(&self, h: Handle<T>) -> Result<&Slot, ArenaError> {
-        let slot = self.table.resolve(h.raw())?;
-        let entry = &self.classes[slot.class() as usize];
-        if entry.type_id != TypeId::of::<T>() {
-            return Err(ArenaError::WrongClass { expected: type_name::<T>(), found: entry.name });
+        match self.locate(h) {
+            Some((slot, _)) => Ok(slot),
+            None => Err(self.why_not(h)),
         }
-        Ok(slot)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn why_not<T: 'static>(&self, h: Handle<T>) -> ArenaError {
+        let slot = match self.table.resolve(h.raw()) {
+            Ok(slot) => slot,
+            Err(e) => return e,
+        };
+        let found = self.classes.get(usize::from(slot.class())).map_or("another class", |e| e.name);
+        ArenaError::WrongClass { expected: type_name::<T>(), found }
     }
 
     /// The object `h` names, or why not.
@@ -339,29 +395,29 @@ impl Arena {
     /// # Errors
     /// [`ArenaError::Stale`], [`ArenaError::Hidden`] or [`ArenaError::WrongClass`].
     pub fn try_get<T: 'static>(&self, h: Handle<T>) -> Result<&T, ArenaError> {
-        let slot = self.typed_slot(h)?;
-        // SAFETY: the slot is live, of class `T`, so its cell holds an initialised `T`;
-        // `&self` excludes writers for the borrow's life.
-        Ok(unsafe { &*slot.cell().cast::<T>().as_ptr() })
+        self.get(h).ok_or_else(|| self.why_not(h))
     }
 
     /// The object `h` names, if it resolves.
     #[inline]
     pub fn get<T: 'static>(&self, h: Handle<T>) -> Option<&T> {
-        self.try_get(h).ok()
+        let (_, cell) = self.locate(h)?;
+        // SAFETY: the slot is live, of class `T`, so its cell holds an initialised `T`;
+        // `&self` excludes writers for the borrow's life.
+        Some(unsafe { &*cell.cast::<T>().as_ptr() })
     }
 
     /// The object `h` names, mutably, if it resolves.
     #[inline]
     pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
-        let slot = self.typed_slot(h).ok()?;
-        // SAFETY: as in `try_get`; `&mut self` makes the borrow unique.
-        Some(unsafe { &mut *slot.cell().cast::<T>().as_ptr() })
+        let (_, cell) = self.locate(h)?;
+        // SAFETY: as in `get`; `&mut self` makes the borrow unique.
+        Some(unsafe { &mut *cell.cast::<T>().as_ptr() })
     }
 
     /// Whether `h` resolves.
     pub fn contains<T: 'static>(&self, h: Handle<T>) -> bool {
-        self.typed_slot(h).is_ok()
+        self.locate(h).is_some()
     }
 
     /// Moves the object out, if `h` resolves; its handles go stale.
@@ -376,7 +432,7 @@ impl Arena {
     /// [`ArenaError::WrongClass`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
     pub fn try_remove<T: Send + Sync + 'static>(&mut self, h: Handle<T>) -> Result<T, ArenaError> {
         let slot = self.typed_slot(h)?;
-        check_releasable(slot)?;
+        check_releasable(&self.table, h.index(), slot)?;
         let class = slot.class() as usize;
         let entry = &mut self.classes[class];
         // SAFETY: `typed_slot` found a live, visible `T` in slot `h.index()` of `entry`.
@@ -392,7 +448,7 @@ impl Arena {
     /// changes.
     pub fn destroy(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
         let slot = self.table.resolve_live(raw)?;
-        check_releasable(slot)?;
+        check_releasable(&self.table, raw.index(), slot)?;
         let class = slot.class() as usize;
         let entry = &mut self.classes[class];
         // SAFETY: `resolve_live` found an object of `class` in slot `raw.index()`.
@@ -422,7 +478,7 @@ impl Arena {
     /// consumed either way.
     pub fn recycle(&mut self, token: FreedCell) -> Result<(), ArenaError> {
         let slot = self.table.slot(token.slot).ok_or(ArenaError::Stale)?;
-        let ours = slot.cell() == token.cell
+        let ours = self.table.cell(token.slot) == Some(token.cell)
             && usize::from(slot.class()) == token.class.index()
             && slot.flags().contains(ObjectFlags::VACANT);
         if !ours {
@@ -471,7 +527,7 @@ impl Arena {
             return Err(ArenaError::ReservedFlags(reserved));
         }
         let slot = self.table.resolve_live(raw)?;
-        let permanent_pool = slot.cell_number.load(Ordering::Relaxed) == NONE;
+        let permanent_pool = is_permanent(&self.table, raw.index());
         if permanent_pool && !set && flags.contains(ObjectFlags::PERMANENT) {
             // It lives in the permanent pool whatever its flags say; keep them truthful.
             return Err(ArenaError::ReservedFlags(ObjectFlags::PERMANENT));
@@ -479,8 +535,9 @@ impl Arena {
         let before = slot.flags();
         let after = if set { before | flags } else { before - flags };
         slot.flags.store(after.bits(), Ordering::Release);
-        let (class, n) = (slot.class() as usize, slot.cell_number.load(Ordering::Relaxed));
+        let class = slot.class() as usize;
         let entry = &mut self.classes[class];
+        let n = raw.index().wrapping_sub(entry.start);
         let visible = !after.intersects(ObjectFlags::HIDDEN);
         // Permanent objects have no cell number, hence no live bit.
         if !permanent_pool && entry.is_live(n) != visible {
@@ -628,13 +685,7 @@ impl Arena {
     /// Every visible object of class `T` with its handle, in memory order.
     pub fn iter<T: 'static>(&self) -> Iter<'_, T> {
         let entry = self.class_of::<T>().map(|id| &self.classes[id.index()]);
-        Iter {
-            table: &self.table,
-            entry,
-            word: 0,
-            bits: entry.map_or(0, |e| e.live.first().copied().unwrap_or(0)),
-            _class: PhantomData,
-        }
+        Iter { entry, word: 0, bits: entry.map_or(0, |e| e.live.first().copied().unwrap_or(0)), _class: PhantomData }
     }
 
     /// Calls `f` on every visible object of class `T`, in memory order: one pass over the
@@ -678,12 +729,12 @@ impl Arena {
     /// picture behind a memory-layout view. `None` for a class this arena does not know.
     pub fn layout(&self, class: ClassId) -> Option<ClassLayout> {
         let entry = self.classes.get(class.index())?;
-        Some(layout::class_layout(&self.table, entry, self.config.max_generation))
+        Some(layout::class_layout(entry, self.config.max_generation))
     }
 
     /// [`layout`](Self::layout) of every class, in registration order.
     pub fn layouts(&self) -> Vec<ClassLayout> {
-        self.classes.iter().map(|e| layout::class_layout(&self.table, e, self.config.max_generation)).collect()
+        self.classes.iter().map(|e| layout::class_layout(e, self.config.max_generation)).collect()
     }
 
     /// The object table, for type-erased code (the collector marks it chunk by chunk).
@@ -706,30 +757,37 @@ impl Drop for Arena {
     fn drop(&mut self) {
         // Walk the table rather than the live bitmaps: hidden objects (garbage, in pool)
         // have no live bit but are still constructed.
-        for index in 0..self.table.len() {
-            // SAFETY: `index < len`.
-            let slot = unsafe { self.table.slot_unchecked(index) };
-            if slot.flags().contains(ObjectFlags::VACANT) {
-                continue;
-            }
-            slot.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
-            if let Some(drop_fn) = self.classes[slot.class() as usize].drop_fn {
-                // SAFETY: a non-vacant slot's cell holds an object of its class; marking it
-                // vacant first means a panicking destructor cannot lead to a second drop.
-                unsafe { drop_fn(slot.cell().as_ptr()) };
+        for (first, run) in self.table.runs() {
+            for (k, slot) in run.iter().enumerate() {
+                if slot.flags().contains(ObjectFlags::VACANT) {
+                    continue;
+                }
+                slot.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
+                let cell = self.table.cell(first + k as u32).expect("a set-up slot has a cell");
+                if let Some(drop_fn) = self.classes[slot.class() as usize].drop_fn {
+                    // SAFETY: a non-vacant slot's cell holds an object of its class; marking
+                    // it vacant first means a panicking destructor cannot lead to a second drop.
+                    unsafe { drop_fn(cell.as_ptr()) };
+                }
             }
         }
     }
 }
 
-/// Refuses to end rooted objects and objects of the permanent pool (told apart by their
-/// missing cell number, not by a flag a caller could clear).
+/// Whether slot `index` lies in the permanent pool's range (told apart by where it lives,
+/// not by a flag a caller could clear).
 #[inline]
-fn check_releasable(slot: &Slot) -> Result<(), ArenaError> {
+fn is_permanent(table: &ObjectTable, index: u32) -> bool {
+    table.range(index).is_some_and(|r| r.cells.is_none())
+}
+
+/// Refuses to end rooted objects and objects of the permanent pool.
+#[inline]
+fn check_releasable(table: &ObjectTable, index: u32, slot: &Slot) -> Result<(), ArenaError> {
     if slot.is_rooted() {
         return Err(ArenaError::Rooted);
     }
-    if slot.cell_number.load(Ordering::Relaxed) == NONE {
+    if is_permanent(table, index) {
         return Err(ArenaError::Permanent);
     }
     Ok(())
@@ -748,8 +806,8 @@ fn release(table: &ObjectTable, entry: &mut ClassEntry, outers: &mut Outers, ind
         unlink(table, outers, index);
     }
     let retire = slot.vacate(entry.route.is_some(), max_generation);
-    slot.cluster.store(NONE, Ordering::Relaxed);
-    entry.set_live(slot.cell_number.load(Ordering::Relaxed), false);
+    let n = index - entry.start;
+    entry.set_live(n, false);
     entry.len -= 1;
     if retire {
         // Wrapping would let an old handle alias a new object: retire the slot instead. It
@@ -757,7 +815,11 @@ fn release(table: &ObjectTable, entry: &mut ClassEntry, outers: &mut Outers, ind
         entry.retired += 1;
         return Freed::Retired { class: entry.id, slot: index };
     }
-    Freed::Cell(FreedCell { class: entry.id, slot: index, cell: slot.cell() })
+    Freed::Cell(FreedCell {
+        class: entry.id,
+        slot: index,
+        cell: NonNull::new(entry.cell_ptr(n)).expect("cells are non-null"),
+    })
 }
 
 #[cold]
@@ -778,11 +840,12 @@ unsafe fn take<T>(
     index: u32,
     max_generation: u32,
 ) -> T {
+    let cell = entry.cell_ptr(index - entry.start);
     // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here
     // because the slot is released right after.
-    let cell = unsafe { table.slot_unchecked(index).cell() };
-    // SAFETY: as above.
-    let value = unsafe { cell.cast::<T>().as_ptr().read() };
+    let value = unsafe { cell.cast::<T>().read() };
+    // SAFETY: cells are non-null.
+    let cell = unsafe { NonNull::new_unchecked(cell) };
     let freed = release(table, entry, outers, index, max_generation);
     route(entry, freed, cell);
     value
@@ -804,8 +867,8 @@ unsafe fn destroy_at(
     index: u32,
     max_generation: u32,
 ) {
-    // SAFETY: the caller resolved `index`.
-    let cell = unsafe { table.slot_unchecked(index) }.cell();
+    // SAFETY: cells are non-null.
+    let cell = unsafe { NonNull::new_unchecked(entry.cell_ptr(index - entry.start)) };
     let drop_fn = entry.drop_fn;
     let freed = release(table, entry, outers, index, max_generation);
     let Some(drop_fn) = drop_fn else {
@@ -919,7 +982,6 @@ unsafe fn visit_words<T>(shift: u32, bases: &[*mut u8], first_word: usize, words
 
 /// Iterator over the visible objects of one class, in memory order.
 pub struct Iter<'a, T> {
-    table: &'a ObjectTable,
     entry: Option<&'a ClassEntry>,
     word: usize,
     bits: u64,
@@ -938,8 +1000,7 @@ impl<'a, T: 'static> Iterator for Iter<'a, T> {
         let n = (self.word * 64 + self.bits.trailing_zeros() as usize) as u32;
         self.bits &= self.bits - 1;
         let index = entry.slot_of(n);
-        // SAFETY: a live cell's slot was handed out when its slab was granted.
-        let slot = unsafe { self.table.slot_unchecked(index) };
+        let slot = entry.slot(n);
         let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
         // SAFETY: the live bit says the cell holds a `T`; `&'a Arena` keeps it unchanged.
         let object = unsafe { &*entry.cell_ptr(n).cast::<T>() };
@@ -989,32 +1050,22 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// Takes a prepared slab and makes its cells vacant slots.
     #[cold]
     fn grow(&mut self) -> Result<(), ArenaError> {
-        let cells = self.entry.cells_per_slab() as u32;
-        if self.table.len().checked_add(cells).is_none_or(|end| end == NONE) {
-            return Err(ArenaError::TableFull);
-        }
         let grant = self.alloc.alloc_slab(self.entry.id)?;
-        let first = self.table.alloc_run(grant.cells).ok_or(ArenaError::TableFull)?;
         let slab = grant.index as usize;
         let e = &mut *self.entry;
         if e.bases.len() <= slab {
             e.bases.resize(slab + 1, ptr::null_mut());
-            e.first_slot.resize(slab + 1, NONE);
             e.live.resize(((slab + 1) << e.shift).div_ceil(64), 0);
         }
         e.bases[slab] = grant.base.as_ptr();
-        e.first_slot[slab] = first;
-        for i in 0..grant.cells {
-            // SAFETY: `alloc_run` just handed out `first..first + cells`.
-            let s = unsafe { self.table.slot_unchecked(first + i) };
-            s.cell.store(grant.base.as_ptr().wrapping_add(i as usize * grant.cell_size), Ordering::Relaxed);
-            s.generation.store(1, Ordering::Relaxed);
-            s.class.store(e.id.index() as u16, Ordering::Relaxed);
-            s.cell_number.store((grant.index << e.shift) | i, Ordering::Relaxed);
-            s.outer.store(NONE, Ordering::Relaxed);
-            s.cluster.store(NONE, Ordering::Relaxed);
-            s.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
-        }
+        #[cfg(miri)]
+        e.range().cells.as_ref().expect("a class range has cells").bases[slab]
+            .store(grant.base.as_ptr(), Ordering::Release);
+        debug_assert_eq!(e.range().cell(grant.index << e.shift), Some(grant.base), "cell arithmetic disagrees");
+        // SAFETY: the range is this class's, and a slab is granted once, so its block of
+        // slots was never set up.
+        let first =
+            unsafe { self.table.set_up_block(e.range(), grant.index, e.id.index() as u16, ObjectFlags::VACANT) };
         // Reversed, so the slab fills front to back.
         e.free.extend((first..first + grant.cells).rev());
         Ok(())
@@ -1045,14 +1096,15 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// Writes `value` into vacant slot `index`'s cell and makes it live.
     #[inline]
     fn place(&mut self, index: u32, value: T) -> Handle<T> {
-        // SAFETY: vacant slots were handed out by the table.
-        let slot = unsafe { self.table.slot_unchecked(index) };
+        let n = index - self.entry.start;
+        let slot = self.entry.slot(n);
+        let cell = self.entry.cell_ptr(n);
         debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "vacant list holds occupied slot {index}");
-        poison::unpoison(slot.cell().as_ptr(), self.entry.cell_size);
+        poison::unpoison(cell, self.entry.cell_size);
         // SAFETY: a vacant slot's cell is ours, uninitialised, sized and aligned for `T`.
-        unsafe { slot.cell().cast::<T>().as_ptr().write(value) };
+        unsafe { cell.cast::<T>().write(value) };
         let generation = slot.occupy();
-        self.entry.set_live(slot.cell_number.load(Ordering::Relaxed), true);
+        self.entry.set_live(n, true);
         self.entry.len += 1;
         Handle::from_raw(RawHandle::new(index, generation))
     }
@@ -1080,12 +1132,13 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
                 self.entry.free.pop().expect("a granted slab has cells")
             }
         };
-        // SAFETY: vacant slots were handed out by the table.
-        let slot = unsafe { self.table.slot_unchecked(index) };
+        let n = index - self.entry.start;
+        let slot = self.entry.slot(n);
         slot.flags.store((ObjectFlags::VACANT | ObjectFlags::ASYNC).bits(), Ordering::Release);
+        let cell = self.entry.cell_ptr(n);
         // The token's holder writes the cell (a pool worker builds an object in it).
-        poison::unpoison(slot.cell().as_ptr(), self.entry.cell_size);
-        Ok(FreedCell { class: self.entry.id, slot: index, cell: slot.cell() })
+        poison::unpoison(cell, self.entry.cell_size);
+        Ok(FreedCell { class: self.entry.id, slot: index, cell: NonNull::new(cell).expect("cells are non-null") })
     }
 
     /// Makes the object built in `token`'s cell live in the token's slot and returns its
@@ -1098,12 +1151,13 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     #[inline]
     pub unsafe fn adopt(&mut self, token: FreedCell) -> Handle<T> {
         debug_assert_eq!(token.class, self.entry.id, "token of another class");
-        // SAFETY: the caller's token names a slot this arena handed out.
-        let slot = unsafe { self.table.slot_unchecked(token.slot) };
-        debug_assert!(slot.cell() == token.cell, "token of another arena");
+        let n = token.slot.wrapping_sub(self.entry.start);
+        debug_assert!(n < self.entry.range().capacity, "token of another class");
+        let slot = self.entry.slot(n);
+        debug_assert!(self.entry.cell_ptr(n) == token.cell.as_ptr(), "token of another arena");
         debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "adopting occupied slot {}", token.slot);
         let generation = slot.occupy();
-        self.entry.set_live(slot.cell_number.load(Ordering::Relaxed), true);
+        self.entry.set_live(n, true);
         self.entry.len += 1;
         Handle::from_raw(RawHandle::new(token.slot, generation))
     }
@@ -1121,15 +1175,14 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// [`ArenaError::WrongClass`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
     #[inline]
     pub fn stow(&mut self, h: Handle<T>) -> Result<Option<FreedCell>, ArenaError> {
-        let slot = self.slot(h)?;
-        check_releasable(slot)?;
-        let cell = slot.cell();
-        let table = self.table;
-        match release(table, self.entry, self.outers, h.index(), self.max_generation) {
+        let (n, slot) = self.slot(h)?;
+        check_releasable(self.table, h.index(), slot)?;
+        // SAFETY: cells are non-null.
+        let cell = unsafe { NonNull::new_unchecked(self.entry.cell_ptr(n)) };
+        match release(self.table, self.entry, self.outers, h.index(), self.max_generation) {
             Freed::Cell(token) => {
-                // SAFETY: `slot` resolved `h.index()` just now. (A plain store: the
-                // membership flags are the arena's to write.)
-                let slot = unsafe { table.slot_unchecked(h.index()) };
+                // A plain store: the membership flags are the arena's to write.
+                let slot = self.entry.slot(n);
                 slot.flags.store((ObjectFlags::VACANT | ObjectFlags::IN_POOL).bits(), Ordering::Release);
                 Ok(Some(token))
             }
@@ -1146,26 +1199,70 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// The object `h` names, if it resolves.
     #[inline]
     pub fn get(&self, h: Handle<T>) -> Option<&T> {
-        let slot = self.slot(h).ok()?;
+        let cell = self.locate(h)?;
         // SAFETY: live, visible, of this class: the cell holds a `T`.
-        Some(unsafe { &*slot.cell().cast::<T>().as_ptr() })
+        Some(unsafe { &*cell.cast::<T>() })
     }
 
     /// The object `h` names, mutably, if it resolves.
     #[inline]
     pub fn get_mut(&mut self, h: Handle<T>) -> Option<&mut T> {
-        let slot = self.slot(h).ok()?;
+        let cell = self.locate(h)?;
         // SAFETY: as in `get`; `&mut self` makes the borrow unique.
-        Some(unsafe { &mut *slot.cell().cast::<T>().as_ptr() })
+        Some(unsafe { &mut *cell.cast::<T>() })
     }
 
-    #[inline]
-    fn slot(&self, h: Handle<T>) -> Result<&Slot, ArenaError> {
-        let slot = self.table.resolve(h.raw())?;
-        if usize::from(slot.class()) != self.entry.id.index() {
-            return Err(ArenaError::WrongClass { expected: self.entry.name, found: "another class" });
+    /// The cell of the visible object of this class that `h` names: the slot and the cell
+    /// by arithmetic on the class's range, no directory, no error value. A permanent object
+    /// of the class (outside the range) takes the cold path.
+    #[inline(always)]
+    fn locate(&self, h: Handle<T>) -> Option<*mut u8> {
+        let range = self.entry.range();
+        let n = h.index().wrapping_sub(range.start);
+        if n >= range.capacity {
+            return self.locate_permanent(h);
         }
-        Ok(slot)
+        // SAFETY: `n < capacity`; natively every slot of the range reads (as zeros until set
+        // up, which no handle matches); under Miri `try_slot` checks the block.
+        let slot = if cfg!(miri) { range.try_slot(n)? } else { unsafe { range.slot(n) } };
+        let flags = slot.check_flags(h.generation())?;
+        if flags.intersects(ObjectFlags::HIDDEN) {
+            return None;
+        }
+        Some(self.entry.cell_ptr(n))
+    }
+
+    #[cold]
+    fn locate_permanent(&self, h: Handle<T>) -> Option<*mut u8> {
+        let slot = self.table.resolve(h.raw()).ok()?;
+        (usize::from(slot.class()) == self.entry.id.index()).then_some(())?;
+        Some(self.table.cell(h.index())?.as_ptr())
+    }
+
+    /// The cell number and slot of the visible object of this class that `h` names (not a
+    /// permanent one: those are never released), or why not.
+    #[inline]
+    fn slot(&self, h: Handle<T>) -> Result<(u32, &Slot), ArenaError> {
+        let range = self.entry.range();
+        let n = h.index().wrapping_sub(range.start);
+        if let Some(slot) = range.try_slot(n) {
+            if let Some(flags) = slot.check_flags(h.generation()) {
+                if !flags.intersects(ObjectFlags::HIDDEN) {
+                    return Ok((n, slot));
+                }
+            }
+        }
+        Err(self.why_not(h))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn why_not(&self, h: Handle<T>) -> ArenaError {
+        match self.table.resolve(h.raw()) {
+            Err(e) => e,
+            Ok(slot) if usize::from(slot.class()) == self.entry.id.index() => ArenaError::Permanent,
+            Ok(_) => ArenaError::WrongClass { expected: self.entry.name, found: "another class" },
+        }
     }
 
     /// Moves the object out and releases its slot; every handle to it goes stale.
@@ -1174,8 +1271,10 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// As [`Arena::try_remove`].
     #[inline]
     pub fn try_remove(&mut self, h: Handle<T>) -> Result<T, ArenaError> {
-        let slot = self.slot(h)?;
-        check_releasable(slot)?;
+        let (_, slot) = self.slot(h)?;
+        if slot.is_rooted() {
+            return Err(ArenaError::Rooted);
+        }
         // SAFETY: `slot` resolved `h` to a live, visible object of this class.
         Ok(unsafe { take::<T>(self.table, self.entry, self.outers, h.index(), self.max_generation) })
     }
@@ -1198,8 +1297,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
                     continue;
                 }
                 let index = self.entry.slot_of(n);
-                // SAFETY: a live cell's slot was handed out with its slab.
-                if unsafe { self.table.slot_unchecked(index) }.is_rooted() {
+                if self.entry.slot(n).is_rooted() {
                     continue;
                 }
                 // SAFETY: the live bit says slot `index` holds a `T` of this class.

@@ -112,8 +112,11 @@ pub(crate) struct ClassEntry {
     /// First cell of each slab the class owns, by the slab's index in its reservation
     /// (address order); null for an index not granted to us yet.
     pub(crate) bases: Vec<*mut u8>,
-    /// Slot of each slab's first cell; a slab's cells have consecutive slots.
-    pub(crate) first_slot: Vec<u32>,
+    /// The class's range of the object table: slot `start + n` belongs to cell number `n`.
+    #[cfg(not(loom))]
+    pub(crate) range: NonNull<crate::table::Range>,
+    /// The range's first slot index.
+    pub(crate) start: u32,
     /// One bit per cell number: set while the cell holds an object that is visible
     /// (constructed, not garbage, not in its pool). `tick` and `iter` walk these words.
     pub(crate) live: Vec<u64>,
@@ -134,20 +137,34 @@ impl ClassEntry {
         1 << self.shift
     }
 
-    /// The cell numbered `n` (which must lie in a slab the class owns).
-    #[inline]
-    pub(crate) fn cell_ptr(&self, n: u32) -> *mut u8 {
-        let base = self.bases[(n >> self.shift) as usize];
-        debug_assert!(!base.is_null(), "cell {n} in a slab the class does not own");
-        base.wrapping_add((n as usize & (self.cells_per_slab() - 1)) * self.cell_size)
+    /// The class's range of the object table.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) fn range(&self) -> &crate::table::Range {
+        // SAFETY: the range belongs to the arena's table, which outlives the entry.
+        unsafe { self.range.as_ref() }
     }
 
-    /// The slot that belongs to the cell numbered `n`: a slab's cells have consecutive slots.
-    #[inline]
+    /// The cell numbered `n` (which must lie in a slab the class owns): arithmetic.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) fn cell_ptr(&self, n: u32) -> *mut u8 {
+        debug_assert!(!self.bases[(n >> self.shift) as usize].is_null(), "cell {n} in a slab the class does not own");
+        self.range().cell(n).expect("a class range has cells").as_ptr()
+    }
+
+    /// The slot that belongs to the cell numbered `n`.
+    #[inline(always)]
     pub(crate) fn slot_of(&self, n: u32) -> u32 {
-        let first = self.first_slot[(n >> self.shift) as usize];
-        debug_assert!(first != crate::NONE, "cell {n} in a slab the class does not own");
-        first + (n & (self.cells_per_slab() as u32 - 1))
+        self.start + n
+    }
+
+    /// The slot of the cell numbered `n` (in a slab the class owns).
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) fn slot(&self, n: u32) -> &crate::table::Slot {
+        // SAFETY: cell numbers of owned slabs are inside the range, and their block is set up.
+        unsafe { self.range().slot(n) }
     }
 
     #[inline]

@@ -32,6 +32,9 @@ bitflags! {
         /// The collector ran the object's `begin_destroy`; it waits for `finish_destroy`
         /// and its final free (UE's `RF_BeginDestroyed`). Marks ignore it.
         const BEGIN_DESTROYED = 1 << 10;
+        /// Member of a collector cluster (which one, the collector records apart: the slot
+        /// keeps only hot data). Cleared with the rest when the object is released.
+        const IN_CLUSTER = 1 << 11;
     }
 }
 

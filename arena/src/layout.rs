@@ -5,7 +5,6 @@
 use respawn_allocator::ClassId;
 
 use crate::class::ClassEntry;
-use crate::table::ObjectTable;
 use crate::ObjectFlags;
 
 /// What one cell holds, judged from its slot's flags.
@@ -98,19 +97,22 @@ impl ClassLayout {
     }
 }
 
-pub(crate) fn class_layout(table: &ObjectTable, entry: &ClassEntry, max_generation: u32) -> ClassLayout {
+pub(crate) fn class_layout(entry: &ClassEntry, max_generation: u32) -> ClassLayout {
     let per_slab = entry.cells_per_slab();
-    let slabs = (entry.bases.iter().zip(&entry.first_slot).enumerate())
-        .filter(|(_, (base, _))| !base.is_null())
-        .map(|(index, (&base, &first))| SlabLayout {
-            index: index as u32,
-            address: base as usize,
-            cells: (first..first + per_slab as u32)
-                .map(|i| {
-                    let slot = table.slot(i).expect("a slab's cells have slots");
-                    CellState::of(slot.flags(), slot.generation(), max_generation)
-                })
-                .collect(),
+    let slabs = (entry.bases.iter().enumerate())
+        .filter(|(_, base)| !base.is_null())
+        .map(|(index, &base)| {
+            let first = (index as u32) << entry.shift;
+            SlabLayout {
+                index: index as u32,
+                address: base as usize,
+                cells: (first..first + per_slab as u32)
+                    .map(|n| {
+                        let slot = entry.slot(n);
+                        CellState::of(slot.flags(), slot.generation(), max_generation)
+                    })
+                    .collect(),
+            }
         })
         .collect();
     ClassLayout { class: entry.id, name: entry.name, cell_size: entry.cell_size, cells_per_slab: per_slab, slabs }

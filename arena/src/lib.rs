@@ -5,21 +5,23 @@
 //! [`Handle`] that can never resolve to an object other than the one it was made for.
 //!
 //! ```text
-//!  ObjectTable (UE's FUObjectArray)                 class regions (respawn-allocator)
-//!  chunks: [*]──►┌──────────────────────────┐       Projectile: ┌─────┬─────┬─────┬───┐
-//!          [*]─┐ │slot 0 │slot 1 │ … 64 Ki  │          slab 0 → │cell │cell │cell │ … │
-//!          [ ] │ └──┬───────────────────────┘                   └──▲──┴─────┴─────┴───┘
-//!              │    │ slot: cell ptr · generation · flags · class ·│cell number
-//!              ▼    │       outer · cluster · root count (32 B)   │
-//!             …     └─────────────────────────────────────────────┘
+//!  ObjectTable (UE's FUObjectArray): one index space, a range per class
+//!   directory (1 Mi indices an entry) ─► range of Projectile: start, capacity
+//!        slots (side region, 16 B each)         cells (class region, respawn-allocator)
+//!        ┌──────┬──────┬──────┬───┐             ┌─────┬─────┬─────┬───┐
+//!        │slot 0│slot 1│slot 2│ … │  n ◄──────► │cell0│cell1│cell2│ … │   slab 0
+//!        └──────┴──────┴──────┴───┘             └─────┴─────┴─────┴───┘
+//!        slot: generation · flags · class · outer · root count
 //!
 //!  Handle<T> = slot index (u32) + generation (NonZeroU32)  — 8 bytes, Option too
-//!  ClassEntry: slab bases (address order) · live bitmap (1 bit/cell) · vacant slots
+//!    n = index − start:  slot = slots + 16 n,  cell = base + (n >> shift) stride + (n & mask) size
+//!    both computed, so the slot and the object are fetched in parallel (one miss, not two)
+//!  ClassEntry: its range · slab bases (address order) · live bitmap (1 bit/cell) · vacant slots
 //! ```
 //!
 //! Invariants:
-//! - each cell keeps its slot for life: a slab's cells get consecutive slots when the class
-//!   takes the slab, so a class's vacant slots are its free cells;
+//! - each cell keeps its slot for life: cell number `n` of a class is slot `start + n` of
+//!   the class's range, so a class's vacant slots are its free cells;
 //! - a slot's generation grows by one on every release and never wraps (the slot is retired
 //!   at the ceiling), so `(index, generation)` is never issued twice;
 //! - a handle resolves only if its generation matches and the slot is not `VACANT`,
@@ -65,4 +67,4 @@ pub use respawn_allocator::Rejected;
 pub use respawn_allocator::{ClassId, SlabConfig};
 #[cfg(not(loom))]
 pub use table::ObjectTable;
-pub use table::{Slot, CHUNK_SLOTS, NONE};
+pub use table::{Slot, BLOCK_SLOTS, NONE};

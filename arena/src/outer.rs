@@ -9,12 +9,14 @@
 //!   slot 12, 40, 41: outer = 7;   slot 7: flag HAS_SUBOBJECTS
 //! ```
 //!
-//! Linking and unlinking are O(1) and allocate only when the table has grown since the
-//! last link, so an owner's destruction finds its sub-objects without scanning the table.
+//! Linking and unlinking are O(1) and allocate only when a range's objects reach cells not
+//! linked before, so an owner's destruction finds its sub-objects without scanning the
+//! table. Links are kept per 1 Mi-index block of the table (a class's range is a whole
+//! number of blocks, filled front to back), so they stay as dense as the classes' cells.
 
 use respawn_allocator::sync::Ordering;
 
-use crate::table::{ObjectTable, NONE};
+use crate::table::{ObjectTable, BLOCK_SLOTS, NONE};
 use crate::ObjectFlags;
 
 #[derive(Clone, Copy, Debug)]
@@ -31,20 +33,26 @@ const UNLINKED: Link = Link { first_child: NONE, next: NONE, prev: NONE };
 /// non-empty. Only the arena writes either side, under `&mut Arena`.
 #[derive(Debug, Default)]
 pub(crate) struct Outers {
-    links: Vec<Link>,
+    /// By block of the index space, then by index within the block.
+    links: Vec<Vec<Link>>,
 }
 
 impl Outers {
     fn link_mut(&mut self, index: u32) -> &mut Link {
-        let i = index as usize;
-        if i >= self.links.len() {
-            self.links.resize(i + 1, UNLINKED);
+        let (block, i) = ((index as usize) / BLOCK_SLOTS, (index as usize) % BLOCK_SLOTS);
+        if block >= self.links.len() {
+            self.links.resize_with(block + 1, Vec::new);
         }
-        &mut self.links[i]
+        let links = &mut self.links[block];
+        if i >= links.len() {
+            links.resize(i + 1, UNLINKED);
+        }
+        &mut links[i]
     }
 
     fn link(&self, index: u32) -> Link {
-        self.links.get(index as usize).copied().unwrap_or(UNLINKED)
+        let (block, i) = ((index as usize) / BLOCK_SLOTS, (index as usize) % BLOCK_SLOTS);
+        self.links.get(block).and_then(|l| l.get(i)).copied().unwrap_or(UNLINKED)
     }
 
     /// Makes `child` a sub-object of `parent` (both live; the caller ruled out cycles).

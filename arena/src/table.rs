@@ -1,29 +1,51 @@
-//! The object table (UE's `FUObjectArray`): every object's slot, in chunks that never move.
+//! The object table (UE's `FUObjectArray`): every object's slot, in one index space split
+//! into a range per class, so that a handle gives its slot *and* its cell by arithmetic.
 
-#[cfg(not(loom))]
-use std::alloc::Layout;
 use std::fmt;
 use std::num::NonZeroU32;
+#[cfg(not(loom))]
 use std::ptr::NonNull;
 
-use respawn_allocator::sync::{AtomicPtr, AtomicU16, AtomicU32, Ordering};
+#[cfg(not(loom))]
+use respawn_allocator::sync::{AtomicPtr, AtomicU64};
+use respawn_allocator::sync::{AtomicU16, AtomicU32, Ordering};
+#[cfg(not(loom))]
+use respawn_allocator::SideRegion;
 
 #[cfg(not(loom))]
 use crate::RawHandle;
 use crate::{ArenaError, ObjectFlags};
 
-/// Slots in one chunk (64 Ki).
-pub const CHUNK_SLOTS: usize = 1 << 16;
-const MAX_CHUNKS: usize = 1 << 16;
-/// "No slot": the value of `outer` and `cluster` when unset. Never a slot index.
+/// The index space is handed out in blocks of this many slots (1 Mi): a class's range is a
+/// whole number of blocks, and the table's directory has one entry per block.
+pub const BLOCK_SLOTS: usize = 1 << BLOCK_SHIFT;
+const BLOCK_SHIFT: u32 = 20;
+#[cfg(not(loom))]
+const MAX_BLOCKS: usize = 1 << (32 - BLOCK_SHIFT);
+/// "No slot": the value of `outer` when unset. Never a slot index.
 pub const NONE: u32 = u32::MAX;
+/// Slots of the permanent pool's range (one block): objects that live until the arena drops.
+#[cfg(not(loom))]
+pub(crate) const PERMANENT_SLOTS: u32 = BLOCK_SLOTS as u32;
 
-/// One object's bookkeeping, 32 bytes.
+/// One object's hot bookkeeping: 16 bytes, a quarter of a cache line.
 ///
 /// Every field is atomic because the table is shared (by [`Root`](crate::Root) guards and by
 /// the collector's parallel mark) while the arena mutates it; the arena itself writes only
 /// under `&mut Arena`, so plain `Relaxed` stores suffice for everything but the flag word and
 /// the root count, which other threads update.
+///
+/// | field | written by | ordering | read by |
+/// |---|---|---|---|
+/// | `generation` | the arena (`occupy`, `vacate`) | Release | handle checks, after the flags |
+/// | `flags` | the arena; the collector's mark (`UNREACHABLE`, one task a slot); `insert_flags` from any thread | Release / AcqRel | everyone, Acquire |
+/// | `class` | the arena, when the slot is set up | Relaxed | the collector, type checks |
+/// | `outer` | the arena (`set_outer`, release) | Relaxed | the mark (a child reaches its owner) |
+/// | `root_count` | [`Root`](crate::Root) guards, any thread | AcqRel | release checks, the mark |
+///
+/// The cell is not stored: it is computed from the slot's index (see [`ObjectTable`]).
+/// Cold data lives apart: sub-object lists in the arena, cluster membership in the
+/// collector (flag [`ObjectFlags::IN_CLUSTER`]).
 ///
 /// An object's life in its slot, as a reader on another thread sees it:
 ///
@@ -38,29 +60,24 @@ pub const NONE: u32 = u32::MAX;
 /// The reader loads the flags first: if it sees the second `occupy`, the generation bump
 /// before it is visible too, so a handle of generation `g` cannot pass for the new object.
 /// (Generation first would let a stale generation pair with the new object's flags.) The
-/// loom model `slot_handoff` in this module checks this.
-#[repr(C)]
+/// loom model `slot_handoff` in this module checks this. A slot never set up reads as all
+/// zeros: generation 0, which no handle carries.
+#[repr(C, align(16))]
 pub struct Slot {
-    /// The object's cell. Fixed for the slot's life: each cell keeps its slot.
-    pub(crate) cell: AtomicPtr<u8>,
     /// Bumped on every release; a handle resolves only if it carries this generation.
     pub(crate) generation: AtomicU32,
     /// [`ObjectFlags`] bits.
     pub(crate) flags: AtomicU16,
     /// The class (allocator class index).
     pub(crate) class: AtomicU16,
-    /// The cell's number within its class (`slab << shift | cell`): finds the live bit.
-    pub(crate) cell_number: AtomicU32,
     /// Slot index of the owner (UE's Outer), or [`NONE`].
     pub(crate) outer: AtomicU32,
-    /// Index of the cluster the object belongs to, or [`NONE`].
-    pub(crate) cluster: AtomicU32,
     /// Live [`Root`](crate::Root) guards.
     pub(crate) root_count: AtomicU32,
 }
 
 #[cfg(not(loom))] // loom's atomics are larger
-const _: () = assert!(std::mem::size_of::<Slot>() == 32);
+const _: () = assert!(std::mem::size_of::<Slot>() == 16);
 
 impl Slot {
     /// The current generation.
@@ -74,11 +91,20 @@ impl Slot {
     /// the type's docs), so it is exact even while the arena moves the slot on.
     #[inline]
     pub fn check(&self, generation: NonZeroU32) -> Result<ObjectFlags, ArenaError> {
+        match self.check_flags(generation) {
+            Some(flags) => Ok(flags),
+            None => Err(ArenaError::Stale),
+        }
+    }
+
+    /// [`check`](Self::check) without an error value: `None` for a stale handle.
+    #[inline(always)]
+    pub fn check_flags(&self, generation: NonZeroU32) -> Option<ObjectFlags> {
         let flags = self.flags();
         if flags.contains(ObjectFlags::VACANT) || self.generation.load(Ordering::Relaxed) != generation.get() {
-            return Err(ArenaError::Stale);
+            return None;
         }
-        Ok(flags)
+        Some(flags)
     }
 
     /// Makes the object just placed in the slot visible (flags cleared) and returns the
@@ -114,6 +140,15 @@ impl Slot {
         retire
     }
 
+    /// Sets the slot up for its cell's first object: vacant, generation 1, no owner.
+    #[inline]
+    pub(crate) fn set_up(&self, class: u16, flags: ObjectFlags) {
+        self.generation.store(1, Ordering::Relaxed);
+        self.class.store(class, Ordering::Relaxed);
+        self.outer.store(NONE, Ordering::Relaxed);
+        self.flags.store(flags.bits(), Ordering::Release);
+    }
+
     /// Adds a [`Root`](crate::Root) guard's count. Any thread.
     #[inline]
     pub(crate) fn add_root(&self) {
@@ -128,7 +163,7 @@ impl Slot {
     }
 
     /// The flag word.
-    #[inline]
+    #[inline(always)]
     pub fn flags(&self) -> ObjectFlags {
         ObjectFlags::from_bits_retain(self.flags.load(Ordering::Acquire))
     }
@@ -177,18 +212,6 @@ impl Slot {
         Some(self.outer.load(Ordering::Relaxed)).filter(|&o| o != NONE)
     }
 
-    /// Index of the object's cluster, if it is in one.
-    #[inline]
-    pub fn cluster(&self) -> Option<u32> {
-        Some(self.cluster.load(Ordering::Relaxed)).filter(|&c| c != NONE)
-    }
-
-    /// Sets the cluster index ([`NONE`] for none).
-    #[inline]
-    pub fn set_cluster(&self, cluster: u32) {
-        self.cluster.store(cluster, Ordering::Relaxed);
-    }
-
     /// Live [`Root`](crate::Root) guards of the object.
     #[inline]
     pub fn root_count(&self) -> u32 {
@@ -200,16 +223,6 @@ impl Slot {
     pub fn is_rooted(&self) -> bool {
         self.flags().contains(ObjectFlags::ROOT_SET) || self.root_count() > 0
     }
-
-    /// The object's cell.
-    #[inline]
-    pub fn cell(&self) -> NonNull<u8> {
-        let cell = self.cell.load(Ordering::Relaxed);
-        debug_assert!(!cell.is_null(), "slot read before the arena set it up");
-        // SAFETY: the arena sets every slot's cell (non-null, inside a granted slab) in
-        // `grow`, before any handle or iterator can name the slot, and never clears it.
-        unsafe { NonNull::new_unchecked(cell) }
-    }
 }
 
 impl fmt::Debug for Slot {
@@ -219,64 +232,301 @@ impl fmt::Debug for Slot {
             .field("flags", &self.flags())
             .field("class", &self.class())
             .field("outer", &self.outer())
-            .field("cluster", &self.cluster())
             .field("root_count", &self.root_count())
             .finish()
     }
 }
 
-/// All slots, in chunks of [`CHUNK_SLOTS`] allocated as the table grows and never moved or
-/// freed before the table itself, so a `&Slot` stays valid for the table's life and readers
-/// need no lock.
+/// Where a class's cells are: a cell number `n` is cell `n & mask` of slab `n >> shift`.
+#[cfg(not(loom))]
+pub(crate) struct Cells {
+    pub(crate) cell_size: usize,
+    /// Bytes from one slab to the next.
+    pub(crate) stride: usize,
+    /// The class's reservation: slab `s` starts at `base + s × stride`.
+    #[cfg(not(miri))]
+    pub(crate) base: NonNull<u8>,
+    /// Under Miri each slab is its own allocation: its base, null until granted.
+    #[cfg(miri)]
+    pub(crate) bases: Box<[AtomicPtr<u8>]>,
+}
+
+/// One range of the index space: a class's slots (slot `start + n` belongs to the class's
+/// cell number `n`, for life), or the permanent pool's.
 ///
 /// ```text
-///   chunks: [ *──┬──*──┬──null … ]        (65 536 chunk pointers, one per 64 Ki slots)
-///              ▼     ▼
-///           [slot 0 … slot 65535] [slot 65536 …]     32 bytes a slot
+///   index:  start ─────────────── start + n ──────────────── start + capacity
+///   slots:  side region, 16 B each: slots + n × 16          (committed as slabs are granted)
+///   cells:  class reservation:      base + (n >> shift) × stride + (n & mask) × cell_size
 /// ```
 #[cfg(not(loom))]
-pub struct ObjectTable {
-    chunks: Box<[AtomicPtr<Slot>; MAX_CHUNKS]>,
-    /// Slots handed out; `chunks` covers at least this many.
+pub(crate) struct Range {
+    /// First slot index.
+    pub(crate) start: u32,
+    /// Slots in the range (the class's `max_slabs × cells_per_slab`).
+    pub(crate) capacity: u32,
+    /// `log2` of the slots per block (the class's cells per slab).
+    pub(crate) shift: u32,
+    /// The slots, committed block by block.
+    slots: SideRegion,
+    /// Native: the first slot (`slots + n` is slot `n`).
+    #[cfg(not(miri))]
+    slot_base: NonNull<Slot>,
+    /// The class's cells; `None` for the permanent range.
+    pub(crate) cells: Option<Cells>,
+    /// The permanent range's cells, one pointer per slot (they live in the permanent pool,
+    /// wherever its bump cursor put them); `None` for a class range.
+    pinned: Option<SideRegion>,
+    /// The class of a class range; `u16::MAX` for the permanent range (its slots say).
+    pub(crate) class: u16,
+    /// One bit per block: set once the block's slots are set up. Read by the collector's
+    /// walks and the arena's drop.
+    set_up: Box<[AtomicU64]>,
+    /// Slots set up in the range (the permanent range fills front to back).
     len: AtomicU32,
 }
 
-// The zeroed allocations below are valid: every field of `Slot` and every chunk pointer is
-// an atomic integer or pointer, for which all-zero bits are a valid value (0 / null).
+// SAFETY: the pointers are addresses inside memory the range (or its arena's allocator)
+// owns; they are only used to compute addresses.
 #[cfg(not(loom))]
-fn alloc_zeroed_array<T>(len: usize) -> NonNull<T> {
-    let layout = Layout::array::<T>(len).expect("table layout");
-    // SAFETY: the layout is non-zero-sized (len > 0, T non-zero-sized).
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
-    NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
+unsafe impl Send for Range {}
+// SAFETY: as above; shared access only reads the pointers.
+#[cfg(not(loom))]
+unsafe impl Sync for Range {}
+
+#[cfg(not(loom))]
+impl Range {
+    /// Slot `n` of the range (`n < capacity`). Native: arithmetic only.
+    ///
+    /// # Safety
+    /// `n < capacity`, and under Miri `n`'s block is committed.
+    #[inline(always)]
+    pub(crate) unsafe fn slot(&self, n: u32) -> &Slot {
+        debug_assert!(n < self.capacity, "slot {n} beyond a range of {}", self.capacity);
+        #[cfg(not(miri))]
+        {
+            // SAFETY: `n < capacity` keeps it inside the side region, zero-filled memory that
+            // is a valid `Slot` (all atomics) and lives as long as the range.
+            unsafe { &*self.slot_base.as_ptr().add(n as usize) }
+        }
+        #[cfg(miri)]
+        {
+            let block = self.slots.block_ptr((n >> self.shift) as usize).expect("slot block committed");
+            let i = n as usize & ((1 << self.shift) - 1);
+            // SAFETY: a committed block of zeroed, 16-byte-aligned slots; `i` is inside it.
+            unsafe { &*block.cast::<Slot>().as_ptr().add(i) }
+        }
+    }
+
+    /// Slot `n`, if `n` is in the range and its block was set up.
+    #[inline]
+    pub(crate) fn try_slot(&self, n: u32) -> Option<&Slot> {
+        if n >= self.capacity {
+            return None;
+        }
+        #[cfg(miri)]
+        if !self.is_set_up(n >> self.shift) {
+            return None;
+        }
+        // SAFETY: checked just now (natively any slot of the range reads as zeros or real).
+        Some(unsafe { self.slot(n) })
+    }
+
+    /// Cell number `n`'s address (a class range's; `n < capacity`). Native: arithmetic only.
+    #[inline(always)]
+    pub(crate) fn cell(&self, n: u32) -> Option<NonNull<u8>> {
+        let Some(cells) = self.cells.as_ref() else { return self.pinned_cell(n) };
+        let (slab, i) = ((n >> self.shift) as usize, n as usize & ((1 << self.shift) - 1));
+        #[cfg(not(miri))]
+        {
+            Some(cells.base.as_ptr().wrapping_add(slab * cells.stride + i * cells.cell_size))
+                // SAFETY: the reservation's base is non-null and the offset stays inside it.
+                .map(|p| unsafe { NonNull::new_unchecked(p) })
+        }
+        #[cfg(miri)]
+        {
+            let base = NonNull::new(cells.bases.get(slab)?.load(Ordering::Acquire))?;
+            // SAFETY: `i < cells_per_slab`, inside the slab's allocation.
+            Some(unsafe { base.add(i * cells.cell_size) })
+        }
+    }
+
+    #[cold]
+    fn pinned_cell(&self, n: u32) -> Option<NonNull<u8>> {
+        let block = self.pinned.as_ref()?.block_ptr((n >> self.shift) as usize)?;
+        let i = n as usize & ((1 << self.shift) - 1);
+        // SAFETY: a committed block of zeroed pointer-sized atomics; `i` is inside it.
+        let p = unsafe { &*block.cast::<AtomicPtr<u8>>().as_ptr().add(i) };
+        NonNull::new(p.load(Ordering::Acquire))
+    }
+
+    fn is_set_up(&self, block: u32) -> bool {
+        self.set_up[(block / 64) as usize].load(Ordering::Acquire) & (1 << (block % 64)) != 0
+    }
+
+    /// Slots per block.
+    #[inline]
+    pub(crate) fn block_slots(&self) -> u32 {
+        1 << self.shift
+    }
+}
+
+/// Every object's slot, in one index space of 2³² − 1 slots split into ranges: one per
+/// class, reserved when the class registers (its `max_slabs × cells_per_slab` cells), and
+/// one for the permanent pool. Slot memory is a zero-filled reservation per range whose
+/// pages the OS commits as the class's slabs are granted; nothing ever moves, so a
+/// `&Slot` stays valid for the table's life and readers need no lock.
+///
+/// ```text
+///   directory: [range*] one per 1 Mi indices      ranges (one per class, + permanent)
+///               ├─ 0..4   ──► Projectile ──► slots ┌──┬──┬──┬─ 16 B each ─┐
+///               ├─ 4..8   ──► Turret               └──┴──┴──┴─────────────┘
+///               └─ 8      ──► permanent     cells  base + slab × stride + i × size
+///
+///   Handle { index, generation }:  range = directory[index >> 20],  n = index − start
+///     slot = slots + n × 16   and   cell = base + (n >> shift) × stride + (n & mask) × size
+///     — two independent loads: the slot and the object are fetched in parallel.
+/// ```
+///
+/// A typed caller that knows its class (a [`ClassStore`](crate::ClassStore), a pool) skips
+/// the directory: its range is at hand.
+#[cfg(not(loom))]
+pub struct ObjectTable {
+    /// The range of each block of the index space, null for blocks not handed out.
+    directory: Box<[AtomicPtr<Range>]>,
+    /// Blocks handed out (front to back).
+    blocks: AtomicU32,
+    /// Slots set up over every range.
+    issued: AtomicU32,
 }
 
 #[cfg(not(loom))]
 impl ObjectTable {
     pub(crate) fn new() -> Self {
-        let chunks = alloc_zeroed_array::<AtomicPtr<Slot>>(MAX_CHUNKS).cast::<[AtomicPtr<Slot>; MAX_CHUNKS]>();
-        // SAFETY: a fresh allocation of the array's exact layout; all-null is a valid value.
-        let chunks = unsafe { Box::from_raw(chunks.as_ptr()) };
-        Self { chunks, len: AtomicU32::new(0) }
+        Self {
+            directory: (0..MAX_BLOCKS).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect(),
+            blocks: AtomicU32::new(0),
+            issued: AtomicU32::new(0),
+        }
     }
 
-    /// Slots handed out so far (live, vacant and retired).
+    /// Whether a range of `capacity` slots still fits in the index space.
+    pub(crate) fn has_room(&self, capacity: u32) -> bool {
+        let first = u64::from(self.blocks.load(Ordering::Relaxed));
+        let blocks = u64::from(capacity.div_ceil(BLOCK_SLOTS as u32));
+        first + blocks <= MAX_BLOCKS as u64 && (first << BLOCK_SHIFT) + u64::from(capacity) <= u64::from(NONE)
+    }
+
+    /// Reserves a range of `capacity` slots in blocks of `block_slots` (a power of two),
+    /// for a class's `cells` (or, `None`, for the permanent pool). Only the owning arena
+    /// calls this, under `&mut Arena`.
+    pub(crate) fn add_range(
+        &self,
+        capacity: u32,
+        block_slots: u32,
+        class: u16,
+        cells: Option<Cells>,
+    ) -> Result<NonNull<Range>, ArenaError> {
+        debug_assert!(block_slots.is_power_of_two() && capacity % block_slots == 0, "range geometry");
+        let first = self.blocks.load(Ordering::Relaxed);
+        let blocks = capacity.div_ceil(BLOCK_SLOTS as u32);
+        let end = first.checked_add(blocks).filter(|&e| e as usize <= MAX_BLOCKS).ok_or(ArenaError::TableFull)?;
+        let start = first << BLOCK_SHIFT;
+        // The last index of the last block is NONE: a range may not reach it.
+        if u64::from(start) + u64::from(capacity) > u64::from(NONE) {
+            return Err(ArenaError::TableFull);
+        }
+        let block_bytes = block_slots as usize * std::mem::size_of::<Slot>();
+        let os = |e| ArenaError::Alloc(respawn_allocator::AllocError::Os(e));
+        let slots = SideRegion::reserve(block_bytes, (capacity / block_slots) as usize).map_err(os)?;
+        let pinned = match cells {
+            Some(_) => None,
+            None => {
+                let bytes = block_slots as usize * std::mem::size_of::<AtomicPtr<u8>>();
+                Some(SideRegion::reserve(bytes, (capacity / block_slots) as usize).map_err(os)?)
+            }
+        };
+        #[cfg(not(miri))]
+        let slot_base = slots.base().expect("native side regions are contiguous").cast::<Slot>();
+        let words = (capacity / block_slots).div_ceil(64) as usize;
+        let range = Box::new(Range {
+            start,
+            capacity,
+            shift: block_slots.trailing_zeros(),
+            slots,
+            #[cfg(not(miri))]
+            slot_base,
+            cells,
+            pinned,
+            class,
+            set_up: (0..words).map(|_| AtomicU64::new(0)).collect(),
+            len: AtomicU32::new(0),
+        });
+        let range = NonNull::from(Box::leak(range));
+        for b in first..end {
+            self.directory[b as usize].store(range.as_ptr(), Ordering::Release);
+        }
+        self.blocks.store(end, Ordering::Release);
+        Ok(range)
+    }
+
+    /// Sets up block `block` of `range` (one slab's slots): commits it and gives every slot
+    /// generation 1, `class` and `flags`. Returns the block's first slot index.
+    ///
+    /// # Safety
+    /// `range` is one of this table's, the block was not set up before, and the caller is
+    /// the owning arena (under `&mut Arena`).
+    pub(crate) unsafe fn set_up_block(&self, range: &Range, block: u32, class: u16, flags: ObjectFlags) -> u32 {
+        range.slots.commit(block as usize);
+        let first = block << range.shift;
+        for n in first..first + range.block_slots() {
+            // SAFETY: `n` is inside the block just committed.
+            unsafe { range.slot(n) }.set_up(class, flags);
+        }
+        range.set_up[(block / 64) as usize].fetch_or(1 << (block % 64), Ordering::Release);
+        range.len.fetch_add(range.block_slots(), Ordering::Relaxed);
+        self.issued.fetch_add(range.block_slots(), Ordering::Release);
+        range.start + first
+    }
+
+    /// The range holding slot `index`, if handed out.
+    #[inline(always)]
+    pub(crate) fn range(&self, index: u32) -> Option<&Range> {
+        let range = self.directory[(index >> BLOCK_SHIFT) as usize].load(Ordering::Acquire);
+        // SAFETY: non-null directory entries point to ranges the table owns until it drops.
+        unsafe { range.as_ref() }
+    }
+
+    /// Slots set up so far (live, vacant and retired), over every range.
     #[inline]
     pub fn len(&self) -> u32 {
-        self.len.load(Ordering::Acquire)
+        self.issued.load(Ordering::Acquire)
     }
 
-    /// Whether no slot was handed out yet.
+    /// Whether no slot was set up yet.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Slot `index`, if it was handed out.
+    /// Slot `index`, if it lies in a range handed out. (A slot of a range whose block was
+    /// never set up reads as generation 0: no handle names it.)
     #[inline]
     pub fn slot(&self, index: u32) -> Option<&Slot> {
-        // SAFETY: checked just now.
-        (index < self.len()).then(|| unsafe { self.slot_unchecked(index) })
+        let range = self.range(index)?;
+        range.try_slot(index.wrapping_sub(range.start))
+    }
+
+    /// The cell of slot `index`: where its object lives (or will). `None` for an index
+    /// outside the class ranges (the permanent pool's objects live elsewhere).
+    #[inline]
+    pub fn cell(&self, index: u32) -> Option<NonNull<u8>> {
+        let range = self.range(index)?;
+        let n = index.wrapping_sub(range.start);
+        if n >= range.capacity {
+            return None;
+        }
+        range.cell(n)
     }
 
     /// The slot of the object `raw` names, whatever its flags: in range, same generation,
@@ -306,59 +556,84 @@ impl ObjectTable {
         Ok(slot)
     }
 
-    /// Slot `index` without the range check.
+    /// Slot `index` without the checks.
     ///
     /// # Safety
-    /// `index < self.len()`.
+    /// `index` names a slot that was set up (a handle or token of this table's arena that
+    /// resolved, or an index found in a set-up run).
     #[inline]
     pub unsafe fn slot_unchecked(&self, index: u32) -> &Slot {
-        debug_assert!(index < self.len(), "slot {index} beyond the table's {} slots", self.len());
-        let chunk = self.chunks[(index >> 16) as usize].load(Ordering::Acquire);
-        debug_assert!(!chunk.is_null(), "slot {index} in an unallocated chunk");
-        // SAFETY: slots below `len` lie in allocated chunks (`alloc_run` allocates before it
-        // publishes `len`), and a chunk lives as long as the table.
-        unsafe { &*chunk.add(index as usize & (CHUNK_SLOTS - 1)) }
+        let range = self.range(index);
+        debug_assert!(range.is_some(), "slot {index} outside every range");
+        // SAFETY: the caller's index lies in a range handed out.
+        let range = unsafe { range.unwrap_unchecked() };
+        // SAFETY: and in a block set up, so inside the range (and committed).
+        unsafe { range.slot(index - range.start) }
     }
 
-    /// The handed-out slots, chunk by chunk: the unit of parallel marking.
-    pub fn chunks(&self) -> impl Iterator<Item = &[Slot]> + '_ {
-        let len = self.len() as usize;
-        (0..len.div_ceil(CHUNK_SLOTS)).map(move |c| {
-            let chunk = self.chunks[c].load(Ordering::Acquire);
-            let n = (len - c * CHUNK_SLOTS).min(CHUNK_SLOTS);
-            // SAFETY: chunk `c` is allocated (it covers slots below `len`), and its first
-            // `n` slots are initialised (zeroed, then set up by the arena).
-            unsafe { std::slice::from_raw_parts(chunk, n) }
+    /// Every run of set-up slots with the index of its first: one slab's slots for a class,
+    /// the filled prefix for the permanent pool. The unit of the collector's walks.
+    pub fn runs(&self) -> impl Iterator<Item = (u32, &[Slot])> + '_ {
+        let blocks = self.blocks.load(Ordering::Acquire) as usize;
+        let mut last: *const Range = std::ptr::null();
+        let ranges = self.directory[..blocks].iter().filter_map(move |r| {
+            let r = r.load(Ordering::Acquire).cast_const();
+            (r != last).then(|| {
+                last = r;
+                // SAFETY: a directory entry below `blocks` points to a live range.
+                unsafe { &*r }
+            })
+        });
+        ranges.flat_map(|range| {
+            let per = range.block_slots();
+            let n_blocks = range.capacity / per;
+            let permanent = range.cells.is_none();
+            let filled = range.len.load(Ordering::Acquire);
+            (0..n_blocks).filter(move |&b| range.is_set_up(b)).map(move |b| {
+                let first = b << range.shift;
+                let n = if permanent { filled.saturating_sub(first).min(per) } else { per };
+                // SAFETY: block `b` is set up: `per` consecutive slots in one committed block.
+                let run = unsafe { std::slice::from_raw_parts(range.slot(first), n as usize) };
+                (range.start + first, run)
+            })
         })
     }
+}
 
-    /// Hands out `n` consecutive fresh slots (zeroed) and returns the first index. Only the
-    /// owning arena calls this, under `&mut Arena`, so there is one writer.
-    pub(crate) fn alloc_run(&self, n: u32) -> Option<u32> {
-        let start = self.len();
-        debug_assert!(n > 0, "an empty run");
-        let end = start.checked_add(n).filter(|&e| e < NONE)?;
-        for c in start as usize / CHUNK_SLOTS..=(end as usize - 1) / CHUNK_SLOTS {
-            if self.chunks[c].load(Ordering::Acquire).is_null() {
-                let chunk = alloc_zeroed_array::<Slot>(CHUNK_SLOTS);
-                self.chunks[c].store(chunk.as_ptr(), Ordering::Release);
-            }
+#[cfg(not(loom))]
+impl ObjectTable {
+    /// Adds one slot to the permanent `range` (which fills front to back) for the object at
+    /// `cell` and returns its index, or `None` when the range is full. Under `&mut Arena`.
+    pub(crate) fn push_permanent(&self, range: &Range, cell: NonNull<u8>) -> Option<u32> {
+        let n = range.len.load(Ordering::Relaxed);
+        let pinned = range.pinned.as_ref().filter(|_| n < range.capacity)?;
+        let block = n >> range.shift;
+        if !range.is_set_up(block) {
+            range.slots.commit(block as usize);
+            pinned.commit(block as usize);
+            range.set_up[(block / 64) as usize].fetch_or(1 << (block % 64), Ordering::Release);
         }
-        self.len.store(end, Ordering::Release);
-        Some(start)
+        let at = pinned.block_ptr(block as usize).expect("committed just now").cast::<AtomicPtr<u8>>();
+        let i = n as usize & ((1 << range.shift) - 1);
+        // SAFETY: a committed block of zeroed pointer-sized atomics; `i` is inside it.
+        unsafe { &*at.as_ptr().add(i) }.store(cell.as_ptr(), Ordering::Release);
+        range.len.store(n + 1, Ordering::Release);
+        self.issued.fetch_add(1, Ordering::Release);
+        Some(range.start + n)
     }
 }
 
 #[cfg(not(loom))]
 impl Drop for ObjectTable {
     fn drop(&mut self) {
-        let layout = Layout::array::<Slot>(CHUNK_SLOTS).expect("chunk layout");
-        for chunk in self.chunks.iter() {
-            let p = chunk.load(Ordering::Acquire);
-            if !p.is_null() {
-                // SAFETY: `p` came from `alloc_zeroed_array::<Slot>(CHUNK_SLOTS)` (this
-                // layout), and the table is dropped once.
-                unsafe { std::alloc::dealloc(p.cast(), layout) };
+        let mut last = std::ptr::null_mut();
+        for entry in self.directory.iter() {
+            let r = entry.load(Ordering::Acquire);
+            if !r.is_null() && r != last {
+                last = r;
+                // SAFETY: each range was leaked from a `Box` in `add_range` and appears in
+                // consecutive directory entries, so it is freed once, here.
+                drop(unsafe { Box::from_raw(r) });
             }
         }
     }
@@ -374,7 +649,7 @@ impl fmt::Debug for ObjectTable {
 #[cfg(all(test, loom))]
 mod loom_model {
     use loom::cell::UnsafeCell;
-    use respawn_allocator::sync::{thread, Arc, AtomicPtr, AtomicU16, AtomicU32, Ordering};
+    use respawn_allocator::sync::{thread, Arc, AtomicU16, AtomicU32, Ordering};
 
     use super::{Slot, NONE};
     use crate::{ArenaError, ObjectFlags};
@@ -382,13 +657,10 @@ mod loom_model {
     /// A live slot at generation 1 whose object's flags are `flags`.
     fn live_slot(flags: ObjectFlags) -> Slot {
         Slot {
-            cell: AtomicPtr::new(std::ptr::null_mut()),
             generation: AtomicU32::new(1),
             flags: AtomicU16::new(flags.bits()),
             class: AtomicU16::new(0),
-            cell_number: AtomicU32::new(0),
             outer: AtomicU32::new(NONE),
-            cluster: AtomicU32::new(NONE),
             root_count: AtomicU32::new(0),
         }
     }

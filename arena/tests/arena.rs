@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use respawn_arena::{
-    Arena, ArenaConfig, ArenaError, Freed, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig, CHUNK_SLOTS,
+    Arena, ArenaConfig, ArenaError, Freed, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig, BLOCK_SLOTS,
 };
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
@@ -536,17 +536,23 @@ fn class_store_is_the_same_arena_without_lookups() {
 }
 
 #[test]
-fn the_table_grows_past_one_chunk() {
+fn a_class_range_spans_blocks_and_classes_get_their_own_ranges() {
     if cfg!(miri) {
-        return; // 64 Ki objects are too many for Miri
+        return; // 1 Mi objects are too many for Miri
     }
     let mut arena = Arena::new();
-    let hs: Vec<_> = (0..CHUNK_SLOTS as u32 + 100).map(|i| arena.insert(i)).collect();
-    assert!(arena.table().len() as usize > CHUNK_SLOTS);
-    assert_eq!(arena.table().chunks().count(), 2);
+    let hs: Vec<_> = (0..BLOCK_SLOTS as u32 + 100).map(|i| arena.insert(i)).collect();
+    let slabs = (BLOCK_SLOTS + 100).div_ceil(1024);
+    assert_eq!(arena.table().len() as usize, slabs * 1024, "one slab's slots set up per slab taken");
+    assert_eq!(arena.table().runs().count(), slabs, "a run per slab");
     for (i, h) in hs.iter().enumerate() {
         assert_eq!(*arena.get(*h).unwrap(), i as u32);
     }
+    // The next class's range starts after the whole of the first one's (4 Mi cells).
+    let other = arena.insert(7u64);
+    assert!(other.index() as usize >= 4 * BLOCK_SLOTS, "index {} inside u32's range", other.index());
+    assert_eq!(arena.get(other), Some(&7));
+    assert!(arena.get(Handle::<u64>::from_raw(hs[5].raw())).is_none(), "a u32 handle read as u64");
 }
 
 #[test]

@@ -2,11 +2,12 @@
 //! keeps every member, so the collector reaches a whole cluster at once and never judges
 //! its members one by one — until the cluster is dissolved.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::iter;
 
 use respawn_allocator::sync::{AtomicBool, Ordering};
-use respawn_arena::{ObjectFlags, ObjectTable, RawHandle, Slot, NONE};
+use respawn_arena::{ObjectFlags, ObjectTable, RawHandle, Slot};
 
 use crate::mark::Tracer;
 
@@ -22,12 +23,16 @@ struct Cluster {
     in_use: bool,
 }
 
-/// The heap's clusters. Each live object is in at most one, recorded in its slot's
-/// `cluster` field; an entry whose objects are gone is dissolved and its index reused.
+/// The heap's clusters. Each live object is in at most one: its slot carries
+/// [`ObjectFlags::IN_CLUSTER`] (hot, read by the mark) and `member_of` says which (cold:
+/// the object table keeps only 16 bytes an object). The flag goes with the object when it
+/// is released, so a stale `member_of` entry is never read. An entry whose objects are
+/// gone is dissolved and its index reused.
 #[derive(Default)]
 pub(crate) struct Clusters {
     list: Vec<Cluster>,
     free: Vec<u32>,
+    member_of: HashMap<u32, u32>,
 }
 
 impl fmt::Debug for Clusters {
@@ -42,6 +47,25 @@ fn live(table: &ObjectTable, raw: RawHandle) -> Option<&Slot> {
 }
 
 impl Clusters {
+    /// The cluster of the object in slot `index`, if its flags say it is in one.
+    #[inline]
+    pub(crate) fn cluster_of(&self, index: u32, slot: &Slot) -> Option<u32> {
+        if !slot.flags().contains(ObjectFlags::IN_CLUSTER) {
+            return None;
+        }
+        self.member_of.get(&index).copied()
+    }
+
+    fn join(&mut self, index: u32, slot: &Slot, cluster: u32) {
+        self.member_of.insert(index, cluster);
+        slot.insert_flags(ObjectFlags::IN_CLUSTER);
+    }
+
+    fn leave(&mut self, index: u32, slot: &Slot) {
+        self.member_of.remove(&index);
+        slot.remove_flags(ObjectFlags::IN_CLUSTER);
+    }
+
     pub(crate) fn in_use(&self) -> usize {
         self.list.len() - self.free.len()
     }
@@ -61,9 +85,10 @@ impl Clusters {
         cluster.members.clear();
         cluster.members.extend(members.iter().copied().filter(|&m| m != root));
         cluster.in_use = true;
-        for raw in iter::once(root).chain(cluster.members.iter().copied()) {
+        let objects: Vec<RawHandle> = iter::once(root).chain(cluster.members.iter().copied()).collect();
+        for raw in objects {
             if let Some(slot) = live(table, raw) {
-                slot.set_cluster(index);
+                self.join(raw.index(), slot, index);
             }
         }
         if let Some(slot) = live(table, root) {
@@ -81,12 +106,17 @@ impl Clusters {
     /// Cuts every object of the cluster loose and frees the entry.
     pub(crate) fn dissolve(&mut self, table: &ObjectTable, id: ClusterId) -> bool {
         let Some(cluster) = self.list.get_mut(id.0 as usize).filter(|c| c.in_use) else { return false };
-        for raw in iter::once(cluster.root).chain(cluster.members.iter().copied()) {
-            if let Some(slot) = live(table, raw).filter(|s| s.cluster() == Some(id.0)) {
-                slot.set_cluster(NONE);
+        let mut members = std::mem::take(&mut cluster.members);
+        for raw in iter::once(cluster.root).chain(members.iter().copied()) {
+            let Some(slot) = live(table, raw) else { continue };
+            if self.cluster_of(raw.index(), slot) == Some(id.0) {
+                self.leave(raw.index(), slot);
                 slot.remove_flags(ObjectFlags::CLUSTER_ROOT | ObjectFlags::REACHABLE_IN_CLUSTER);
             }
         }
+        members.clear();
+        let cluster = &mut self.list[id.0 as usize];
+        cluster.members = members;
         cluster.in_use = false;
         cluster.members.clear();
         self.free.push(id.0);
@@ -110,16 +140,18 @@ impl Clusters {
                 dissolved += 1;
                 continue;
             }
-            cluster.members.retain(|&m| match live(table, m) {
-                Some(slot) if slot.cluster() == Some(i as u32) => {
+            let mut members = std::mem::take(&mut cluster.members);
+            members.retain(|&m| match live(table, m) {
+                Some(slot) if self.cluster_of(m.index(), slot) == Some(i as u32) => {
                     let garbage = slot.flags().contains(ObjectFlags::GARBAGE);
                     if garbage {
-                        slot.set_cluster(NONE);
+                        self.leave(m.index(), slot);
                     }
                     !garbage
                 }
                 _ => false,
             });
+            self.list[i].members = members;
         }
         dissolved
     }

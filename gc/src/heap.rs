@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use respawn_allocator::sync::{Arc, AtomicU32, RwLock, RwLockReadGuard};
 use respawn_arena::{
     Arena, ArenaConfig, ArenaError, ClassId, ClassStore, Handle, ObjectFlags, ObjectTable, RawHandle, Rejected,
-    SlabConfig, Slot, CHUNK_SLOTS,
+    SlabConfig, Slot,
 };
 
 use crate::cluster::{ClusterId, Clusters};
@@ -430,7 +430,8 @@ impl Heap {
         if slot.is_rooted() {
             return Ending::Kept;
         }
-        let (class, cell) = (usize::from(slot.class()), slot.cell().as_ptr());
+        let class = usize::from(slot.class());
+        let cell = self.arena.table().cell(raw.index()).expect("a live object has a cell").as_ptr();
         if let Some(Some(gc)) = self.classes.get(class).copied() {
             // Flag first: a panicking hook must not lead to a second `begin_destroy`.
             let flagged = self.arena.set_flags(raw, ObjectFlags::BEGIN_DESTROYED | ObjectFlags::GARBAGE);
@@ -456,7 +457,8 @@ impl Heap {
     /// Tries to finish a waiting object; `None` while it is not ready.
     fn finish_waiting(&mut self, raw: RawHandle) -> Option<bool> {
         let Ok(slot) = self.arena.table().resolve_live(raw) else { return Some(false) };
-        let (class, cell) = (usize::from(slot.class()), slot.cell().as_ptr());
+        let class = usize::from(slot.class());
+        let cell = self.arena.table().cell(raw.index()).expect("a live object has a cell").as_ptr();
         let gc = self.classes[class].expect("only collector classes wait");
         // SAFETY: `raw` resolved to a live object of `class`; `&mut self` holds it.
         if !unsafe { (gc.is_ready)(cell) } {
@@ -485,7 +487,7 @@ impl Heap {
             if flags.intersects(ObjectFlags::IN_POOL | ObjectFlags::ASYNC) {
                 return Err(GcError::Pooled);
             }
-            if slot.cluster().is_some() {
+            if self.clusters.cluster_of(raw.index(), slot).is_some() {
                 return Err(GcError::InCluster);
             }
         }
@@ -506,7 +508,8 @@ impl Heap {
 
     /// The cluster the object is in, if any.
     pub fn cluster_of(&self, raw: RawHandle) -> Option<ClusterId> {
-        self.arena.table().resolve_live(raw).ok()?.cluster().map(ClusterId)
+        let slot = self.arena.table().resolve_live(raw).ok()?;
+        self.clusters.cluster_of(raw.index(), slot).map(ClusterId)
     }
 
     /// The objects of a cluster, root first (stale entries included until the next
@@ -583,11 +586,12 @@ impl Heap {
         let current = Frontier::new(bump.alloc_slice_fill_with(slots, |_| AtomicU32::new(0)));
         let next = Frontier::new(bump.alloc_slice_fill_with(slots, |_| AtomicU32::new(0)));
 
+        let runs = bumpalo::collections::Vec::from_iter_in(table.runs(), bump).into_bump_slice();
         let marker = Marker { table, classes: &self.classes, clusters: &self.clusters, exclusive: !parallel };
         let mark = || {
             // Phase 2: everything unreachable but the kept; the roots into the first frontier.
             let t = Instant::now();
-            let objects = flag_unreachable(table, options.keep_flags, &current, parallel, min);
+            let objects = flag_unreachable(runs, options.keep_flags, &current, parallel, min);
             let (roots, mark_time) = (current.len(), t.elapsed());
             // Phases 3 and 4: reachability, clusters reached whole.
             let t = Instant::now();
@@ -728,22 +732,30 @@ fn flag_run(first: u32, slots: &[Slot], keep: ObjectFlags, roots: &Frontier<'_>)
     objects
 }
 
-fn flag_unreachable(table: &ObjectTable, keep: ObjectFlags, roots: &Frontier<'_>, parallel: bool, min: usize) -> usize {
-    let mut objects = 0;
-    for (c, chunk) in table.chunks().enumerate() {
-        let first = (c * CHUNK_SLOTS) as u32;
-        objects += if parallel {
-            let step = min.max(1024);
-            chunk
-                .par_chunks(step)
-                .enumerate()
-                .map(|(i, run)| flag_run(first + (i * step) as u32, run, keep, roots))
-                .sum::<usize>()
-        } else {
-            flag_run(first, chunk, keep, roots)
-        };
+/// Phase 2 over every run of set-up slots (a slab's worth each), split across rayon's
+/// threads in pieces of at least `min` slots when `parallel`.
+fn flag_unreachable(
+    runs: &[(u32, &[Slot])],
+    keep: ObjectFlags,
+    roots: &Frontier<'_>,
+    parallel: bool,
+    min: usize,
+) -> usize {
+    let flag = |&(first, run): &(u32, &[Slot])| flag_run(first, run, keep, roots);
+    if !parallel {
+        return runs.iter().map(flag).sum();
     }
-    objects
+    let step = min.max(1024);
+    let per_task = step.div_ceil(runs.first().map_or(1, |(_, r)| r.len().max(1)));
+    runs.par_iter()
+        .with_min_len(per_task)
+        .map(|&(first, run)| {
+            run.chunks(step)
+                .enumerate()
+                .map(|(i, piece)| flag_run(first + (i * step) as u32, piece, keep, roots))
+                .sum::<usize>()
+        })
+        .sum()
 }
 
 /// Phases 3 and 4: rounds of tracing until no frontier is left. Returns the objects traced.
@@ -770,11 +782,11 @@ fn reach(marker: &Marker<'_>, first: &Frontier<'_>, second: &Frontier<'_>, paral
 /// Phase 5: every object still flagged unreachable (and not already being destroyed).
 fn gather_unreachable(table: &ObjectTable, out: &mut Vec<RawHandle>) {
     let mask = ObjectFlags::UNREACHABLE | ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED;
-    for (c, chunk) in table.chunks().enumerate() {
-        for (k, slot) in chunk.iter().enumerate() {
+    for (first, run) in table.runs() {
+        for (k, slot) in run.iter().enumerate() {
             if slot.flags() & mask == ObjectFlags::UNREACHABLE {
                 let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
-                out.push(RawHandle::new((c * CHUNK_SLOTS + k) as u32, generation));
+                out.push(RawHandle::new(first + k as u32, generation));
             }
         }
     }

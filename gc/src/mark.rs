@@ -138,10 +138,12 @@ impl<'a> Tracer<'a> {
         }
         // An object with nothing to follow (a leaf class, no owner, no cluster) is kept by
         // the cleared flag alone: no need to push and visit it.
-        if slot.outer().is_some() || slot.cluster().is_some() || self.traced(slot.class()) {
+        if slot.outer().is_some() || flags.contains(ObjectFlags::IN_CLUSTER) || self.traced(slot.class()) {
             // The slot is in cache now; its object is not, and the visit will need it.
             // Start that load while the current object's other handles are claimed.
-            prefetch(slot.cell().as_ptr());
+            if let Some(cell) = self.table.cell(index) {
+                prefetch(cell.as_ptr());
+            }
             self.push(index);
         }
         true
@@ -208,8 +210,10 @@ impl Marker<'_> {
                 } else if let Some(seed) = seeds.get(seeds_taken) {
                     seeds_taken += 1;
                     let index = seed.load(Ordering::Relaxed);
-                    // SAFETY: seeds are indices of handed-out slots (phase 2 or a spill).
-                    prefetch(unsafe { self.table.slot_unchecked(index) }.cell().as_ptr());
+                    // Seeds are indices of set-up slots (phase 2 or a spill): their cells exist.
+                    if let Some(cell) = self.table.cell(index) {
+                        prefetch(cell.as_ptr());
+                    }
                     ring.push(index);
                 } else {
                     break;
@@ -237,7 +241,7 @@ impl Marker<'_> {
         if let Some(outer) = slot.outer() {
             tracer.claim_index(outer);
         }
-        if let Some(cluster) = slot.cluster() {
+        if let Some(cluster) = self.clusters.cluster_of(index, slot) {
             self.clusters.reach(cluster, tracer);
         }
         if let Some(Some(class)) = self.classes.get(usize::from(slot.class())) {
@@ -245,7 +249,9 @@ impl Marker<'_> {
                 // SAFETY: the slot is live (it was claimed this collection, and nothing is
                 // released during a mark) and of this class; `trace` reads the object only,
                 // and every class's objects are `Sync`.
-                unsafe { trace(slot.cell().as_ptr(), tracer) };
+                let cell = self.table.cell(index).expect("a claimed object has a cell");
+                // SAFETY: as above.
+                unsafe { trace(cell.as_ptr(), tracer) };
                 return true;
             }
         }
