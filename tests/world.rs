@@ -438,6 +438,85 @@ fn a_panicking_destructor_leaves_the_pool_in_use_count() {
     }
 }
 
+/// A second class for the cause test: a plain `Default`-pooled object.
+#[derive(Trace, Object)]
+struct Crate {
+    _weight: u32,
+}
+
+impl Poolable for Crate {
+    fn create() -> Self {
+        Self { _weight: 1 }
+    }
+}
+
+#[test]
+fn a_destructor_panicking_in_a_purge_does_not_change_how_later_frees_are_counted() {
+    // The reason an object ended travels with its cell to the free route. (It used to be a
+    // world-wide flag set around a `Purge` destroy; a panicking destructor left it set, and
+    // every later collector purge, in every pool, was counted as `recycled_purge`.)
+    let config =
+        |policy| PoolConfig { capacity: 0, max: 4, low_watermark: 0, grow_by: 0, policy, precreate: false, workers: 0 };
+    let mut world = World::builder()
+        .pool::<Fragile>(config(Policy::Purge))
+        .pool::<Crate>(config(Policy::Default))
+        .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
+        .build()
+        .unwrap();
+    let bomb = world.try_spawn::<Fragile>().unwrap();
+    world.get_mut(bomb).unwrap().armed = true;
+    let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.destroy(bomb)));
+    assert!(ended.is_err(), "the destructor's panic reaches the caller");
+    let box_ = world.try_spawn::<Crate>().unwrap();
+    world.destroy(box_).unwrap();
+    world.collect_garbage();
+    let crates = world.pool_stats::<Crate>().unwrap();
+    assert_eq!((crates.recycled_gc, crates.recycled_purge), (1, 0), "{crates:?}");
+    let calm = world.try_spawn::<Fragile>().unwrap();
+    world.destroy(calm).unwrap();
+    let fragile = world.pool_stats::<Fragile>().unwrap();
+    assert_eq!((fragile.recycled_purge, fragile.recycled_gc, fragile.retired), (1, 0, 1), "{fragile:?}");
+}
+
+/// A class whose constructor panics while `FAIL` is set.
+#[derive(Trace, Object)]
+struct Flaky {
+    _id: u32,
+}
+
+static FAIL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl Poolable for Flaky {
+    fn create() -> Self {
+        assert!(!FAIL.load(std::sync::atomic::Ordering::Relaxed), "create failed");
+        Flaky { _id: 0 }
+    }
+}
+
+#[test]
+fn a_spawn_whose_inline_create_panics_is_not_counted() {
+    let config = PoolConfig {
+        capacity: 0,
+        max: 4,
+        low_watermark: 0,
+        grow_by: 0,
+        policy: Policy::Purge,
+        precreate: false,
+        workers: 0,
+    };
+    let mut world = World::builder().pool::<Flaky>(config).build().unwrap();
+    FAIL.store(true, std::sync::atomic::Ordering::Relaxed);
+    let spawned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.spawn::<Flaky>()));
+    FAIL.store(false, std::sync::atomic::Ordering::Relaxed);
+    assert!(spawned.is_err(), "the constructor's panic reaches the caller");
+    let stats = world.pool_stats::<Flaky>().unwrap();
+    assert_eq!((stats.spawns, stats.misses, stats.in_use), (0, 0, 0), "{stats:?}");
+    let h = world.try_spawn::<Flaky>().unwrap();
+    let stats = world.pool_stats::<Flaky>().unwrap();
+    assert_eq!((stats.spawns, stats.misses, stats.in_use), (1, 1, 1), "{stats:?}");
+    world.destroy(h).unwrap();
+}
+
 #[test]
 fn a_release_burst_larger_than_the_build_queue_goes_back_to_the_arena() {
     // The queue of cells to build holds 4 × max(capacity, grow_by, 128) = 512 here, not

@@ -13,7 +13,7 @@ use respawn_allocator::poison;
 use respawn_allocator::sync::{Arc, Ordering};
 use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Rejected, SlabConfig};
 
-use crate::class::{ClassEntry, FreeRoute, Freed, FreedCell};
+use crate::class::{ClassEntry, Ended, FreeRoute, Freed, FreedCell};
 use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
 use crate::table::{Cells, ObjectTable, Range, Slot, NONE, PERMANENT_SLOTS};
@@ -207,7 +207,7 @@ impl Arena {
         };
         let range = self.table.add_range(capacity, slab.cells_per_slab, id.index() as u16, Some(cells))?;
         // SAFETY: the table owns the range until it drops, after the arena.
-        let start = unsafe { range.as_ref() }.start;
+        let (start, at) = unsafe { (range.as_ref().start, range.as_ref().addressing()) };
         self.classes.push(ClassEntry {
             id,
             type_id: TypeId::of::<T>(),
@@ -218,6 +218,8 @@ impl Arena {
             bases: Vec::new(),
             range,
             start,
+            capacity,
+            at,
             live: Vec::new(),
             free: Vec::new(),
             len: 0,
@@ -431,12 +433,12 @@ impl Arena {
     /// Nothing changes on [`ArenaError::Stale`], [`ArenaError::Hidden`],
     /// [`ArenaError::WrongClass`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
     pub fn try_remove<T: Send + Sync + 'static>(&mut self, h: Handle<T>) -> Result<T, ArenaError> {
-        let slot = self.typed_slot(h)?;
-        check_releasable(&self.table, h.index(), slot)?;
-        let class = slot.class() as usize;
-        let entry = &mut self.classes[class];
-        // SAFETY: `typed_slot` found a live, visible `T` in slot `h.index()` of `entry`.
-        Ok(unsafe { take::<T>(&self.table, entry, &mut self.outers, h.index(), self.config.max_generation) })
+        let Some(id) = self.class_of::<T>() else { return Err(self.why_not(h)) };
+        match self.store_of::<T>(id)?.try_remove(h) {
+            // The store knows its own class only; the arena names the other one.
+            Err(ArenaError::WrongClass { .. }) => Err(self.why_not(h)),
+            done => done,
+        }
     }
 
     /// Drops the object `raw` names, whatever its class, and releases its slot through the
@@ -447,12 +449,21 @@ impl Arena {
     /// [`ArenaError::Stale`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`]; nothing
     /// changes.
     pub fn destroy(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
+        self.destroy_for(raw, Ended::Removed)
+    }
+
+    /// [`destroy`](Self::destroy), telling the free route why the object `ended` (the
+    /// collector's purge and `destroy_now` use it).
+    ///
+    /// # Errors
+    /// As [`destroy`](Self::destroy).
+    pub fn destroy_for(&mut self, raw: RawHandle, ended: Ended) -> Result<(), ArenaError> {
         let slot = self.table.resolve_live(raw)?;
         check_releasable(&self.table, raw.index(), slot)?;
         let class = slot.class() as usize;
         let entry = &mut self.classes[class];
         // SAFETY: `resolve_live` found an object of `class` in slot `raw.index()`.
-        unsafe { destroy_at(&self.table, entry, &mut self.outers, raw.index(), self.config.max_generation) };
+        unsafe { destroy_at(&self.table, entry, &mut self.outers, raw.index(), self.config.max_generation, ended) };
         Ok(())
     }
 
@@ -797,29 +808,32 @@ fn check_releasable(table: &ObjectTable, index: u32, slot: &Slot) -> Result<(), 
 /// takes it out of the live bitmap and out of the sub-object lists (its own sub-objects are
 /// cut loose). Returns what the free route is to be told: the cell, or the retirement.
 #[inline]
-fn release(table: &ObjectTable, entry: &mut ClassEntry, outers: &mut Outers, index: u32, max_generation: u32) -> Freed {
-    // SAFETY: the callers resolved `index` through the table just before.
-    let slot = unsafe { table.slot_unchecked(index) };
+fn release(
+    table: &ObjectTable,
+    entry: &mut ClassEntry,
+    outers: &mut Outers,
+    index: u32,
+    max_generation: u32,
+    ended: Ended,
+) -> Freed {
+    let n = index - entry.start;
+    let slot = entry.slot(n);
     let flags = slot.flags();
     debug_assert!(!flags.contains(ObjectFlags::VACANT), "releasing vacant slot {index}");
     if flags.contains(ObjectFlags::HAS_SUBOBJECTS) || slot.outer.load(Ordering::Relaxed) != NONE {
         unlink(table, outers, index);
     }
     let retire = slot.vacate(entry.route.is_some(), max_generation);
-    let n = index - entry.start;
     entry.set_live(n, false);
     entry.len -= 1;
     if retire {
         // Wrapping would let an old handle alias a new object: retire the slot instead. It
         // stays vacant at its last generation, so no handle resolves to it again.
         entry.retired += 1;
-        return Freed::Retired { class: entry.id, slot: index };
+        return Freed::Retired { class: entry.id, slot: index, ended };
     }
-    Freed::Cell(FreedCell {
-        class: entry.id,
-        slot: index,
-        cell: NonNull::new(entry.cell_ptr(n)).expect("cells are non-null"),
-    })
+    let cell = NonNull::new(entry.cell_ptr(n)).expect("cells are non-null");
+    Freed::Cell(FreedCell { class: entry.id, slot: index, cell }, ended)
 }
 
 #[cold]
@@ -846,7 +860,7 @@ unsafe fn take<T>(
     let value = unsafe { cell.cast::<T>().read() };
     // SAFETY: cells are non-null.
     let cell = unsafe { NonNull::new_unchecked(cell) };
-    let freed = release(table, entry, outers, index, max_generation);
+    let freed = release(table, entry, outers, index, max_generation, Ended::Removed);
     route(entry, freed, cell);
     value
 }
@@ -866,11 +880,12 @@ unsafe fn destroy_at(
     outers: &mut Outers,
     index: u32,
     max_generation: u32,
+    ended: Ended,
 ) {
     // SAFETY: cells are non-null.
     let cell = unsafe { NonNull::new_unchecked(entry.cell_ptr(index - entry.start)) };
     let drop_fn = entry.drop_fn;
-    let freed = release(table, entry, outers, index, max_generation);
+    let freed = release(table, entry, outers, index, max_generation, ended);
     let Some(drop_fn) = drop_fn else {
         route(entry, freed, cell);
         return;
@@ -895,11 +910,11 @@ impl Drop for RetireOnUnwind<'_> {
     fn drop(&mut self) {
         let retired = match self.freed.take() {
             None => return,
-            Some(Freed::Cell(token)) => {
+            Some(Freed::Cell(token, ended)) => {
                 // The slot is vacant and on no list: no handle resolves to it, no insert
                 // takes it. Counted with the ceiling's retirements.
                 self.entry.retired += 1;
-                Freed::Retired { class: token.class, slot: token.slot }
+                Freed::Retired { class: token.class, slot: token.slot, ended }
             }
             Some(retired) => retired,
         };
@@ -914,8 +929,8 @@ impl Drop for RetireOnUnwind<'_> {
 #[inline]
 fn route(entry: &mut ClassEntry, freed: Freed, cell: NonNull<u8>) {
     match (freed, &mut entry.route) {
-        (Freed::Cell(token), Some(route)) => route(Freed::Cell(token)),
-        (Freed::Cell(token), None) => {
+        (cell @ Freed::Cell(..), Some(route)) => route(cell),
+        (Freed::Cell(token, _), None) => {
             poison::poison(cell.as_ptr(), entry.cell_size);
             entry.free.push(token.slot);
         }
@@ -1011,6 +1026,29 @@ impl<'a, T: 'static> Iterator for Iter<'a, T> {
 impl<T> fmt::Debug for Iter<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Iter").field("word", &self.word).finish()
+    }
+}
+
+/// An object [`ClassStore::releasable`] found releasable: its handle and cell number, for
+/// [`ClassStore::stow_released`]. Not `Clone`: it is used once.
+#[derive(Debug)]
+pub struct Releasable {
+    handle: RawHandle,
+    n: u32,
+    flags: ObjectFlags,
+}
+
+impl Releasable {
+    /// The object's flags when it was found (`HAS_SUBOBJECTS` tells an owner).
+    #[inline]
+    pub fn flags(&self) -> ObjectFlags {
+        self.flags
+    }
+
+    /// The object's handle.
+    #[inline]
+    pub fn handle(&self) -> RawHandle {
+        self.handle
     }
 }
 
@@ -1152,7 +1190,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     pub unsafe fn adopt(&mut self, token: FreedCell) -> Handle<T> {
         debug_assert_eq!(token.class, self.entry.id, "token of another class");
         let n = token.slot.wrapping_sub(self.entry.start);
-        debug_assert!(n < self.entry.range().capacity, "token of another class");
+        debug_assert!(n < self.entry.capacity, "token of another class");
         let slot = self.entry.slot(n);
         debug_assert!(self.entry.cell_ptr(n) == token.cell.as_ptr(), "token of another arena");
         debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "adopting occupied slot {}", token.slot);
@@ -1177,10 +1215,16 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     pub fn stow(&mut self, h: Handle<T>) -> Result<Option<FreedCell>, ArenaError> {
         let (n, slot) = self.slot(h)?;
         check_releasable(self.table, h.index(), slot)?;
+        self.stow_at(h.index(), n)
+    }
+
+    /// The stow of the visible, releasable object in slot `index` (cell number `n`).
+    #[inline]
+    fn stow_at(&mut self, index: u32, n: u32) -> Result<Option<FreedCell>, ArenaError> {
         // SAFETY: cells are non-null.
         let cell = unsafe { NonNull::new_unchecked(self.entry.cell_ptr(n)) };
-        match release(self.table, self.entry, self.outers, h.index(), self.max_generation) {
-            Freed::Cell(token) => {
+        match release(self.table, self.entry, self.outers, index, self.max_generation, Ended::Removed) {
+            Freed::Cell(token, _) => {
                 // A plain store: the membership flags are the arena's to write.
                 let slot = self.entry.slot(n);
                 slot.flags.store((ObjectFlags::VACANT | ObjectFlags::IN_POOL).bits(), Ordering::Release);
@@ -1217,14 +1261,8 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// of the class (outside the range) takes the cold path.
     #[inline(always)]
     fn locate(&self, h: Handle<T>) -> Option<*mut u8> {
-        let range = self.entry.range();
-        let n = h.index().wrapping_sub(range.start);
-        if n >= range.capacity {
-            return self.locate_permanent(h);
-        }
-        // SAFETY: `n < capacity`; natively every slot of the range reads (as zeros until set
-        // up, which no handle matches); under Miri `try_slot` checks the block.
-        let slot = if cfg!(miri) { range.try_slot(n)? } else { unsafe { range.slot(n) } };
+        let n = h.index().wrapping_sub(self.entry.start);
+        let Some(slot) = self.entry.try_slot(n) else { return self.locate_permanent(h) };
         let flags = slot.check_flags(h.generation())?;
         if flags.intersects(ObjectFlags::HIDDEN) {
             return None;
@@ -1243,9 +1281,8 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// permanent one: those are never released), or why not.
     #[inline]
     fn slot(&self, h: Handle<T>) -> Result<(u32, &Slot), ArenaError> {
-        let range = self.entry.range();
-        let n = h.index().wrapping_sub(range.start);
-        if let Some(slot) = range.try_slot(n) {
+        let n = h.index().wrapping_sub(self.entry.start);
+        if let Some(slot) = self.entry.try_slot(n) {
             if let Some(flags) = slot.check_flags(h.generation()) {
                 if !flags.intersects(ObjectFlags::HIDDEN) {
                     return Ok((n, slot));
@@ -1284,6 +1321,40 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         self.try_remove(h).ok()
     }
 
+    /// The object `h` names, if it may be released now (visible, of this class, not rooted,
+    /// not permanent), with the [`Releasable`] that [`stow_released`](Self::stow_released)
+    /// takes: the whole release path resolves the handle once. Nothing changes on an error.
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`], [`ArenaError::Hidden`], [`ArenaError::WrongClass`],
+    /// [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
+    #[inline]
+    pub fn releasable(&mut self, h: Handle<T>) -> Result<(Releasable, &mut T), ArenaError> {
+        let (n, slot) = self.slot(h)?;
+        let flags = slot.flags();
+        if flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0 {
+            return Err(ArenaError::Rooted);
+        }
+        let cell = self.entry.cell_ptr(n).cast::<T>();
+        // SAFETY: live, visible, of this class: the cell holds a `T`; `&mut self` makes the
+        // borrow unique.
+        Ok((Releasable { handle: h.raw(), n, flags }, unsafe { &mut *cell }))
+    }
+
+    /// [`stow`](Self::stow) for an object [`releasable`](Self::releasable) found, without
+    /// resolving its handle again (one generation compare checks it is still the same).
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`] if the object was released in between; nothing changes then.
+    #[inline]
+    pub fn stow_released(&mut self, r: Releasable) -> Result<Option<FreedCell>, ArenaError> {
+        let slot = self.entry.slot(r.n);
+        if slot.check_flags(r.handle.generation()).is_none() {
+            return Err(ArenaError::Stale);
+        }
+        self.stow_at(r.handle.index(), r.n)
+    }
+
     /// See [`Arena::retain`].
     pub fn retain(&mut self, mut keep: impl FnMut(&mut T) -> bool) {
         for w in 0..self.entry.live.len() {
@@ -1301,7 +1372,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
                     continue;
                 }
                 // SAFETY: the live bit says slot `index` holds a `T` of this class.
-                unsafe { destroy_at(self.table, self.entry, self.outers, index, self.max_generation) };
+                unsafe { destroy_at(self.table, self.entry, self.outers, index, self.max_generation, Ended::Removed) };
             }
         }
     }

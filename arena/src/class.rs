@@ -65,23 +65,47 @@ impl FreedCell {
 #[derive(Debug)]
 #[must_use = "a dropped Freed::Cell is never reused; hand it to Arena::recycle"]
 pub enum Freed {
-    /// The object ended and its cell is the route's to rebuild or [recycle](crate::Arena::recycle).
-    Cell(FreedCell),
+    /// The object ended (for the reason given) and its cell is the route's to rebuild or
+    /// [recycle](crate::Arena::recycle).
+    Cell(FreedCell, Ended),
     /// The object ended and its slot was retired for good: there is no cell to take back.
     Retired {
         /// The object's class.
         class: ClassId,
         /// The retired slot.
         slot: u32,
+        /// Why the object ended.
+        ended: Ended,
     },
 }
 
+/// Why an object ended: told to its class's free route with the cell, so that whoever
+/// counts (a pool's `recycled_purge` and `recycled_gc`) needs no state of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ended {
+    /// Moved out or ended by hand through the arena ([`Arena::remove`](crate::Arena::remove),
+    /// [`Arena::destroy`](crate::Arena::destroy)).
+    Removed,
+    /// Destroyed at once, without a mark (the collector's `destroy_now`: a pool's `Purge`).
+    DestroyedNow,
+    /// Purged by the collector after a mark found it unreachable or garbage.
+    Collected,
+}
+
 impl Freed {
+    /// Why the object ended.
+    #[inline]
+    pub fn ended(&self) -> Ended {
+        match self {
+            Freed::Cell(_, ended) | Freed::Retired { ended, .. } => *ended,
+        }
+    }
+
     /// The class of the object that ended.
     #[inline]
     pub fn class(&self) -> ClassId {
         match self {
-            Freed::Cell(cell) => cell.class,
+            Freed::Cell(cell, _) => cell.class,
             Freed::Retired { class, .. } => *class,
         }
     }
@@ -90,7 +114,7 @@ impl Freed {
     #[inline]
     pub fn into_cell(self) -> Option<FreedCell> {
         match self {
-            Freed::Cell(cell) => Some(cell),
+            Freed::Cell(cell, _) => Some(cell),
             Freed::Retired { .. } => None,
         }
     }
@@ -117,6 +141,12 @@ pub(crate) struct ClassEntry {
     pub(crate) range: NonNull<crate::table::Range>,
     /// The range's first slot index.
     pub(crate) start: u32,
+    /// Slots in the range: cell numbers run below it.
+    pub(crate) capacity: u32,
+    /// The range's geometry, copied here so the typed paths compute a slot and a cell from
+    /// the entry alone, without a pointer chase.
+    #[cfg(not(loom))]
+    pub(crate) at: Addressing,
     /// One bit per cell number: set while the cell holds an object that is visible
     /// (constructed, not garbage, not in its pool). `tick` and `iter` walk these words.
     pub(crate) live: Vec<u64>,
@@ -129,6 +159,19 @@ pub(crate) struct ClassEntry {
     /// Permanent objects of the class (outside its slabs).
     pub(crate) permanent: usize,
     pub(crate) route: Option<FreeRoute>,
+}
+
+/// Where cell number `n`'s slot and cell are, natively: `slots + n` and
+/// `cells + (n >> shift) × stride + (n & mask) × cell_size`. (Under Miri slabs and slot
+/// blocks are separate allocations, and the entry asks its range.)
+#[cfg(not(loom))]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Addressing {
+    #[cfg(not(miri))]
+    pub(crate) slots: NonNull<crate::table::Slot>,
+    #[cfg(not(miri))]
+    pub(crate) cells: NonNull<u8>,
+    pub(crate) stride: usize,
 }
 
 impl ClassEntry {
@@ -150,7 +193,15 @@ impl ClassEntry {
     #[inline(always)]
     pub(crate) fn cell_ptr(&self, n: u32) -> *mut u8 {
         debug_assert!(!self.bases[(n >> self.shift) as usize].is_null(), "cell {n} in a slab the class does not own");
-        self.range().cell(n).expect("a class range has cells").as_ptr()
+        #[cfg(not(miri))]
+        {
+            let (slab, i) = ((n >> self.shift) as usize, n as usize & (self.cells_per_slab() - 1));
+            self.at.cells.as_ptr().wrapping_add(slab * self.at.stride + i * self.cell_size)
+        }
+        #[cfg(miri)]
+        {
+            self.range().cell(n).expect("a class range has cells").as_ptr()
+        }
     }
 
     /// The slot that belongs to the cell numbered `n`.
@@ -163,8 +214,34 @@ impl ClassEntry {
     #[cfg(not(loom))]
     #[inline(always)]
     pub(crate) fn slot(&self, n: u32) -> &crate::table::Slot {
-        // SAFETY: cell numbers of owned slabs are inside the range, and their block is set up.
-        unsafe { self.range().slot(n) }
+        debug_assert!(n < self.capacity, "cell {n} beyond the class's range");
+        #[cfg(not(miri))]
+        {
+            // SAFETY: `n < capacity`: inside the range's side region, zero-filled memory
+            // that is a valid `Slot` and lives as long as the table.
+            unsafe { &*self.at.slots.as_ptr().add(n as usize) }
+        }
+        #[cfg(miri)]
+        {
+            // SAFETY: cell numbers of owned slabs are inside the range, their block set up.
+            unsafe { self.range().slot(n) }
+        }
+    }
+
+    /// The slot of cell number `n` if `n` is inside the range (natively every such slot
+    /// reads, as zeros until set up; under Miri its block must be set up too).
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) fn try_slot(&self, n: u32) -> Option<&crate::table::Slot> {
+        if n >= self.capacity {
+            return None;
+        }
+        #[cfg(miri)]
+        {
+            self.range().try_slot(n)
+        }
+        #[cfg(not(miri))]
+        Some(self.slot(n))
     }
 
     #[inline]

@@ -53,8 +53,8 @@ mod outer;
 mod table;
 
 #[cfg(not(loom))]
-pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, Iter};
-pub use class::{FreeRoute, Freed, FreedCell};
+pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, Iter, Releasable};
+pub use class::{Ended, FreeRoute, Freed, FreedCell};
 pub use error::ArenaError;
 pub use flags::ObjectFlags;
 #[cfg(not(loom))]

@@ -369,6 +369,18 @@ impl Range {
     pub(crate) fn block_slots(&self) -> u32 {
         1 << self.shift
     }
+
+    /// The range's addressing, for its class's entry.
+    pub(crate) fn addressing(&self) -> crate::class::Addressing {
+        let cells = self.cells.as_ref().expect("a class range has cells");
+        crate::class::Addressing {
+            #[cfg(not(miri))]
+            slots: self.slot_base,
+            #[cfg(not(miri))]
+            cells: cells.base,
+            stride: cells.stride,
+        }
+    }
 }
 
 /// Every object's slot, in one index space of 2³² − 1 slots split into ranges: one per
@@ -527,6 +539,25 @@ impl ObjectTable {
             return None;
         }
         range.cell(n)
+    }
+
+    /// The class of the object in slot `index`, by the range it lies in (no slot load); `None`
+    /// outside the class ranges (the permanent pool's slots say their class themselves).
+    #[inline]
+    pub fn class_at(&self, index: u32) -> Option<u16> {
+        let range = self.range(index)?;
+        (range.cells.is_some() && index.wrapping_sub(range.start) < range.capacity).then_some(range.class)
+    }
+
+    /// Whether `raw`'s own object was released and its slot not reused since: the slot is
+    /// vacant one generation on (or retired at `raw`'s). The arena's rule for telling a
+    /// second release of the same handle ("released already") from a handle that never
+    /// named a live object here.
+    pub fn was_released(&self, raw: RawHandle) -> bool {
+        self.slot(raw.index()).is_some_and(|s| {
+            let g = raw.generation().get();
+            s.flags().contains(ObjectFlags::VACANT) && (s.generation() == g.saturating_add(1) || s.generation() == g)
+        })
     }
 
     /// The slot of the object `raw` names, whatever its flags: in range, same generation,

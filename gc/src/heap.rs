@@ -10,7 +10,7 @@ use bumpalo::Bump;
 use rayon::prelude::*;
 use respawn_allocator::sync::{Arc, AtomicU32, RwLock, RwLockReadGuard};
 use respawn_arena::{
-    Arena, ArenaConfig, ArenaError, ClassId, ClassStore, Handle, ObjectFlags, ObjectTable, RawHandle, Rejected,
+    Arena, ArenaConfig, ArenaError, ClassId, ClassStore, Ended, Handle, ObjectFlags, ObjectTable, RawHandle, Rejected,
     SlabConfig, Slot,
 };
 
@@ -154,7 +154,8 @@ pub struct Heap {
     purge_queue: Vec<RawHandle>,
     purge_cursor: usize,
     /// Objects whose `begin_destroy` ran, waiting to be ready for `finish_destroy`.
-    waiting: Vec<RawHandle>,
+    /// With why each is ending, for its free route.
+    waiting: Vec<(RawHandle, Ended)>,
     /// Scratch lists for sub-object walks (kept for their capacity).
     walk: Vec<RawHandle>,
     order: Vec<RawHandle>,
@@ -387,7 +388,7 @@ impl Heap {
         let mut ended = 0;
         for &h in order.iter().rev() {
             let begun = self.arena.flags(h).map_or(true, |f| f.contains(ObjectFlags::BEGIN_DESTROYED));
-            if !begun && self.end_life(h) == Ending::Ended {
+            if !begun && self.end_life(h, Ended::DestroyedNow) == Ending::Ended {
                 ended += 1;
             }
         }
@@ -425,7 +426,7 @@ impl Heap {
     }
 
     /// Ends one object: hooks, drop, final free. The caller resolved `raw`.
-    fn end_life(&mut self, raw: RawHandle) -> Ending {
+    fn end_life(&mut self, raw: RawHandle, ended: Ended) -> Ending {
         let Ok(slot) = self.arena.table().resolve_live(raw) else { return Ending::Ended };
         if slot.is_rooted() {
             return Ending::Kept;
@@ -441,13 +442,13 @@ impl Heap {
             unsafe { (gc.begin_destroy)(cell) };
             // SAFETY: as above.
             if !unsafe { (gc.is_ready)(cell) } {
-                self.waiting.push(raw);
+                self.waiting.push((raw, ended));
                 return Ending::Waiting;
             }
             // SAFETY: as above.
             unsafe { (gc.finish_destroy)(cell) };
         }
-        match self.arena.destroy(raw) {
+        match self.arena.destroy_for(raw, ended) {
             Ok(()) => Ending::Ended,
             // A hook rooted it: keep it (hidden; the next collection judges it again).
             Err(_) => Ending::Kept,
@@ -455,7 +456,7 @@ impl Heap {
     }
 
     /// Tries to finish a waiting object; `None` while it is not ready.
-    fn finish_waiting(&mut self, raw: RawHandle) -> Option<bool> {
+    fn finish_waiting(&mut self, (raw, ended): (RawHandle, Ended)) -> Option<bool> {
         let Ok(slot) = self.arena.table().resolve_live(raw) else { return Some(false) };
         let class = usize::from(slot.class());
         let cell = self.arena.table().cell(raw.index()).expect("a live object has a cell").as_ptr();
@@ -466,7 +467,7 @@ impl Heap {
         }
         // SAFETY: as above.
         unsafe { (gc.finish_destroy)(cell) };
-        Some(self.arena.destroy(raw).is_ok())
+        Some(self.arena.destroy_for(raw, ended).is_ok())
     }
 
     /// Makes a cluster of `root` and `members`: from now on, reaching any of them keeps all
@@ -658,7 +659,7 @@ impl Heap {
                 if !slot.flags().intersects(ObjectFlags::UNREACHABLE | ObjectFlags::GARBAGE) {
                     continue; // brought back by hand
                 }
-                if self.end_life(raw) == Ending::Ended {
+                if self.end_life(raw, Ended::Collected) == Ending::Ended {
                     purged += 1;
                 }
                 if spent() {

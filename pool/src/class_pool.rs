@@ -1,16 +1,15 @@
 //! One class's pool, game-thread side: magazines, policies, growth, its workers.
 
-use std::any::Any;
 use std::fmt;
 use std::mem;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use respawn_arena::{ClassId, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
+use respawn_arena::{ArenaError, ClassId, Ended, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
 use respawn_gc::{GcError, Heap};
 
-use crate::depot::{self, Depot, Magazines, Refilled, ROUTE_GC, ROUTE_PURGE};
-use crate::sync::{Arc, AtomicU8, Ordering};
+use crate::depot::{self, Depot, Magazines, Refilled};
+use crate::sync::{Arc, Ordering};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
 /// A pool's constructor: `T::create`, or the closure given to `Pools::add_with`.
@@ -18,7 +17,6 @@ pub(crate) type Create<T> = Arc<dyn Fn() -> T + Send + Sync>;
 
 /// What [`Pools`](crate::Pools) needs of a pool whatever its class.
 pub(crate) trait ErasedPool: Send {
-    fn as_any_mut(&mut self) -> &mut dyn Any;
     /// Takes back the object `raw` names, by the pool's policy. The caller resolved it
     /// (visible, this class, with `flags`) and checked that it and its sub-objects may be
     /// released.
@@ -76,9 +74,8 @@ impl<T: Poolable> ClassPool<T> {
         class: ClassId,
         config: PoolConfig,
         create: Create<T>,
-        route_cause: Arc<AtomicU8>,
     ) -> Result<Self, PoolError> {
-        let depot = Arc::new(Depot::for_config(&config, route_cause));
+        let depot = Arc::new(Depot::for_config(&config));
         let route_depot = Arc::clone(&depot);
         heap.set_free_route::<T>(Some(Box::new(move |cell| route(&route_depot, cell))))?;
         let mut workers = Vec::with_capacity(config.workers);
@@ -227,19 +224,19 @@ impl<T: Poolable> ClassPool<T> {
         if at_max && strict {
             return Err(PoolError::Exhausted { class: self.name, max: self.config.max });
         }
-        self.tally.spawns += 1;
-        self.tally.misses += 1;
-        if at_max {
-            self.tally.overflow += 1;
-        } else if self.config.workers > 0 && self.available() < self.config.low_watermark.max(1) {
+        if !at_max && self.config.workers > 0 && self.available() < self.config.low_watermark.max(1) {
             // Grow only when too little is on its way: a miss while the first magazines
             // are still being built must not add `grow_by` cells per miss.
             self.grow(heap, self.config.grow_by.max(1))?;
         }
         recycle_spare(&self.depot, heap);
+        // Counted once the object exists: a panicking `create` spawned nothing.
         let value = (self.create)();
         let mut store = heap.store_of::<T>(self.class)?;
         let handle = store.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
+        self.tally.spawns += 1;
+        self.tally.misses += 1;
+        self.tally.overflow += u64::from(at_max);
         self.add_live(1);
         let object = store.get_mut(handle).expect("inserted just now");
         init(object);
@@ -257,7 +254,7 @@ impl<T: Poolable> ClassPool<T> {
             children.clear();
             children.extend(heap.sub_objects(raw));
             for &child in &children {
-                let _ = destroy_as_purge(&self.depot, heap, child);
+                let _ = destroy_as_purge(heap, child);
             }
             self.children = children;
         }
@@ -294,17 +291,15 @@ impl<T: Poolable> ClassPool<T> {
     /// `Purge`: the collector's destroy pipeline without a mark; cells come back through
     /// the free route.
     fn purge(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
-        destroy_as_purge(&self.depot, heap, raw)?;
+        destroy_as_purge(heap, raw)?;
         Ok(())
     }
 }
 
-/// `destroy_now`, with the cells it routes counted as recycled by `Purge`.
-fn destroy_as_purge(depot: &Depot, heap: &mut Heap, raw: RawHandle) -> Result<usize, GcError> {
-    depot.route_cause.store(ROUTE_PURGE, Ordering::Relaxed);
-    let ended = heap.destroy_now(raw);
-    depot.route_cause.store(ROUTE_GC, Ordering::Relaxed);
-    ended
+/// `destroy_now`: the cells it routes come back as [`Ended::DestroyedNow`], counted as
+/// recycled by `Purge`.
+fn destroy_as_purge(heap: &mut Heap, raw: RawHandle) -> Result<usize, GcError> {
+    heap.destroy_now(raw)
 }
 
 /// The class's free route: a cell whose object has ended comes back to the pool and goes to
@@ -316,17 +311,16 @@ fn route(depot: &Depot, freed: Freed) {
     let live = depot.live.load(Ordering::Relaxed).saturating_sub(1);
     depot.live.store(live, Ordering::Relaxed);
     let cell = match freed {
-        Freed::Cell(cell) => cell,
+        Freed::Cell(cell, ended) => {
+            let tally = if ended == Ended::DestroyedNow { &c.routed_purge } else { &c.routed_gc };
+            tally.fetch_add(1, Ordering::Relaxed);
+            cell
+        }
         Freed::Retired { .. } => {
             c.retired.fetch_add(1, Ordering::Relaxed);
             return;
         }
     };
-    if depot.route_cause.load(Ordering::Relaxed) == ROUTE_PURGE {
-        c.routed_purge.fetch_add(1, Ordering::Relaxed);
-    } else {
-        c.routed_gc.fetch_add(1, Ordering::Relaxed);
-    }
     if depot.shutdown.load(Ordering::Relaxed) || live + depot.pooled() >= depot.max {
         depot.give_back(cell);
     } else {
@@ -343,11 +337,63 @@ fn recycle_spare(depot: &Depot, heap: &mut Heap) {
     }
 }
 
-impl<T: Poolable> ErasedPool for ClassPool<T> {
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+/// What [`ClassPool::destroy`] did: the whole release, or nothing (an owner of sub-objects,
+/// whose release takes the checked path through `Pools`).
+pub(crate) enum Fast {
+    Done(Result<(), PoolError>),
+    Owner,
+}
 
+impl<T: Poolable> ClassPool<T> {
+    /// The typed release of `h`: one resolve for the checks, the hooks and the stow; no
+    /// error value on the way to success. An owner of sub-objects is left to the checked
+    /// path (its sub-objects must be checked before anything changes).
+    #[inline]
+    pub(crate) fn destroy(&mut self, heap: &mut Heap, h: Handle<T>) -> Fast {
+        let mut store = match heap.store_of::<T>(self.class) {
+            Ok(store) => store,
+            Err(e) => return Fast::Done(Err(e.into())),
+        };
+        let (found, object) = match store.releasable(h) {
+            Ok(found) => found,
+            Err(e) => return Fast::Done(Err(refused(heap, h.raw(), e))),
+        };
+        let flags = found.flags();
+        if flags.contains(ObjectFlags::HAS_SUBOBJECTS) {
+            return Fast::Owner;
+        }
+        object.on_release();
+        self.tally.released += 1;
+        match self.config.policy {
+            Policy::Reuse if self.owned() <= self.config.max => {
+                object.reset();
+                match store.stow_released(found) {
+                    Ok(stowed) => self.shelve(stowed),
+                    Err(e) => return Fast::Done(Err(e.into())),
+                }
+                Fast::Done(Ok(()))
+            }
+            Policy::Default => Fast::Done(heap.mark_as_garbage(h.raw()).map(drop).map_err(Into::into)),
+            Policy::Purge | Policy::Reuse => Fast::Done(self.purge(heap, h.raw())),
+        }
+    }
+}
+
+/// The error for a release the arena refused: a handle whose own object was released
+/// already (hidden as garbage, or its slot one generation on) is told apart from a stale
+/// or foreign one by the arena's rule.
+#[cold]
+#[inline(never)]
+pub(crate) fn refused(heap: &Heap, raw: RawHandle, error: ArenaError) -> PoolError {
+    match error {
+        ArenaError::Hidden(_) => PoolError::AlreadyReleased,
+        ArenaError::Stale if heap.table().was_released(raw) => PoolError::AlreadyReleased,
+        ArenaError::Stale => PoolError::Stale,
+        e => PoolError::Arena(e),
+    }
+}
+
+impl<T: Poolable> ErasedPool for ClassPool<T> {
     fn release(&mut self, heap: &mut Heap, raw: RawHandle, flags: ObjectFlags) -> Result<(), PoolError> {
         let h = Handle::<T>::from_raw(raw);
         let mut store = heap.store_of::<T>(self.class)?;

@@ -25,9 +25,7 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 use respawn_arena::FreedCell;
 
-use crate::sync::{
-    back_off, fence, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Condvar, Mutex, Ordering,
-};
+use crate::sync::{back_off, fence, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 
 /// Cells per magazine: one trade with the depot per this many spawns.
 #[cfg(not(loom))]
@@ -206,12 +204,6 @@ impl<C: Token> Magazines<C> {
     }
 }
 
-/// Why the free route is running: the world sets it around a `Purge` release so routed
-/// cells are counted by cause.
-pub(crate) const ROUTE_GC: u8 = 0;
-/// See [`ROUTE_GC`].
-pub(crate) const ROUTE_PURGE: u8 = 1;
-
 /// Counters written by one side and read by anyone (stats). Relaxed: each is a tally.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
@@ -275,7 +267,6 @@ pub(crate) struct Depot<C = FreedCell> {
     lock: Mutex<()>,
     wake: Condvar,
     /// Set by the world around `Purge` releases; shared by every pool of a world.
-    pub(crate) route_cause: Arc<AtomicU8>,
     pub(crate) counters: CachePadded<Counters>,
 }
 
@@ -294,12 +285,12 @@ impl<C: Token> Depot<C> {
     /// The depot of a pool configured by `config`: its `max`, its workers, and a `to_build`
     /// queue sized by [`build_queue_len`].
     #[cfg(not(loom))]
-    pub(crate) fn for_config(config: &crate::PoolConfig, route_cause: Arc<AtomicU8>) -> Self {
-        Self::new(config.max, build_queue_len(config), config.workers, route_cause)
+    pub(crate) fn for_config(config: &crate::PoolConfig) -> Self {
+        Self::new(config.max, build_queue_len(config), config.workers)
     }
 
     /// A depot for a pool of at most `max` cells whose `to_build` queue holds `queue`.
-    pub(crate) fn new(max: usize, queue: usize, workers: usize, route_cause: Arc<AtomicU8>) -> Self {
+    pub(crate) fn new(max: usize, queue: usize, workers: usize) -> Self {
         // Every magazine in `full` holds at least one object, so `full` does not overflow
         // while the pool stays within `max` (the game thread's and workers' own magazines
         // are outside the queues).
@@ -327,7 +318,6 @@ impl<C: Token> Depot<C> {
             sleepers: AtomicUsize::new(0),
             lock: Mutex::new(()),
             wake: Condvar::new(),
-            route_cause,
             counters: CachePadded::new(Counters::default()),
         }
     }
@@ -598,7 +588,7 @@ mod loom_model {
     use super::{work, Depot, MAGAZINE};
     use respawn_allocator::sync::thread;
 
-    use crate::sync::{Arc, AtomicU8, AtomicUsize, Ordering};
+    use crate::sync::{Arc, AtomicUsize, Ordering};
 
     /// What a model's worker builds: the number of the `create` call, whose loom cell
     /// `create` wrote. Whoever reads an object reads its cell too, so loom reports a read
@@ -688,7 +678,7 @@ mod loom_model {
         fn start() -> Self {
             let built = Built::new(N);
             let (memory, tokens) = cells(N);
-            let depot = Arc::new(Depot::new(N, N, 1, Arc::new(AtomicU8::new(0))));
+            let depot = Arc::new(Depot::new(N, N, 1));
             let worker = {
                 let (depot, create) = (Arc::clone(&depot), built.create());
                 thread::spawn(move || work::<Obj, FreedCell>(depot, create))

@@ -1,14 +1,72 @@
 //! Every class's pool over one heap.
 
-use std::any::type_name;
+use std::any::{type_name, TypeId};
 use std::fmt;
+use std::ptr::NonNull;
 
 use respawn_arena::{ArenaError, ClassId, Handle, ObjectFlags, RawHandle};
 use respawn_gc::{Heap, Object};
 
-use crate::class_pool::{ClassPool, Create, ErasedPool};
-use crate::sync::{Arc, AtomicU8};
+use crate::class_pool::{ClassPool, Create, ErasedPool, Fast};
+use crate::sync::Arc;
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
+
+/// One class's pool, reachable two ways: type-erased (`dyn ErasedPool`) for the per-frame
+/// upkeep and stats, and typed for the hot paths. A typed caller checks `type_id` (one
+/// comparison) and casts; `destroy` is a plain function pointer made for the class, so a
+/// `destroy::<T>` whose `T` has no `Poolable` bound still reaches the typed code without a
+/// vtable or a downcast.
+struct PoolSlot {
+    type_id: TypeId,
+    pool: NonNull<dyn ErasedPool>,
+    destroy: unsafe fn(NonNull<dyn ErasedPool>, &mut Heap, RawHandle) -> Fast,
+}
+
+// SAFETY: the slot owns its pool (an `ErasedPool`, which is `Send`) through the pointer.
+unsafe impl Send for PoolSlot {}
+
+/// [`PoolSlot::destroy`] for class `T`.
+///
+/// # Safety
+/// `pool` is a live `ClassPool<T>`, not borrowed elsewhere.
+unsafe fn destroy_typed<T: Poolable>(pool: NonNull<dyn ErasedPool>, heap: &mut Heap, raw: RawHandle) -> Fast {
+    // SAFETY: the caller's pool is a `ClassPool<T>`; the thin cast keeps its address.
+    let pool = unsafe { pool.cast::<ClassPool<T>>().as_mut() };
+    pool.destroy(heap, Handle::from_raw(raw))
+}
+
+impl PoolSlot {
+    fn new<T: Poolable>(pool: ClassPool<T>) -> Self {
+        let raw: *mut dyn ErasedPool = Box::into_raw(Box::new(pool));
+        // SAFETY: `Box::into_raw` never returns null.
+        let pool = unsafe { NonNull::new_unchecked(raw) };
+        Self { type_id: TypeId::of::<T>(), pool, destroy: destroy_typed::<T> }
+    }
+
+    fn erased(&self) -> &dyn ErasedPool {
+        // SAFETY: the slot owns the pool; `&self` lends it shared.
+        unsafe { self.pool.as_ref() }
+    }
+
+    fn erased_mut(&mut self) -> &mut dyn ErasedPool {
+        // SAFETY: the slot owns the pool; `&mut self` lends it uniquely.
+        unsafe { self.pool.as_mut() }
+    }
+
+    /// The pool as `ClassPool<T>`, if it is `T`'s.
+    #[inline]
+    fn typed_mut<T: Poolable>(&mut self) -> Option<&mut ClassPool<T>> {
+        // SAFETY: the type id says the pool is a `ClassPool<T>`; `&mut self` lends it uniquely.
+        (self.type_id == TypeId::of::<T>()).then(|| unsafe { self.pool.cast::<ClassPool<T>>().as_mut() })
+    }
+}
+
+impl Drop for PoolSlot {
+    fn drop(&mut self) {
+        // SAFETY: made by `Box::into_raw` in `new`, dropped once, here.
+        drop(unsafe { Box::from_raw(self.pool.as_ptr()) });
+    }
+}
 
 /// A [`Heap`] with a pool per pooled class: the engine under respawn's `World`.
 ///
@@ -28,8 +86,7 @@ use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 /// before the heap (and its memory) goes.
 pub struct Pools {
     /// By class index; `None` for classes without a pool.
-    pools: Vec<Option<Box<dyn ErasedPool>>>,
-    route_cause: Arc<AtomicU8>,
+    pools: Vec<Option<PoolSlot>>,
     /// Sub-object walks of `destroy` (kept for its capacity).
     walk: Vec<RawHandle>,
     heap: Heap,
@@ -44,7 +101,7 @@ impl fmt::Debug for Pools {
 impl Pools {
     /// Pools over `heap` (none yet).
     pub fn new(heap: Heap) -> Self {
-        Self { pools: Vec::new(), route_cause: Arc::default(), walk: Vec::new(), heap }
+        Self { pools: Vec::new(), walk: Vec::new(), heap }
     }
 
     /// The heap.
@@ -83,11 +140,11 @@ impl Pools {
             return Err(PoolError::AlreadyPooled(T::class_name()));
         }
         let create: Create<T> = Arc::new(create);
-        let pool = ClassPool::<T>::new(&mut self.heap, class, config, create, Arc::clone(&self.route_cause))?;
+        let pool = ClassPool::<T>::new(&mut self.heap, class, config, create)?;
         if self.pools.len() <= class.index() {
             self.pools.resize_with(class.index() + 1, || None);
         }
-        self.pools[class.index()] = Some(Box::new(pool));
+        self.pools[class.index()] = Some(PoolSlot::new(pool));
         Ok(())
     }
 
@@ -104,7 +161,7 @@ impl Pools {
     /// `T`'s pool configuration, if it has a pool.
     pub fn config<T: 'static>(&self) -> Option<&PoolConfig> {
         let id = self.heap.class_of::<T>()?;
-        self.pools.get(id.index())?.as_ref().map(|p| p.config())
+        self.pools.get(id.index())?.as_ref().map(|p| p.erased().config())
     }
 
     /// Spawns an object of `T`: pops a ready one from its pool, or builds one inline with
@@ -138,8 +195,7 @@ impl Pools {
         // Split borrows: the pool and the heap are distinct fields.
         let Self { pools, heap, .. } = self;
         if let Some(id) = heap.class_of::<T>() {
-            if let Some(Some(pool)) = pools.get_mut(id.index()) {
-                let pool = pool.as_any_mut().downcast_mut::<ClassPool<T>>().expect("pools are stored by class");
+            if let Some(pool) = pools.get_mut(id.index()).and_then(Option::as_mut).and_then(PoolSlot::typed_mut::<T>) {
                 return pool.spawn(heap, strict, init);
             }
         }
@@ -158,7 +214,7 @@ impl Pools {
         let h = self.heap.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
         let class = usize::from(self.heap.table().resolve_live(h.raw())?.class());
         if let Some(Some(pool)) = self.pools.get_mut(class) {
-            pool.note_inserted();
+            pool.erased_mut().note_inserted();
         }
         Ok(h)
     }
@@ -178,11 +234,34 @@ impl Pools {
     /// handle whose object was released already (flags and generation tell, in O(1));
     /// [`PoolError::Arena`] with [`ArenaError::WrongClass`], [`ArenaError::Rooted`] or
     /// [`ArenaError::Permanent`] (for the object or one of its sub-objects).
+    #[inline]
     pub fn destroy<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
+        // The typed path: the handle's index names its class (no type hash); the class's
+        // pool, if it is `T`'s, releases it with one resolve.
+        let Self { pools, heap, .. } = self;
+        if let Some(class) = heap.table().class_at(h.index()) {
+            if let Some(Some(slot)) = pools.get_mut(usize::from(class)) {
+                if slot.type_id == TypeId::of::<T>() {
+                    // SAFETY: the type id says the pool is `T`'s; `&mut self` owns it.
+                    match unsafe { (slot.destroy)(slot.pool, heap, h.raw()) } {
+                        Fast::Done(result) => return result,
+                        Fast::Owner => {}
+                    }
+                }
+            }
+        }
+        self.destroy_checked(h)
+    }
+
+    /// The checked release: an owner of sub-objects (each checked before anything
+    /// changes), a class without a pool, a handle of another class or an error.
+    #[cold]
+    #[inline(never)]
+    fn destroy_checked<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
         let raw = h.raw();
         let (class, flags) = self.check_releasable::<T>(raw)?;
         match self.pools.get_mut(class) {
-            Some(Some(pool)) => pool.release(&mut self.heap, raw, flags),
+            Some(Some(pool)) => pool.erased_mut().release(&mut self.heap, raw, flags),
             _ => {
                 self.heap.mark_as_garbage(raw)?;
                 Ok(())
@@ -241,19 +320,19 @@ impl Pools {
     /// with queued cells are woken.
     pub fn maintain(&mut self) {
         for pool in self.pools.iter_mut().flatten() {
-            pool.maintain(&mut self.heap);
+            pool.erased_mut().maintain(&mut self.heap);
         }
     }
 
     /// `T`'s pool counters, if it has a pool.
     pub fn stats_of<T: 'static>(&self) -> Option<PoolStats> {
         let id = self.heap.class_of::<T>()?;
-        self.pools.get(id.index())?.as_ref().map(|p| p.stats())
+        self.pools.get(id.index())?.as_ref().map(|p| p.erased().stats())
     }
 
     /// Every pool's counters, in class registration order.
     pub fn stats(&self) -> Vec<PoolStats> {
-        self.pools.iter().flatten().map(|p| p.stats()).collect()
+        self.pools.iter().flatten().map(|p| p.erased().stats()).collect()
     }
 
     /// `T`'s policy: its pool's, or `Default` for a class without one.
@@ -264,7 +343,7 @@ impl Pools {
     /// Joins every pool's workers and drops every ready object. Also done on drop.
     pub fn shutdown(&mut self) {
         for pool in self.pools.iter_mut().flatten() {
-            pool.shutdown();
+            pool.erased_mut().shutdown();
         }
     }
 }

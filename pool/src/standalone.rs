@@ -31,7 +31,7 @@ use crate::class_pool::background_priority;
 use crate::depot::{self, Depot, Magazine, Magazines, Refilled, Token};
 use crate::poolable::short_type_name;
 use crate::rc::Counts;
-use crate::sync::{Arc, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
 use crate::{ConfigError, Policy, PoolConfig, PoolError, PoolStats};
 
 /// What a pool cell holds: the object first (so a worker writes a `T` at the cell's start),
@@ -307,7 +307,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
         };
         let memory = ChunkAllocator::new();
         let class = memory.register_class(std::alloc::Layout::new::<Slot<T>>(), slab).map_err(PoolError::Alloc)?;
-        let depot = Arc::new(Depot::for_config(&config, Arc::new(AtomicU8::new(0))));
+        let depot = Arc::new(Depot::for_config(&config));
         let workers = (0..config.workers)
             .map(|i| {
                 let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));

@@ -9,7 +9,7 @@
 //! around the queue, not the queue.
 
 pub(crate) use respawn_allocator::sync::{
-    back_off, fence, Arc, AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Condvar, Mutex, Ordering,
+    back_off, fence, Arc, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering,
 };
 
 #[cfg(not(loom))]
