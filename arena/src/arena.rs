@@ -433,11 +433,29 @@ impl Arena {
     /// Nothing changes on [`ArenaError::Stale`], [`ArenaError::Hidden`],
     /// [`ArenaError::WrongClass`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
     pub fn try_remove<T: Send + Sync + 'static>(&mut self, h: Handle<T>) -> Result<T, ArenaError> {
-        let Some(id) = self.class_of::<T>() else { return Err(self.why_not(h)) };
-        match self.store_of::<T>(id)?.try_remove(h) {
-            // The store knows its own class only; the arena names the other one.
-            Err(ArenaError::WrongClass { .. }) => Err(self.why_not(h)),
-            done => done,
+        // The handle's range names its class: no type hash.
+        let class = self.table.class_at(h.index()).map_or(usize::MAX, usize::from);
+        let Some(entry) = self.classes.get_mut(class).filter(|e| e.type_id == TypeId::of::<T>()) else {
+            return Err(self.why_not_removable(h));
+        };
+        let mut store = ClassStore {
+            table: &self.table,
+            entry,
+            alloc: &self.alloc,
+            outers: &mut self.outers,
+            max_generation: self.config.max_generation,
+            _class: PhantomData,
+        };
+        store.try_remove(h)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn why_not_removable<T: 'static>(&self, h: Handle<T>) -> ArenaError {
+        match self.why_not(h) {
+            // Resolves as a `T` but lies outside `T`'s range: the permanent pool's.
+            ArenaError::WrongClass { found, .. } if found == type_name::<T>() => ArenaError::Permanent,
+            e => e,
         }
     }
 
