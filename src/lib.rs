@@ -4,8 +4,8 @@ pub use respawn_allocator as allocator;
 pub use respawn_allocator::{AllocError, ChunkAllocator, ClassId, PermanentPool, SlabConfig};
 pub use respawn_arena as arena;
 pub use respawn_arena::{
-    Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, Freed, FreedCell, Handle,
-    ObjectFlags, RawHandle, Root, SlabLayout,
+    Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, Ended, Freed, FreedCell,
+    Handle, ObjectFlags, RawHandle, Releasable, Root, SlabLayout,
 };
 pub use respawn_gc as gc;
 pub use respawn_gc::{CollectOptions, GcError, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, Trace};

@@ -61,6 +61,9 @@ pub struct ArenaClassStats {
     pub permanent: usize,
     /// The allocator's view of the class's memory.
     pub memory: ClassStats,
+    /// Bytes of object-table slots the class's slabs have set up (16 per cell): the
+    /// table's share of the class's memory, beside the slabs' `memory`.
+    pub slot_bytes: usize,
 }
 
 /// Hashes a `TypeId` by taking the 64 bits it writes, as bevy and hecs do: `TypeId`s are
@@ -751,6 +754,9 @@ impl Arena {
             retired: entry.retired,
             permanent: entry.permanent,
             memory: self.alloc.stats(entry.id).ok()?,
+            slot_bytes: entry.bases.iter().filter(|b| !b.is_null()).count()
+                * entry.cells_per_slab()
+                * std::mem::size_of::<Slot>(),
         })
     }
 

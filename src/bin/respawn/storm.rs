@@ -433,11 +433,11 @@ impl Game for Pooled {
 
     fn slab_bytes(&self) -> u64 {
         let arena = self.world.heap().arena();
-        let bytes = |id: Option<respawn::ClassId>| {
-            id.and_then(|id| arena.allocator().stats(id).ok())
-                .map_or(0, |s| s.granted_slabs as u64 * s.slab_bytes as u64)
+        // The slabs and the object-table slots they set up (a side region, not heap).
+        let bytes = |s: Option<respawn::ArenaClassStats>| {
+            s.map_or(0, |s| s.memory.granted_slabs as u64 * s.memory.slab_bytes as u64 + s.slot_bytes as u64)
         };
-        bytes(arena.class_of::<Bullet>()) + bytes(arena.class_of::<Rocket>())
+        bytes(arena.stats::<Bullet>()) + bytes(arena.stats::<Rocket>())
     }
 }
 
