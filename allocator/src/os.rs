@@ -247,7 +247,7 @@ impl Drop for Block {
 /// `base + i × entry size`: pure arithmetic. Under Miri each block is its own zeroed
 /// allocation, made by [`commit`](Self::commit), so Miri sees a stray access out of one.
 ///
-/// Unlike a [`Region`]'s slabs, blocks are not rounded to whole pages (a page may hold the
+/// Unlike a class region's slabs, blocks are not rounded to whole pages (a page may hold the
 /// end of one block and the start of the next) and are not prefaulted: nothing is written
 /// here, so two owners of neighbouring blocks never touch the same bytes.
 pub struct SideRegion {
