@@ -302,19 +302,30 @@ impl Range {
     /// `n < capacity`, and under Miri `n`'s block is committed.
     #[inline(always)]
     pub(crate) unsafe fn slot(&self, n: u32) -> &Slot {
+        // SAFETY: the caller's `n` is in the range (and committed): a valid, live `Slot`.
+        unsafe { &*self.slot_ptr(n) }
+    }
+
+    /// A raw pointer to slot `n`, with the provenance of its whole block (a slice of a
+    /// block's slots is built from it).
+    ///
+    /// # Safety
+    /// As [`slot`](Self::slot).
+    #[inline(always)]
+    unsafe fn slot_ptr(&self, n: u32) -> *const Slot {
         debug_assert!(n < self.capacity, "slot {n} beyond a range of {}", self.capacity);
         #[cfg(not(miri))]
         {
             // SAFETY: `n < capacity` keeps it inside the side region, zero-filled memory that
             // is a valid `Slot` (all atomics) and lives as long as the range.
-            unsafe { &*self.slot_base.as_ptr().add(n as usize) }
+            unsafe { self.slot_base.as_ptr().add(n as usize) }
         }
         #[cfg(miri)]
         {
             let block = self.slots.block_ptr((n >> self.shift) as usize).expect("slot block committed");
             let i = n as usize & ((1 << self.shift) - 1);
             // SAFETY: a committed block of zeroed, 16-byte-aligned slots; `i` is inside it.
-            unsafe { &*block.cast::<Slot>().as_ptr().add(i) }
+            unsafe { block.cast::<Slot>().as_ptr().add(i) }
         }
     }
 
@@ -624,7 +635,7 @@ impl ObjectTable {
                 let first = b << range.shift;
                 let n = if permanent { filled.saturating_sub(first).min(per) } else { per };
                 // SAFETY: block `b` is set up: `per` consecutive slots in one committed block.
-                let run = unsafe { std::slice::from_raw_parts(range.slot(first), n as usize) };
+                let run = unsafe { std::slice::from_raw_parts(range.slot_ptr(first), n as usize) };
                 (range.start + first, run)
             })
         })
