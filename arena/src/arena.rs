@@ -437,19 +437,11 @@ impl Arena {
     /// [`ArenaError::WrongClass`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
     pub fn try_remove<T: Send + Sync + 'static>(&mut self, h: Handle<T>) -> Result<T, ArenaError> {
         // The handle's range names its class: no type hash.
-        let class = self.table.class_at(h.index()).map_or(usize::MAX, usize::from);
-        let Some(entry) = self.classes.get_mut(class).filter(|e| e.type_id == TypeId::of::<T>()) else {
-            return Err(self.why_not_removable(h));
-        };
-        let mut store = ClassStore {
-            table: &self.table,
-            entry,
-            alloc: &self.alloc,
-            outers: &mut self.outers,
-            max_generation: self.config.max_generation,
-            _class: PhantomData,
-        };
-        store.try_remove(h)
+        let class = self.table.class_at(h.index()).unwrap_or(u16::MAX);
+        match self.store_of::<T>(ClassId::from_index(class)) {
+            Ok(mut store) => store.try_remove(h),
+            Err(_) => Err(self.why_not_removable(h)),
+        }
     }
 
     #[cold]

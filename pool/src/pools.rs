@@ -277,16 +277,9 @@ impl Pools {
             Ok(slot) => slot,
             // Garbage or being destroyed: released, not yet purged.
             Err(ArenaError::Hidden(_)) => return Err(PoolError::AlreadyReleased),
-            Err(_) => {
-                // Released (generation moved on by one, or retired at it) and the slot not
-                // reused since: the handle's own object was released.
-                let released = table.slot(raw.index()).is_some_and(|s| {
-                    let g = raw.generation().get();
-                    s.flags().contains(ObjectFlags::VACANT)
-                        && (s.generation() == g.saturating_add(1) || s.generation() == g)
-                });
-                return Err(if released { PoolError::AlreadyReleased } else { PoolError::Stale });
-            }
+            // The arena's rule tells a second release of the same handle from a stale one.
+            Err(_) if table.was_released(raw) => return Err(PoolError::AlreadyReleased),
+            Err(_) => return Err(PoolError::Stale),
         };
         let class = usize::from(slot.class());
         let expected = self.heap.class_of::<T>();
