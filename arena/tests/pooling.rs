@@ -266,8 +266,14 @@ fn recycle_returns_a_taken_cell_and_refuses_another_arenas() {
     // vacant flag that A also has; only the cell address tells them apart.
     let mut a = Arena::with_config(SMALL);
     let mut b = Arena::with_config(SMALL);
-    a.prefill::<u64>(1).unwrap();
     let foreign = b.store_mut::<u64>().unwrap().take_cell().unwrap();
+    // A slot index names a cell number of its class, and which slab each arena took first
+    // depends on its preparation thread: A takes slabs until it holds B's cell number too.
+    let mut n = cells;
+    while !a.table().slot(foreign.slot()).is_some_and(|s| s.flags().contains(ObjectFlags::VACANT)) {
+        a.prefill::<u64>(n).unwrap();
+        n += cells;
+    }
     let here = a.table().slot(foreign.slot()).expect("the slot index exists in A too");
     assert_eq!(usize::from(here.class()), foreign.class().index());
     assert!(here.flags().contains(ObjectFlags::VACANT));
