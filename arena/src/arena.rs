@@ -86,6 +86,9 @@ impl Hasher for TypeIdHasher {
     }
 }
 
+/// A type no arena registers: the [`Arena::recent`] class before the first lookup.
+struct NoClass;
+
 /// Objects of many classes, each class in its own contiguous region, reached through
 /// generational [`Handle`]s.
 ///
@@ -115,6 +118,10 @@ pub struct Arena {
     table: Arc<ObjectTable>,
     classes: Vec<ClassEntry>,
     by_type: HashMap<TypeId, ClassId, BuildHasherDefault<TypeIdHasher>>,
+    /// The class [`store_mut`](Self::store_mut) found last, and its type: a run of inserts
+    /// of one class compares one `TypeId` instead of probing `by_type`. Classes are never
+    /// unregistered, so the pair never goes stale.
+    recent: (TypeId, ClassId),
     config: ArenaConfig,
     alloc: ChunkAllocator,
     outers: Outers,
@@ -165,6 +172,7 @@ impl Arena {
             table: Arc::new(ObjectTable::new()),
             classes: Vec::new(),
             by_type: HashMap::default(),
+            recent: (TypeId::of::<NoClass>(), ClassId::from_index(u16::MAX)),
             config,
             alloc: ChunkAllocator::new(),
             outers: Outers::default(),
@@ -244,10 +252,11 @@ impl Arena {
     ///
     /// # Errors
     /// As [`register`](Self::register), when `T` was not registered yet.
+    #[inline]
     pub fn store_mut<T: Send + Sync + 'static>(&mut self) -> Result<ClassStore<'_, T>, ArenaError> {
-        let id = match self.class_of::<T>() {
-            Some(id) => id,
-            None => self.register::<T>()?,
+        let id = match self.recent {
+            (ty, id) if ty == TypeId::of::<T>() => id,
+            _ => self.find_or_register::<T>()?,
         };
         Ok(ClassStore {
             table: &self.table,
@@ -259,6 +268,19 @@ impl Arena {
         })
     }
 
+    /// `T`'s class, registered now if it was not, remembered as the [`recent`](Self::recent)
+    /// one.
+    #[cold]
+    #[inline(never)]
+    fn find_or_register<T: Send + Sync + 'static>(&mut self) -> Result<ClassId, ArenaError> {
+        let id = match self.class_of::<T>() {
+            Some(id) => id,
+            None => self.register::<T>()?,
+        };
+        self.recent = (TypeId::of::<T>(), id);
+        Ok(id)
+    }
+
     /// The typed view of the class registered as `id`, without hashing `T`'s type: for
     /// callers that keep the id (a pool). One comparison checks that `id` is `T`'s.
     ///
@@ -267,11 +289,20 @@ impl Arena {
     /// [`ArenaError::WrongClass`] if it is another type's.
     #[inline]
     pub fn store_of<T: Send + Sync + 'static>(&mut self, id: ClassId) -> Result<ClassStore<'_, T>, ArenaError> {
-        let entry = self.classes.get_mut(id.index()).ok_or(ArenaError::Unregistered(type_name::<T>()))?;
-        if entry.type_id != TypeId::of::<T>() {
-            return Err(ArenaError::WrongClass { expected: type_name::<T>(), found: entry.name });
+        match self.classes.get(id.index()) {
+            None => Err(ArenaError::Unregistered(type_name::<T>())),
+            Some(entry) if entry.type_id != TypeId::of::<T>() => {
+                Err(ArenaError::WrongClass { expected: type_name::<T>(), found: entry.name })
+            }
+            Some(_) => Ok(self.typed_store(id.index()).expect("checked just now")),
         }
-        Ok(ClassStore {
+    }
+
+    /// The typed view of class index `class` if it is `T`'s: no error value built.
+    #[inline(always)]
+    fn typed_store<T: Send + Sync + 'static>(&mut self, class: usize) -> Option<ClassStore<'_, T>> {
+        let entry = self.classes.get_mut(class).filter(|e| e.type_id == TypeId::of::<T>())?;
+        Some(ClassStore {
             table: &self.table,
             entry,
             alloc: &self.alloc,
@@ -339,8 +370,12 @@ impl Arena {
     /// # Panics
     /// If [`try_insert`](Self::try_insert) fails (reservation exhausted, table full,
     /// zero-sized or over-aligned `T`).
+    #[inline]
     pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) -> Handle<T> {
-        self.try_insert(value).unwrap_or_else(|r| panic!("Arena::insert::<{}>: {}", type_name::<T>(), r.error))
+        match self.store_mut::<T>() {
+            Ok(mut store) => store.insert(value),
+            Err(error) => panic!("Arena::insert::<{}>: {error}", type_name::<T>()),
+        }
     }
 
     /// Places `value` in a cell of its class and returns its handle.
@@ -426,8 +461,11 @@ impl Arena {
     }
 
     /// Moves the object out, if `h` resolves; its handles go stale.
+    #[inline]
     pub fn remove<T: Send + Sync + 'static>(&mut self, h: Handle<T>) -> Option<T> {
-        self.try_remove(h).ok()
+        // The handle's range names its class: no type hash, and no error value built.
+        let class = self.table.class_at(h.index())?;
+        self.typed_store::<T>(usize::from(class))?.remove(h)
     }
 
     /// Moves the object out and releases its slot; every handle to it goes stale.
@@ -801,6 +839,12 @@ impl Drop for Arena {
     }
 }
 
+#[cold]
+#[inline(never)]
+fn insert_failed<T>(error: ArenaError) -> ! {
+    panic!("ClassStore::insert::<{}>: {error}", type_name::<T>())
+}
+
 /// Whether slot `index` lies in the permanent pool's range (told apart by where it lives,
 /// not by a flag a caller could clear).
 #[inline]
@@ -820,21 +864,26 @@ fn check_releasable(table: &ObjectTable, index: u32, slot: &Slot) -> Result<(), 
     Ok(())
 }
 
-/// Marks slot `index` vacant with the next generation, or retires it at the ceiling, and
-/// takes it out of the live bitmap and out of the sub-object lists (its own sub-objects are
-/// cut loose). Returns what the free route is to be told: the cell, or the retirement.
-#[inline]
+/// Marks slot `index` (cell number `n`, at `cell`, its object's `flags` as the caller read
+/// them under `&mut Arena`) vacant with the next generation, or retires it at the ceiling, and takes it out of the live bitmap and out of the sub-object
+/// lists (its own sub-objects are cut loose). Returns what the free route is to be told:
+/// the cell, or the retirement. The caller computed `n` and `cell` once for the whole path.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the hot path's pieces, passed rather than recomputed
 fn release(
     table: &ObjectTable,
     entry: &mut ClassEntry,
     outers: &mut Outers,
     index: u32,
+    n: u32,
+    cell: NonNull<u8>,
+    flags: ObjectFlags,
     max_generation: u32,
     ended: Ended,
 ) -> Freed {
-    let n = index - entry.start;
+    debug_assert_eq!(index - entry.start, n, "cell number of another slot");
+    debug_assert_eq!(entry.cell_ptr(n), cell.as_ptr(), "cell of another slot");
     let slot = entry.slot(n);
-    let flags = slot.flags();
     debug_assert!(!flags.contains(ObjectFlags::VACANT), "releasing vacant slot {index}");
     if flags.contains(ObjectFlags::HAS_SUBOBJECTS) || slot.outer.load(Ordering::Relaxed) != NONE {
         unlink(table, outers, index);
@@ -843,13 +892,17 @@ fn release(
     entry.set_live(n, false);
     entry.len -= 1;
     if retire {
-        // Wrapping would let an old handle alias a new object: retire the slot instead. It
-        // stays vacant at its last generation, so no handle resolves to it again.
-        entry.retired += 1;
-        return Freed::Retired { class: entry.id, slot: index, ended };
+        return retired(entry, index, ended);
     }
-    let cell = NonNull::new(entry.cell_ptr(n)).expect("cells are non-null");
     Freed::Cell(FreedCell { class: entry.id, slot: index, cell }, ended)
+}
+
+/// Wrapping would let an old handle alias a new object: the slot retires instead. It stays
+/// vacant at its last generation, so no handle resolves to it again.
+#[cold]
+fn retired(entry: &mut ClassEntry, index: u32, ended: Ended) -> Freed {
+    entry.retired += 1;
+    Freed::Retired { class: entry.id, slot: index, ended }
 }
 
 #[cold]
@@ -858,25 +911,27 @@ fn unlink(table: &ObjectTable, outers: &mut Outers, index: u32) {
     outers.orphan_children(table, index);
 }
 
-/// Moves the object out of slot `index` and releases the slot through the class's route.
+/// Moves the object out of slot `index` (cell number `n`, with `flags`) and releases the
+/// slot through the class's route.
 ///
 /// # Safety
 /// Slot `index` holds a live `T` of `entry`'s class.
-#[inline]
+#[inline(always)]
 unsafe fn take<T>(
     table: &ObjectTable,
     entry: &mut ClassEntry,
     outers: &mut Outers,
     index: u32,
+    n: u32,
+    flags: ObjectFlags,
     max_generation: u32,
 ) -> T {
-    let cell = entry.cell_ptr(index - entry.start);
+    // SAFETY: cells are non-null.
+    let cell = unsafe { NonNull::new_unchecked(entry.cell_ptr(n)) };
     // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here
     // because the slot is released right after.
     let value = unsafe { cell.cast::<T>().read() };
-    // SAFETY: cells are non-null.
-    let cell = unsafe { NonNull::new_unchecked(cell) };
-    let freed = release(table, entry, outers, index, max_generation, Ended::Removed);
+    let freed = release(table, entry, outers, index, n, cell, flags, max_generation, Ended::Removed);
     route(entry, freed, cell);
     value
 }
@@ -898,10 +953,12 @@ unsafe fn destroy_at(
     max_generation: u32,
     ended: Ended,
 ) {
+    let n = index - entry.start;
     // SAFETY: cells are non-null.
-    let cell = unsafe { NonNull::new_unchecked(entry.cell_ptr(index - entry.start)) };
+    let cell = unsafe { NonNull::new_unchecked(entry.cell_ptr(n)) };
     let drop_fn = entry.drop_fn;
-    let freed = release(table, entry, outers, index, max_generation, ended);
+    let flags = entry.slot(n).flags();
+    let freed = release(table, entry, outers, index, n, cell, flags, max_generation, ended);
     let Some(drop_fn) = drop_fn else {
         route(entry, freed, cell);
         return;
@@ -1167,8 +1224,12 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     ///
     /// # Panics
     /// If [`try_insert`](Self::try_insert) fails.
+    #[inline]
     pub fn insert(&mut self, value: T) -> Handle<T> {
-        self.try_insert(value).unwrap_or_else(|r| panic!("ClassStore::insert::<{}>: {}", type_name::<T>(), r.error))
+        match self.entry.free.pop() {
+            Some(index) => self.place(index, value),
+            None => self.grow_and_insert(value).unwrap_or_else(|r| insert_failed::<T>(r.error)),
+        }
     }
 
     /// Hands out a vacant cell of the class (taking a prepared slab when none is vacant) as
@@ -1229,17 +1290,17 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// [`ArenaError::WrongClass`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
     #[inline]
     pub fn stow(&mut self, h: Handle<T>) -> Result<Option<FreedCell>, ArenaError> {
-        let (n, slot) = self.slot(h)?;
+        let (n, slot, flags) = self.slot(h)?;
         check_releasable(self.table, h.index(), slot)?;
-        self.stow_at(h.index(), n)
+        self.stow_at(h.index(), n, flags)
     }
 
-    /// The stow of the visible, releasable object in slot `index` (cell number `n`).
+    /// The stow of the visible, releasable object in slot `index` (cell number `n`, `flags`).
     #[inline]
-    fn stow_at(&mut self, index: u32, n: u32) -> Result<Option<FreedCell>, ArenaError> {
+    fn stow_at(&mut self, index: u32, n: u32, flags: ObjectFlags) -> Result<Option<FreedCell>, ArenaError> {
         // SAFETY: cells are non-null.
         let cell = unsafe { NonNull::new_unchecked(self.entry.cell_ptr(n)) };
-        match release(self.table, self.entry, self.outers, index, self.max_generation, Ended::Removed) {
+        match release(self.table, self.entry, self.outers, index, n, cell, flags, self.max_generation, Ended::Removed) {
             Freed::Cell(token, _) => {
                 // A plain store: the membership flags are the arena's to write.
                 let slot = self.entry.slot(n);
@@ -1293,19 +1354,20 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         Some(self.table.cell(h.index())?.as_ptr())
     }
 
-    /// The cell number and slot of the visible object of this class that `h` names (not a
-    /// permanent one: those are never released), or why not.
+    /// The cell number, slot and flags of the visible object of this class that `h` names
+    /// (not a permanent one: those are never released), or why not.
     #[inline]
-    fn slot(&self, h: Handle<T>) -> Result<(u32, &Slot), ArenaError> {
+    fn slot(&self, h: Handle<T>) -> Result<(u32, &Slot, ObjectFlags), ArenaError> {
+        self.visible(h).ok_or_else(|| self.why_not(h))
+    }
+
+    /// [`slot`](Self::slot) without the reason.
+    #[inline(always)]
+    fn visible(&self, h: Handle<T>) -> Option<(u32, &Slot, ObjectFlags)> {
         let n = h.index().wrapping_sub(self.entry.start);
-        if let Some(slot) = self.entry.try_slot(n) {
-            if let Some(flags) = slot.check_flags(h.generation()) {
-                if !flags.intersects(ObjectFlags::HIDDEN) {
-                    return Ok((n, slot));
-                }
-            }
-        }
-        Err(self.why_not(h))
+        let slot = self.entry.try_slot(n)?;
+        let flags = slot.check_flags(h.generation())?;
+        (!flags.intersects(ObjectFlags::HIDDEN)).then_some((n, slot, flags))
     }
 
     #[cold]
@@ -1324,17 +1386,23 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// As [`Arena::try_remove`].
     #[inline]
     pub fn try_remove(&mut self, h: Handle<T>) -> Result<T, ArenaError> {
-        let (_, slot) = self.slot(h)?;
-        if slot.is_rooted() {
+        let (n, slot, flags) = self.slot(h)?;
+        if flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0 {
             return Err(ArenaError::Rooted);
         }
         // SAFETY: `slot` resolved `h` to a live, visible object of this class.
-        Ok(unsafe { take::<T>(self.table, self.entry, self.outers, h.index(), self.max_generation) })
+        Ok(unsafe { take::<T>(self.table, self.entry, self.outers, h.index(), n, flags, self.max_generation) })
     }
 
     /// Moves the object out, if `h` resolves.
+    #[inline(always)]
     pub fn remove(&mut self, h: Handle<T>) -> Option<T> {
-        self.try_remove(h).ok()
+        let (n, slot, flags) = self.visible(h)?;
+        if flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0 {
+            return None;
+        }
+        // SAFETY: `slot` resolved `h` to a live, visible object of this class.
+        Some(unsafe { take::<T>(self.table, self.entry, self.outers, h.index(), n, flags, self.max_generation) })
     }
 
     /// The object `h` names, if it may be released now (visible, of this class, not rooted,
@@ -1346,8 +1414,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
     #[inline]
     pub fn releasable(&mut self, h: Handle<T>) -> Result<(Releasable, &mut T), ArenaError> {
-        let (n, slot) = self.slot(h)?;
-        let flags = slot.flags();
+        let (n, slot, flags) = self.slot(h)?;
         if flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0 {
             return Err(ArenaError::Rooted);
         }
@@ -1364,11 +1431,10 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// [`ArenaError::Stale`] if the object was released in between; nothing changes then.
     #[inline]
     pub fn stow_released(&mut self, r: Releasable) -> Result<Option<FreedCell>, ArenaError> {
-        let slot = self.entry.slot(r.n);
-        if slot.check_flags(r.handle.generation()).is_none() {
+        let Some(flags) = self.entry.slot(r.n).check_flags(r.handle.generation()) else {
             return Err(ArenaError::Stale);
-        }
-        self.stow_at(r.handle.index(), r.n)
+        };
+        self.stow_at(r.handle.index(), r.n, flags)
     }
 
     /// See [`Arena::retain`].

@@ -1,0 +1,257 @@
+//! What one handle resolve costs in memory traffic, beside the peers: a plain binary
+//! (`harness = false`, no criterion) for `perf stat` and cachegrind, where criterion's own
+//! work would drown the figures.
+//!
+//! ```text
+//! resolve <peer> <mode> <live> <ops>
+//!   peer: vec | slab | slotmap | box | store | arena
+//!   mode: chase  — `ops` lookups, each one's key chosen by the object the one before read:
+//!                  a chain, so the time per op is the latency of one resolve (a container
+//!                  whose resolve takes two *dependent* misses, `box`, pays two latencies;
+//!                  one that issues its two loads independently, respawn, pays about one)
+//!         churn  — `ops` remove + insert pairs at random live keys (the `churn` bench's
+//!                  workload, at any size)
+//! ```
+//!
+//! It prints the nanoseconds per op of the measured loop. `scripts/misses.sh` runs it under
+//! cachegrind twice (`ops` and 0, so set-up cancels out) and prints instructions and cache
+//! misses per op; `benches/README.md` has the figures. Under `cargo bench` (which passes
+//! `--bench`) it runs every peer once, small, as a smoke test.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use respawn_arena::{Arena, Handle};
+use slab::Slab;
+use slotmap::{DefaultKey, SlotMap};
+
+mod common;
+use common::{Projectile, XorShift};
+
+/// The random key positions, a power of two long.
+const SEQ: usize = 1 << 20;
+
+/// One peer's container and its live keys.
+trait Peer {
+    /// What names an object: a handle, a key, an index.
+    type Key: Copy;
+    fn fill(live: usize) -> Self;
+    /// The key of the object under live position `i`.
+    fn key(&self, i: usize) -> Self::Key;
+    /// The id of the object `k` names (a resolve and one load from the object).
+    fn read(&mut self, k: Self::Key) -> u32;
+    /// Removes the object under live position `i` and inserts `p` in its place.
+    fn pair(&mut self, i: usize, p: Projectile);
+}
+
+struct DenseVec(Vec<Projectile>);
+impl Peer for DenseVec {
+    type Key = usize;
+    fn fill(live: usize) -> Self {
+        Self((0..live as u32).map(Projectile::new).collect())
+    }
+    fn key(&self, i: usize) -> usize {
+        i
+    }
+    #[inline(always)]
+    fn read(&mut self, i: usize) -> u32 {
+        self.0[i].id
+    }
+    fn pair(&mut self, i: usize, p: Projectile) {
+        black_box(self.0[i].id);
+        self.0[i] = p;
+    }
+}
+
+struct Boxes(Vec<Option<Box<Projectile>>>);
+impl Peer for Boxes {
+    type Key = usize;
+    fn fill(live: usize) -> Self {
+        Self((0..live as u32).map(|i| Some(Box::new(Projectile::new(i)))).collect())
+    }
+    fn key(&self, i: usize) -> usize {
+        i
+    }
+    #[inline(always)]
+    fn read(&mut self, i: usize) -> u32 {
+        self.0[i].as_ref().expect("live box").id
+    }
+    fn pair(&mut self, i: usize, p: Projectile) {
+        let old = self.0[i].take().expect("live box");
+        black_box(old.id);
+        drop(old);
+        self.0[i] = Some(Box::new(p));
+    }
+}
+
+struct SlabPeer(Slab<Projectile>, Vec<usize>);
+impl Peer for SlabPeer {
+    type Key = usize;
+    fn fill(live: usize) -> Self {
+        let mut slab = Slab::with_capacity(live);
+        let keys = (0..live as u32).map(|i| slab.insert(Projectile::new(i))).collect();
+        Self(slab, keys)
+    }
+    fn key(&self, i: usize) -> usize {
+        self.1[i]
+    }
+    #[inline(always)]
+    fn read(&mut self, k: usize) -> u32 {
+        self.0[k].id
+    }
+    fn pair(&mut self, i: usize, p: Projectile) {
+        black_box(self.0.remove(self.1[i]).id);
+        self.1[i] = self.0.insert(p);
+    }
+}
+
+struct SlotMapPeer(SlotMap<DefaultKey, Projectile>, Vec<DefaultKey>);
+impl Peer for SlotMapPeer {
+    type Key = DefaultKey;
+    fn fill(live: usize) -> Self {
+        let mut map = SlotMap::with_capacity(live);
+        let keys = (0..live as u32).map(|i| map.insert(Projectile::new(i))).collect();
+        Self(map, keys)
+    }
+    fn key(&self, i: usize) -> DefaultKey {
+        self.1[i]
+    }
+    #[inline(always)]
+    fn read(&mut self, k: DefaultKey) -> u32 {
+        self.0[k].id
+    }
+    fn pair(&mut self, i: usize, p: Projectile) {
+        black_box(self.0.remove(self.1[i]).expect("live key").id);
+        self.1[i] = self.0.insert(p);
+    }
+}
+
+/// `Arena::get` / `remove` / `insert`: the class found from the handle on every call.
+struct ArenaPeer(Arena, Vec<Handle<Projectile>>);
+impl Peer for ArenaPeer {
+    type Key = Handle<Projectile>;
+    fn fill(live: usize) -> Self {
+        let mut arena = Arena::new();
+        let keys = (0..live as u32).map(|i| arena.insert(Projectile::new(i))).collect();
+        Self(arena, keys)
+    }
+    fn key(&self, i: usize) -> Handle<Projectile> {
+        self.1[i]
+    }
+    #[inline(always)]
+    fn read(&mut self, h: Handle<Projectile>) -> u32 {
+        self.0.get(h).expect("live handle").id
+    }
+    fn pair(&mut self, i: usize, p: Projectile) {
+        black_box(self.0.remove(self.1[i]).expect("live handle").id);
+        self.1[i] = self.0.insert(p);
+    }
+}
+
+/// The same through `ClassStore` (`Arena::store_mut`, taken once per run), the typed view a
+/// game holds.
+struct StorePeer<'a>(respawn_arena::ClassStore<'a, Projectile>, Vec<Handle<Projectile>>);
+impl Peer for StorePeer<'_> {
+    type Key = Handle<Projectile>;
+    fn fill(_: usize) -> Self {
+        unreachable!("run_store fills the arena")
+    }
+    fn key(&self, i: usize) -> Handle<Projectile> {
+        self.1[i]
+    }
+    #[inline(always)]
+    fn read(&mut self, h: Handle<Projectile>) -> u32 {
+        self.0.get(h).expect("live handle").id
+    }
+    fn pair(&mut self, i: usize, p: Projectile) {
+        black_box(self.0.remove(self.1[i]).expect("live handle").id);
+        self.1[i] = self.0.insert(p);
+    }
+}
+
+fn sequence(live: usize) -> Vec<u32> {
+    let mut rng = XorShift::new();
+    (0..SEQ).map(|_| rng.below(live) as u32).collect()
+}
+
+/// Runs `ops` of `mode` on a filled `P` and returns nanoseconds per op.
+fn run<P: Peer>(mode: &str, live: usize, ops: usize) -> f64 {
+    measure(P::fill(live), mode, live, ops)
+}
+
+/// `run` for [`StorePeer`], whose store borrows an arena that outlives it.
+fn run_store(mode: &str, live: usize, ops: usize) -> f64 {
+    let ArenaPeer(mut arena, keys) = ArenaPeer::fill(live);
+    let store = arena.store_mut::<Projectile>().expect("a registered class");
+    measure(StorePeer(store, keys), mode, live, ops)
+}
+
+fn measure<P: Peer>(mut peer: P, mode: &str, live: usize, ops: usize) -> f64 {
+    let seq = sequence(live);
+    let start = Instant::now();
+    match mode {
+        "chase" => {
+            // The keys in visiting order, read front to back (so prefetched: the only misses
+            // are the resolve's). Each lookup's position depends on the id the one before
+            // read (ids are below 2^31, so `id >> 31` is always 0, but the compiler cannot
+            // know): one resolve at a time, its latency exposed.
+            let keys: Vec<P::Key> = seq.iter().map(|&i| peer.key(i as usize)).collect();
+            let start = Instant::now();
+            let mut x = 0usize;
+            for k in 0..ops {
+                let id = peer.read(keys[(k ^ x) & (SEQ - 1)]);
+                x = (id >> 31) as usize;
+            }
+            black_box(x);
+            return per_op(start, ops);
+        }
+        "churn" => {
+            for k in 0..ops {
+                peer.pair(seq[k & (SEQ - 1)] as usize, Projectile::new(k as u32));
+            }
+        }
+        other => panic!("unknown mode {other:?}: chase or churn"),
+    }
+    black_box(&mut peer);
+    per_op(start, ops)
+}
+
+fn per_op(start: Instant, ops: usize) -> f64 {
+    start.elapsed().as_nanos() as f64 / ops.max(1) as f64
+}
+
+fn run_peer(peer: &str, mode: &str, live: usize, ops: usize) -> f64 {
+    match peer {
+        "vec" => run::<DenseVec>(mode, live, ops),
+        "box" => run::<Boxes>(mode, live, ops),
+        "slab" => run::<SlabPeer>(mode, live, ops),
+        "slotmap" => run::<SlotMapPeer>(mode, live, ops),
+        "arena" => run::<ArenaPeer>(mode, live, ops),
+        "store" => run_store(mode, live, ops),
+        other => panic!("unknown peer {other:?}: vec, box, slab, slotmap, arena or store"),
+    }
+}
+
+const PEERS: [&str; 6] = ["vec", "box", "slab", "slotmap", "arena", "store"];
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    if args.is_empty() {
+        // `cargo bench` (or no arguments): every peer, both modes, small, as a smoke test.
+        for mode in ["chase", "churn"] {
+            for peer in PEERS {
+                let ns = run_peer(peer, mode, 10_000, 100_000);
+                println!("resolve {peer:8} {mode:6} live 10000: {ns:6.2} ns/op");
+            }
+        }
+        return;
+    }
+    let [peer, mode, live, ops] = &args[..] else {
+        eprintln!("usage: resolve <vec|box|slab|slotmap|arena|store> <chase|churn> <live> <ops>");
+        std::process::exit(2);
+    };
+    let live: usize = live.parse().expect("live: a number");
+    let ops: usize = ops.parse().expect("ops: a number");
+    let ns = run_peer(peer, mode, live, ops);
+    println!("{peer} {mode} live {live} ops {ops}: {ns:.2} ns/op");
+}
