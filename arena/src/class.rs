@@ -162,7 +162,8 @@ pub(crate) struct ClassEntry {
 }
 
 /// Where cell number `n`'s slot and cell are, natively: `slots + n` and
-/// `cells + (n >> shift) × stride + (n & mask) × cell_size`. (Under Miri slabs and slot
+/// `cells + (n >> shift) × stride + (n & mask) × cell_size`, computed as
+/// `cells + n × cell_size + (n >> shift) × gap`. (Under Miri slabs and slot
 /// blocks are separate allocations, and the entry asks its range.)
 #[cfg(not(loom))]
 #[derive(Clone, Copy, Debug)]
@@ -171,7 +172,9 @@ pub(crate) struct Addressing {
     pub(crate) slots: NonNull<crate::table::Slot>,
     #[cfg(not(miri))]
     pub(crate) cells: NonNull<u8>,
-    pub(crate) stride: usize,
+    /// Bytes a slab spans beyond its cells (`stride − cells_per_slab × cell_size`: the
+    /// rounding up to a page; zero for a 64-byte class).
+    pub(crate) gap: usize,
 }
 
 impl ClassEntry {
@@ -195,8 +198,9 @@ impl ClassEntry {
         debug_assert!(!self.bases[(n >> self.shift) as usize].is_null(), "cell {n} in a slab the class does not own");
         #[cfg(not(miri))]
         {
-            let (slab, i) = ((n >> self.shift) as usize, n as usize & (self.cells_per_slab() - 1));
-            self.at.cells.as_ptr().wrapping_add(slab * self.at.stride + i * self.cell_size)
+            // `slab × stride + i × size` = `n × size + slab × gap`: one mask fewer.
+            let slab = (n >> self.shift) as usize;
+            self.at.cells.as_ptr().wrapping_add(n as usize * self.cell_size + slab * self.at.gap)
         }
         #[cfg(miri)]
         {

@@ -389,7 +389,7 @@ impl Range {
             slots: self.slot_base,
             #[cfg(not(miri))]
             cells: cells.base,
-            stride: cells.stride,
+            gap: cells.stride - (cells.cell_size << self.shift),
         }
     }
 }
