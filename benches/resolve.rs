@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! resolve <peer> <mode> <live> <ops>
-//!   peer: vec | slab | slotmap | box | store | arena
+//!   peer: vec | slab | slotmap | box | store | arena | world (a `Reuse` pool's spawn/destroy)
 //!   mode: chase  — `ops` lookups, each one's key chosen by the object the one before read:
 //!                  a chain, so the time per op is the latency of one resolve (a container
 //!                  whose resolve takes two *dependent* misses, `box`, pays two latencies;
@@ -21,6 +21,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use respawn::{GcSettings, Policy, PoolConfig, Poolable, World};
 use respawn_arena::{Arena, Handle};
 use slab::Slab;
 use slotmap::{DefaultKey, SlotMap};
@@ -169,6 +170,62 @@ impl Peer for StorePeer<'_> {
     }
 }
 
+impl Poolable for Projectile {
+    fn create() -> Self {
+        Projectile::new(0)
+    }
+    /// Reads the released object, as the other peers' `remove` does.
+    fn on_release(&mut self) {
+        black_box(self.id);
+    }
+}
+
+/// `World::spawn_with` / `destroy` on a `Reuse` pool (no workers: a released object waits
+/// in the game thread's magazines for the next spawn), a frame ended every 1 000 pairs: the
+/// pooled path a game takes, as `benches/pool.rs`'s `pool_churn/respawn_reuse`.
+struct WorldPeer(World, Vec<Handle<Projectile>>, usize);
+impl WorldPeer {
+    const REUSE: PoolConfig = PoolConfig {
+        capacity: 16_384,
+        max: 1 << 16,
+        low_watermark: 0,
+        grow_by: 0,
+        policy: Policy::Reuse,
+        precreate: false,
+        workers: 0,
+    };
+}
+impl Peer for WorldPeer {
+    type Key = Handle<Projectile>;
+    fn fill(live: usize) -> Self {
+        let gc = GcSettings { time_between_collections: None, purge_budget: None, ..GcSettings::SINGLE_THREADED };
+        let config = PoolConfig { capacity: live + 2048, max: (live + 2048).max(1 << 16), ..Self::REUSE };
+        let mut world = World::builder().pool::<Projectile>(config).gc(gc).build().expect("a valid pool");
+        let spawn = |world: &mut World, i: u32| world.spawn_with(move |q: &mut Projectile| *q = Projectile::new(i));
+        let keys = (0..live as u32).map(|i| spawn(&mut world, i)).collect();
+        // A magazine-load of released objects waiting for the first spawns.
+        for h in (0..2048).map(|i| spawn(&mut world, i)).collect::<Vec<_>>() {
+            world.destroy(h).expect("live projectile");
+        }
+        Self(world, keys, 0)
+    }
+    fn key(&self, i: usize) -> Handle<Projectile> {
+        self.1[i]
+    }
+    #[inline(always)]
+    fn read(&mut self, h: Handle<Projectile>) -> u32 {
+        self.0.get(h).expect("live handle").id
+    }
+    fn pair(&mut self, i: usize, p: Projectile) {
+        self.0.destroy(self.1[i]).expect("live projectile");
+        self.1[i] = self.0.spawn_with(move |q: &mut Projectile| *q = p);
+        self.2 += 1;
+        if self.2 % 1000 == 0 {
+            self.0.end_frame();
+        }
+    }
+}
+
 fn sequence(live: usize) -> Vec<u32> {
     let mut rng = XorShift::new();
     (0..SEQ).map(|_| rng.below(live) as u32).collect()
@@ -228,11 +285,12 @@ fn run_peer(peer: &str, mode: &str, live: usize, ops: usize) -> f64 {
         "slotmap" => run::<SlotMapPeer>(mode, live, ops),
         "arena" => run::<ArenaPeer>(mode, live, ops),
         "store" => run_store(mode, live, ops),
-        other => panic!("unknown peer {other:?}: vec, box, slab, slotmap, arena or store"),
+        "world" => run::<WorldPeer>(mode, live, ops),
+        other => panic!("unknown peer {other:?}: vec, box, slab, slotmap, arena, store or world"),
     }
 }
 
-const PEERS: [&str; 6] = ["vec", "box", "slab", "slotmap", "arena", "store"];
+const PEERS: [&str; 7] = ["vec", "box", "slab", "slotmap", "arena", "store", "world"];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -247,7 +305,7 @@ fn main() {
         return;
     }
     let [peer, mode, live, ops] = &args[..] else {
-        eprintln!("usage: resolve <vec|box|slab|slotmap|arena|store> <chase|churn> <live> <ops>");
+        eprintln!("usage: resolve <vec|box|slab|slotmap|arena|store|world> <chase|churn> <live> <ops>");
         std::process::exit(2);
     };
     let live: usize = live.parse().expect("live: a number");

@@ -89,8 +89,15 @@ pub struct Pools {
     pools: Vec<Option<PoolSlot>>,
     /// Sub-object walks of `destroy` (kept for its capacity).
     walk: Vec<RawHandle>,
+    /// The class `spawn` found last and its type: a run of spawns of one class compares one
+    /// `TypeId` instead of hashing it. Classes are never unregistered, so it never goes
+    /// stale; `usize::MAX` before the first spawn.
+    recent: (TypeId, usize),
     heap: Heap,
 }
+
+/// A type no heap registers: [`Pools::recent`]'s before the first spawn.
+struct NoClass;
 
 impl fmt::Debug for Pools {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -101,7 +108,7 @@ impl fmt::Debug for Pools {
 impl Pools {
     /// Pools over `heap` (none yet).
     pub fn new(heap: Heap) -> Self {
-        Self { pools: Vec::new(), walk: Vec::new(), heap }
+        Self { pools: Vec::new(), walk: Vec::new(), recent: (TypeId::of::<NoClass>(), usize::MAX), heap }
     }
 
     /// The heap.
@@ -192,17 +199,33 @@ impl Pools {
 
     #[inline]
     fn spawn_in<T: Poolable>(&mut self, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
+        let class = match self.recent {
+            (ty, class) if ty == TypeId::of::<T>() => class,
+            _ => self.find_class::<T>(),
+        };
         // Split borrows: the pool and the heap are distinct fields.
         let Self { pools, heap, .. } = self;
-        if let Some(id) = heap.class_of::<T>() {
-            if let Some(pool) = pools.get_mut(id.index()).and_then(Option::as_mut).and_then(PoolSlot::typed_mut::<T>) {
-                return pool.spawn(heap, strict, init);
-            }
+        if let Some(pool) = pools.get_mut(class).and_then(Option::as_mut).and_then(PoolSlot::typed_mut::<T>) {
+            return pool.spawn(heap, strict, init);
         }
         let mut value = T::create();
         init(&mut value);
         value.on_spawn();
         self.heap.try_insert(value).map_err(|r| PoolError::Arena(r.error))
+    }
+
+    /// `T`'s class index (remembered as the [`recent`](Self::recent) one), or `usize::MAX`
+    /// if `T` is not registered yet.
+    #[cold]
+    #[inline(never)]
+    fn find_class<T: 'static>(&mut self) -> usize {
+        match self.heap.class_of::<T>() {
+            Some(id) => {
+                self.recent = (TypeId::of::<T>(), id.index());
+                id.index()
+            }
+            None => usize::MAX,
+        }
     }
 
     /// Places `value` in the heap as a plain object (counted in its pool's `in_use` if its
