@@ -64,6 +64,24 @@ pub struct ArenaClassStats {
     /// Bytes of object-table slots the class's slabs have set up (16 per cell): the
     /// table's share of the class's memory, beside the slabs' `memory`.
     pub slot_bytes: usize,
+    /// Bytes of the class's own bookkeeping on the heap: its live bitmap (one bit per cell
+    /// number), its vacant list and its slab bases, at their capacities.
+    pub side_bytes: usize,
+    /// Bytes of one object of the class (`size_of::<T>()`; the cell may be larger).
+    pub object_size: usize,
+}
+
+impl ArenaClassStats {
+    /// Bytes the class takes beyond its objects' own bytes, per object held: the carved
+    /// slabs (granted and prepared ahead: vacant and pooled cells, page rounding, cell
+    /// padding), the slots and the side bookkeeping, less `len × object_size`, over `len`. `None` while it holds no object.
+    pub fn overhead_per_object(&self) -> Option<f64> {
+        if self.len == 0 {
+            return None;
+        }
+        let total = self.memory.carved_slabs as usize * self.memory.slab_bytes + self.slot_bytes + self.side_bytes;
+        Some(total.saturating_sub(self.len * self.object_size) as f64 / self.len as f64)
+    }
 }
 
 /// Hashes a `TypeId` by taking the 64 bits it writes, as bevy and hecs do: `TypeId`s are
@@ -223,6 +241,7 @@ impl Arena {
             id,
             type_id: TypeId::of::<T>(),
             name: type_name::<T>(),
+            object_size: std::mem::size_of::<T>(),
             cell_size: memory.cell_size,
             shift: slab.cells_per_slab.trailing_zeros(),
             drop_fn: std::mem::needs_drop::<T>().then_some(drop_as::<T> as unsafe fn(*mut u8)),
@@ -787,6 +806,8 @@ impl Arena {
             slot_bytes: entry.bases.iter().filter(|b| !b.is_null()).count()
                 * entry.cells_per_slab()
                 * std::mem::size_of::<Slot>(),
+            side_bytes: entry.live.capacity() * 8 + entry.free.capacity() * 4 + entry.bases.capacity() * 8,
+            object_size: entry.object_size,
         })
     }
 

@@ -129,6 +129,8 @@ pub(crate) struct ClassEntry {
     pub(crate) id: ClassId,
     pub(crate) type_id: TypeId,
     pub(crate) name: &'static str,
+    /// `size_of::<T>()`, for the stats' overhead figure.
+    pub(crate) object_size: usize,
     pub(crate) cell_size: usize,
     /// `log2(cells_per_slab)`: a cell number is `slab << shift | cell`.
     pub(crate) shift: u32,

@@ -629,3 +629,35 @@ fn prefill_makes_room_now_and_reserve_asks_the_worker() {
     }
     assert!(arena.reserve::<u64>(usize::MAX / 2).is_err(), "beyond the reservation is an error");
 }
+
+/// The overhead figure counts what the class takes beyond its objects: a full slab of
+/// 32-byte projectiles costs its 16-byte slots and a few bytes of bookkeeping each; one
+/// object alone in a slab carries the whole slab.
+#[test]
+fn overhead_per_object_counts_slots_slack_and_bookkeeping() {
+    let cfg = SlabConfig { cells_per_slab: 128, spare_slabs: 0, max_slabs: 8, huge_pages: false };
+    let mut arena = Arena::with_config(ArenaConfig { slab: cfg, ..ArenaConfig::DEFAULT });
+    arena.register_with::<Projectile>(cfg).unwrap();
+    assert_eq!(arena.stats::<Projectile>().unwrap().overhead_per_object(), None, "no object yet");
+
+    let first = arena.insert(projectile(0));
+    let alone = arena.stats::<Projectile>().unwrap();
+    assert_eq!(alone.object_size, size_of::<Projectile>());
+    assert!(alone.side_bytes > 0, "the live bitmap and vacant list take heap bytes");
+    let per_alone = alone.overhead_per_object().unwrap();
+    // One object in a 4 KiB slab: the slab's other 127 cells are its overhead.
+    assert!(per_alone >= (127 * 32) as f64, "one object pays for its slab: {per_alone}");
+
+    let rest: Vec<_> = (1..128).map(|i| arena.insert(projectile(i))).collect();
+    let full = arena.stats::<Projectile>().unwrap();
+    assert_eq!(full.memory.carved_slabs, 1, "128 objects fit one slab");
+    let per_full = full.overhead_per_object().unwrap();
+    let slots = size_of::<respawn_arena::Slot>() as f64;
+    assert!(per_full >= slots, "every object has its slot: {per_full}");
+    assert!(per_full < slots + 16.0, "a full slab costs its slots and a little bookkeeping: {per_full}");
+
+    for h in rest.into_iter().chain([first]) {
+        arena.remove(h).unwrap();
+    }
+    assert_eq!(arena.stats::<Projectile>().unwrap().overhead_per_object(), None);
+}
