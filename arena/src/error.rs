@@ -33,7 +33,13 @@ pub enum ArenaError {
     NotRooted,
     /// These flags are the arena's own; set them through the operation that owns them.
     ReservedFlags(ObjectFlags),
-    /// The object table has no slot left (2³² − 1 slots).
+    /// The object table has no room left. Its 2³² − 1 slot indices are handed out in
+    /// blocks of [`BLOCK_SLOTS`](crate::BLOCK_SLOTS) (1 Mi): each class registered reserves
+    /// `max_slabs × cells_per_slab` slots rounded up to whole blocks, and the permanent pool
+    /// one block. So an arena holds at most about 1 000 classes of
+    /// [`SlabConfig::DEFAULT`](respawn_allocator::SlabConfig::DEFAULT) (4 blocks each),
+    /// 4 000 of `SMALL` (1 block) or 63 of `LARGE` (64 blocks); mixing presets shares the
+    /// 4 096 blocks. A smaller `max_slabs` makes room for more classes.
     TableFull,
     /// The owner given to `set_outer` is the object itself or one of its sub-objects.
     OuterCycle,

@@ -661,3 +661,25 @@ fn overhead_per_object_counts_slots_slack_and_bookkeeping() {
     }
     assert_eq!(arena.stats::<Projectile>().unwrap().overhead_per_object(), None);
 }
+
+/// The index space is finite: a class whose range no longer fits is refused with
+/// `TableFull` before anything is reserved for it, and the arena keeps working.
+#[test]
+fn a_class_the_index_space_cannot_hold_is_refused() {
+    #[derive(Debug)]
+    struct Huge(#[allow(dead_code)] u64);
+    #[derive(Debug)]
+    struct Second(#[allow(dead_code)] u64);
+    // 2³¹ slots: half the index space (2 048 of its 4 096 blocks).
+    let half = SlabConfig { cells_per_slab: 1 << 16, spare_slabs: 0, max_slabs: 1 << 15, huge_pages: false };
+    let mut arena = Arena::new();
+    arena.register_with::<Huge>(half).unwrap();
+    assert!(matches!(arena.register_with::<Second>(half), Err(ArenaError::TableFull)));
+    assert!(arena.class_of::<Second>().is_none(), "a refused class is not registered");
+    // A smaller class still fits, and both work.
+    let second = arena.register_with::<Second>(SlabConfig::SMALL).unwrap();
+    assert_eq!(arena.class_of::<Second>(), Some(second));
+    let (a, b) = (arena.insert(Huge(1)), arena.insert(Second(2)));
+    assert_eq!(arena.get(a).unwrap().0, 1);
+    assert_eq!(arena.get(b).unwrap().0, 2);
+}
