@@ -8,10 +8,13 @@
 #   MODE: chase (one dependent lookup after another) or churn (remove + insert pairs)
 #   defaults: churn 10000 200000, peers vec box slab slotmap arena store
 #
-# Needs valgrind. The binary is benches/resolve.rs, built with `cargo bench --no-run`.
+# The simulated caches are the development VM's: a 32 KiB 8-way L1d and a 32 MiB 16-way last
+# level (LL=size,ways,line overrides it; cachegrind's own detection reads this VM's L3 as a
+# 256 MiB direct-mapped cache). Needs valgrind. The binary is benches/resolve.rs, built with `cargo bench --no-run`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+LL=${LL:-33554432,16,64}
 mode=${1:-churn}
 live=${2:-10000}
 ops=${3:-200000}
@@ -26,12 +29,13 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Totals of one cachegrind run: Ir D1mr+D1mw LLmr+LLmw (data misses only).
 totals() {
-  valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file="$tmp/out" "$bin" "$@" >/dev/null 2>&1
+  valgrind --tool=cachegrind --cache-sim=yes --D1=32768,8,64 --LL="$LL" \
+    --cachegrind-out-file="$tmp/out" "$bin" "$@" >/dev/null 2>&1
   awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i - 1 }
        /^summary:/ { print $(col["Ir"]+1), $(col["D1mr"]+1) + $(col["D1mw"]+1), $(col["DLmr"]+1) + $(col["DLmw"]+1) }' "$tmp/out"
 }
 
-printf '%s, %s live, per op (cachegrind, %s ops)\n' "$mode" "$live" "$ops"
+printf '%s, %s live, per op (cachegrind, %s ops, LL %s)\n' "$mode" "$live" "$ops" "$LL"
 printf '%-8s %12s %10s %10s\n' peer instructions 'D1 misses' 'LL misses'
 for peer in "${peers[@]}"; do
   read -r i1 d1 l1 < <(totals "$peer" "$mode" "$live" "$ops")
