@@ -11,6 +11,8 @@
 //!                  one that issues its two loads independently, respawn, pays about one)
 //!         churn  — `ops` remove + insert pairs at random live keys (the `churn` bench's
 //!                  workload, at any size)
+//!         burst  — whole rounds (at least `ops` pairs): every live object removed in
+//!                  insertion order, then as many inserted (the `burst` bench's workload)
 //! ```
 //!
 //! It prints the nanoseconds per op of the measured loop. `scripts/misses.sh` runs it under
@@ -41,8 +43,10 @@ trait Peer {
     fn key(&self, i: usize) -> Self::Key;
     /// The id of the object `k` names (a resolve and one load from the object).
     fn read(&mut self, k: Self::Key) -> u32;
-    /// Removes the object under live position `i` and inserts `p` in its place.
-    fn pair(&mut self, i: usize, p: Projectile);
+    /// Removes the object under live position `i` (reading it).
+    fn take(&mut self, i: usize);
+    /// Inserts `p` under live position `i`, whose object was taken.
+    fn put(&mut self, i: usize, p: Projectile);
 }
 
 struct DenseVec(Vec<Projectile>);
@@ -58,8 +62,10 @@ impl Peer for DenseVec {
     fn read(&mut self, i: usize) -> u32 {
         self.0[i].id
     }
-    fn pair(&mut self, i: usize, p: Projectile) {
+    fn take(&mut self, i: usize) {
         black_box(self.0[i].id);
+    }
+    fn put(&mut self, i: usize, p: Projectile) {
         self.0[i] = p;
     }
 }
@@ -77,10 +83,11 @@ impl Peer for Boxes {
     fn read(&mut self, i: usize) -> u32 {
         self.0[i].as_ref().expect("live box").id
     }
-    fn pair(&mut self, i: usize, p: Projectile) {
+    fn take(&mut self, i: usize) {
         let old = self.0[i].take().expect("live box");
         black_box(old.id);
-        drop(old);
+    }
+    fn put(&mut self, i: usize, p: Projectile) {
         self.0[i] = Some(Box::new(p));
     }
 }
@@ -100,8 +107,10 @@ impl Peer for SlabPeer {
     fn read(&mut self, k: usize) -> u32 {
         self.0[k].id
     }
-    fn pair(&mut self, i: usize, p: Projectile) {
+    fn take(&mut self, i: usize) {
         black_box(self.0.remove(self.1[i]).id);
+    }
+    fn put(&mut self, i: usize, p: Projectile) {
         self.1[i] = self.0.insert(p);
     }
 }
@@ -121,8 +130,10 @@ impl Peer for SlotMapPeer {
     fn read(&mut self, k: DefaultKey) -> u32 {
         self.0[k].id
     }
-    fn pair(&mut self, i: usize, p: Projectile) {
+    fn take(&mut self, i: usize) {
         black_box(self.0.remove(self.1[i]).expect("live key").id);
+    }
+    fn put(&mut self, i: usize, p: Projectile) {
         self.1[i] = self.0.insert(p);
     }
 }
@@ -143,8 +154,10 @@ impl Peer for ArenaPeer {
     fn read(&mut self, h: Handle<Projectile>) -> u32 {
         self.0.get(h).expect("live handle").id
     }
-    fn pair(&mut self, i: usize, p: Projectile) {
+    fn take(&mut self, i: usize) {
         black_box(self.0.remove(self.1[i]).expect("live handle").id);
+    }
+    fn put(&mut self, i: usize, p: Projectile) {
         self.1[i] = self.0.insert(p);
     }
 }
@@ -164,8 +177,10 @@ impl Peer for StorePeer<'_> {
     fn read(&mut self, h: Handle<Projectile>) -> u32 {
         self.0.get(h).expect("live handle").id
     }
-    fn pair(&mut self, i: usize, p: Projectile) {
+    fn take(&mut self, i: usize) {
         black_box(self.0.remove(self.1[i]).expect("live handle").id);
+    }
+    fn put(&mut self, i: usize, p: Projectile) {
         self.1[i] = self.0.insert(p);
     }
 }
@@ -216,8 +231,10 @@ impl Peer for WorldPeer {
     fn read(&mut self, h: Handle<Projectile>) -> u32 {
         self.0.get(h).expect("live handle").id
     }
-    fn pair(&mut self, i: usize, p: Projectile) {
+    fn take(&mut self, i: usize) {
         self.0.destroy(self.1[i]).expect("live projectile");
+    }
+    fn put(&mut self, i: usize, p: Projectile) {
         self.1[i] = self.0.spawn_with(move |q: &mut Projectile| *q = p);
         self.2 += 1;
         if self.2 % 1000 == 0 {
@@ -264,10 +281,25 @@ fn measure<P: Peer>(mut peer: P, mode: &str, live: usize, ops: usize) -> f64 {
         }
         "churn" => {
             for k in 0..ops {
-                peer.pair(seq[k & (SEQ - 1)] as usize, Projectile::new(k as u32));
+                let i = seq[k & (SEQ - 1)] as usize;
+                peer.take(i);
+                peer.put(i, Projectile::new(k as u32));
             }
         }
-        other => panic!("unknown mode {other:?}: chase or churn"),
+        "burst" => {
+            // Whole rounds: every object out in insertion order, then as many in.
+            for round in 0..ops.div_ceil(live) {
+                for i in 0..live {
+                    peer.take(i);
+                }
+                for i in 0..live {
+                    peer.put(i, Projectile::new((round * live + i) as u32));
+                }
+            }
+            black_box(&mut peer);
+            return per_op(start, ops.div_ceil(live) * live);
+        }
+        other => panic!("unknown mode {other:?}: chase, churn or burst"),
     }
     black_box(&mut peer);
     per_op(start, ops)
@@ -296,7 +328,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     if args.is_empty() {
         // `cargo bench` (or no arguments): every peer, both modes, small, as a smoke test.
-        for mode in ["chase", "churn"] {
+        for mode in ["chase", "churn", "burst"] {
             for peer in PEERS {
                 let ns = run_peer(peer, mode, 10_000, 100_000);
                 println!("resolve {peer:8} {mode:6} live 10000: {ns:6.2} ns/op");
@@ -305,7 +337,7 @@ fn main() {
         return;
     }
     let [peer, mode, live, ops] = &args[..] else {
-        eprintln!("usage: resolve <vec|box|slab|slotmap|arena|store|world> <chase|churn> <live> <ops>");
+        eprintln!("usage: resolve <vec|box|slab|slotmap|arena|store|world> <chase|churn|burst> <live> <ops>");
         std::process::exit(2);
     };
     let live: usize = live.parse().expect("live: a number");
