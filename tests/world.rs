@@ -157,11 +157,26 @@ fn sub_objects_go_with_their_owner_in_every_policy() {
         let (mut world, drops) = world_with(policy, 0);
         let owner = world.spawn::<Shot>();
         let part = world.spawn_sub::<Shot, _>(owner).unwrap();
-        let part_id = world.get(part).unwrap().id;
+        let bolt = world.spawn_sub::<Shot, _>(part).unwrap();
+        let (part_id, bolt_id) = (world.get(part).unwrap().id, world.get(bolt).unwrap().id);
         world.destroy(owner).unwrap();
-        assert!(world.get(owner).is_none() && world.get(part).is_none(), "{policy}: both stale at once");
+        assert!(
+            world.get(owner).is_none() && world.get(part).is_none() && world.get(bolt).is_none(),
+            "{policy}: all stale at once"
+        );
         world.collect_garbage();
-        assert!(drops.dropped(part_id), "{policy}: the part is destroyed, not kept");
+        assert!(drops.dropped(part_id) && drops.dropped(bolt_id), "{policy}: the parts are destroyed, not kept");
+        // One walk ended the whole tree, each object by its policy's route: `Reuse` keeps
+        // the owner (reset, ready again) and destroys its parts now.
+        let stats = world.pool_stats::<Shot>().unwrap();
+        let ended = (stats.recycled_reuse, stats.recycled_purge, stats.recycled_gc);
+        let expected = match policy {
+            Policy::Default => (0, 0, 3),
+            Policy::Purge => (0, 3, 0),
+            Policy::Reuse => (1, 2, 0),
+        };
+        assert_eq!(ended, expected, "{policy}: {stats:?}");
+        assert_eq!((stats.released, stats.in_use), (1, 0), "{policy}: {stats:?}");
         drop(world);
         drops.assert_each_once();
     }
@@ -519,8 +534,8 @@ fn a_spawn_whose_inline_create_panics_is_not_counted() {
 
 #[test]
 fn a_release_burst_larger_than_the_build_queue_goes_back_to_the_arena() {
-    // The queue of cells to build holds 4 × max(capacity, grow_by, 128) = 512 here, not
-    // `max`: a burst of 2000 Purge releases queues 512 and hands the rest back.
+    // The queue of cells to build holds max(capacity, grow_by, 128 × (workers + 1)) = 256
+    // here, not `max`: a burst of 2000 Purge releases queues 256 and hands the rest back.
     let drops = Drops::default();
     let d = drops.clone();
     let gate = Gate::new(true);
@@ -552,9 +567,11 @@ fn a_release_burst_larger_than_the_build_queue_goes_back_to_the_arena() {
     }
     let stats = world.pool_stats::<Shot>().unwrap();
     assert_eq!(stats.in_use, 0, "{stats:?}");
-    // The queue's 512, and the one cell the held worker took out of it.
-    assert!(stats.building <= 512 + 1, "the queue holds 512: {stats:?}");
-    assert!(stats.returned >= 2000 - 512, "the rest went back to the arena: {stats:?}");
+    assert_eq!(stats.build_queue, 256, "{stats:?}");
+    assert_eq!(stats.lag_high_water, 256, "the burst filled the queue: {stats:?}");
+    // The queue's 256, and the one cell the held worker took out of it.
+    assert!(stats.building <= 256 + 1, "the queue holds 256: {stats:?}");
+    assert!(stats.returned >= 2000 - 256, "the rest went back to the arena: {stats:?}");
     assert_eq!(stats.building as u64 + stats.returned, 2000 + stats.grown, "no cell lost: {stats:?}");
 
     gate.set(true);

@@ -3,15 +3,14 @@
 use std::any::type_name;
 use std::fmt;
 use std::num::NonZeroU32;
-use std::ops::{Deref, DerefMut};
 use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
 use rayon::prelude::*;
 use respawn_allocator::sync::{Arc, AtomicU32, RwLock, RwLockReadGuard};
 use respawn_arena::{
-    Arena, ArenaConfig, ArenaError, ClassId, ClassStore, Ended, Handle, ObjectFlags, ObjectTable, RawHandle, Rejected,
-    SlabConfig, Slot,
+    Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassId, ClassLayout, Ended, Handle, Iter, ObjectFlags,
+    ObjectTable, RawHandle, Rejected, Root, SlabConfig, Slot,
 };
 
 use crate::cluster::{ClusterId, Clusters};
@@ -102,10 +101,127 @@ unsafe impl Sync for Scratch {}
 enum Ending {
     /// Dropped and freed.
     Ended,
-    /// `begin_destroy` ran; waiting for `is_ready_for_finish_destroy`.
+    /// `begin_destroy` ran (now, or before: its end is under way); waiting for
+    /// `is_ready_for_finish_destroy`.
     Waiting,
     /// Rooted after all: left alone.
     Kept,
+}
+
+/// Refuses an object that must not end on demand: rooted, or permanent.
+fn check_may_end(slot: &Slot) -> Result<(), GcError> {
+    if slot.is_rooted() {
+        Err(GcError::Arena(ArenaError::Rooted))
+    } else if slot.flags().contains(ObjectFlags::PERMANENT) {
+        Err(GcError::Permanent)
+    } else {
+        Ok(())
+    }
+}
+
+/// An object and every sub-object below it, walked once by [`Heap::subtree`] and checked
+/// that each may end: the one walk that `destroy_now`, `mark_as_garbage` and a `Reuse`
+/// pool's release of an owner share. It holds the heap mutably while it lives, so what the
+/// walk checked stays true until one of its operations consumes it; dropped unused, it
+/// changes nothing.
+///
+/// ```
+/// use respawn_gc::{Heap, Object, Trace};
+///
+/// #[derive(Trace, Object)]
+/// struct Part {
+///     hp: u32,
+/// }
+///
+/// let mut heap = Heap::new();
+/// let tower = heap.insert(Part { hp: 500 });
+/// let gun = heap.insert(Part { hp: 80 });
+/// heap.set_outer(gun.raw(), Some(tower.raw())).unwrap();
+///
+/// let subtree = heap.subtree(tower.raw()).unwrap();
+/// assert_eq!(subtree.objects(), [tower.raw(), gun.raw()]);
+/// assert_eq!(subtree.destroy_sub_objects(), 1); // the gun ends; the tower stays
+/// assert!(heap.get(tower).is_some() && heap.get(gun).is_none());
+/// ```
+#[must_use = "a subtree ends nothing until `mark_as_garbage`, `destroy_now` or `destroy_sub_objects`"]
+pub struct Subtree<'h> {
+    heap: &'h mut Heap,
+    /// The walk: the root first, every owner before its sub-objects.
+    order: Vec<RawHandle>,
+}
+
+impl fmt::Debug for Subtree<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subtree").field("objects", &self.order).finish()
+    }
+}
+
+impl<'h> Subtree<'h> {
+    /// The object the walk started from.
+    pub fn root(&self) -> RawHandle {
+        self.order[0]
+    }
+
+    /// Every object walked: the root first, each owner before its sub-objects.
+    pub fn objects(&self) -> &[RawHandle] {
+        &self.order
+    }
+
+    /// Whether the root owns sub-objects.
+    pub fn has_sub_objects(&self) -> bool {
+        self.order.len() > 1
+    }
+
+    /// The root object, mutably, if it is a `T` (for a hook that runs before it ends —
+    /// a pool's `on_release`).
+    pub fn root_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        let root = Handle::<T>::from_raw(self.order[0]);
+        self.heap.arena.get_mut(root)
+    }
+
+    /// Flags every object walked as garbage (UE's `MarkAsGarbage`): their handles stop
+    /// resolving at once and the next collection purges them. Returns how many were marked.
+    pub fn mark_as_garbage(mut self) -> usize {
+        let order = std::mem::take(&mut self.order);
+        for &h in &order {
+            let marked = self.heap.arena.set_flags(h, ObjectFlags::GARBAGE);
+            debug_assert!(marked.is_ok(), "walked and checked under the same borrow");
+        }
+        let n = order.len();
+        self.finish(order);
+        n
+    }
+
+    /// Ends every object walked now, sub-objects before their owners (see
+    /// [`Heap::destroy_now`]). Returns how many ended now (the rest wait for `purge`).
+    pub fn destroy_now(mut self) -> usize {
+        let order = std::mem::take(&mut self.order);
+        let ended = self.heap.end_all(&order);
+        self.finish(order);
+        ended
+    }
+
+    /// Ends the sub-objects now, as [`destroy_now`](Self::destroy_now) would, and keeps the
+    /// root, which then owns none. Returns how many ended now.
+    pub fn destroy_sub_objects(mut self) -> usize {
+        let order = std::mem::take(&mut self.order);
+        let ended = self.heap.end_all(&order[1..]);
+        self.finish(order);
+        ended
+    }
+
+    /// Gives the walk's buffer back to the heap (kept for its capacity).
+    fn finish(self, order: Vec<RawHandle>) {
+        self.heap.order = order;
+    }
+}
+
+impl Drop for Subtree<'_> {
+    fn drop(&mut self) {
+        if self.order.capacity() > 0 {
+            self.heap.order = std::mem::take(&mut self.order);
+        }
+    }
 }
 
 /// An [`Arena`] with a garbage collector: UE's `CollectGarbage` over respawn's object table.
@@ -114,13 +230,16 @@ enum Ending {
 ///   implicitly by [`insert`](Self::insert)); objects of classes inserted through the arena
 ///   directly are leaves (never scanned).
 /// - [`collect_garbage`](Self::collect_garbage) keeps what is reachable from the roots
-///   ([`Root`](respawn_arena::Root) guards, [`add_to_root`](Arena::add_to_root), keep flags)
+///   ([`Root`](respawn_arena::Root) guards, [`add_to_root`](Self::add_to_root), keep flags)
 ///   and purges the rest; [`purge`](Self::purge) spreads the purge over frames;
 ///   [`update`](Self::update) does both on the settings' schedule.
 /// - [`mark_as_garbage`](Self::mark_as_garbage) and [`destroy_now`](Self::destroy_now) end
 ///   objects on demand, with their sub-objects.
 ///
-/// The heap dereferences to its [`Arena`] for everything else (`get`, `tick`, `flags` …).
+/// The heap forwards the arena calls that keep the collector's picture true (`get`,
+/// `get_mut`, `tick`, roots, outers, `stats` …); [`arena`](Self::arena) reads the rest. It
+/// does not dereference to its [`Arena`]: the calls that would end or hide objects behind
+/// the collector's back are behind [`arena_mut_bypassing_gc`](Self::arena_mut_bypassing_gc).
 ///
 /// ```
 /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
@@ -181,21 +300,6 @@ impl Default for Heap {
     }
 }
 
-impl Deref for Heap {
-    type Target = Arena;
-    fn deref(&self) -> &Arena {
-        &self.arena
-    }
-}
-
-impl DerefMut for Heap {
-    /// The arena, mutably. Classes registered or first inserted through it are unknown to
-    /// the collector: their objects are never scanned and get no lifecycle hooks.
-    fn deref_mut(&mut self) -> &mut Arena {
-        &mut self.arena
-    }
-}
-
 impl Heap {
     /// An empty heap with the default arena and [`GcSettings::DEFAULT`].
     pub fn new() -> Self {
@@ -234,9 +338,184 @@ impl Heap {
         })
     }
 
-    /// The arena under the collector.
+    /// The arena under the collector, to read: everything [`Arena`] tells (`table`,
+    /// `layouts`, `allocator`, `handle_at`…) beyond the reads the heap forwards itself.
     pub fn arena(&self) -> &Arena {
         &self.arena
+    }
+
+    /// The arena under the collector, mutably — *bypassing* the collector and the pools.
+    ///
+    /// The heap forwards every arena call that keeps the collector's picture true
+    /// ([`get_mut`](Self::get_mut), [`add_to_root`](Self::add_to_root),
+    /// [`set_outer`](Self::set_outer), [`tick`](Self::tick)…). What is left is reachable
+    /// only here, by this deliberately long name, because the collector never sees it:
+    /// `remove`, `destroy` and `retain` end objects without `begin_destroy` or
+    /// `finish_destroy`; `set_flags`/`clear_flags` hide or reveal objects behind the mark's
+    /// back; `set_free_route` replaces the route a pool counts its cells by; `recycle` hands
+    /// cells back beside a pool's counts; a class registered here is never scanned and gets
+    /// no hooks. It is for owners of a class's lifecycle — respawn's pools adopt, stow and
+    /// route cells through it — and for tests that need to break an invariant on purpose.
+    ///
+    /// `Heap` does not dereference to [`Arena`], so none of this is reached by accident:
+    ///
+    /// ```compile_fail
+    /// # use respawn_gc::Heap;
+    /// # use respawn_arena::RawHandle;
+    /// fn hide(heap: &mut Heap, raw: RawHandle) {
+    ///     // error: no method `set_flags` on `Heap`
+    ///     heap.set_flags(raw, respawn_arena::ObjectFlags::GARBAGE).unwrap();
+    /// }
+    /// ```
+    pub fn arena_mut_bypassing_gc(&mut self) -> &mut Arena {
+        &mut self.arena
+    }
+
+    /// The object `h` names, if it resolves. As [`Arena::get`].
+    #[inline]
+    pub fn get<T: 'static>(&self, h: Handle<T>) -> Option<&T> {
+        self.arena.get(h)
+    }
+
+    /// The object `h` names, or why not. As [`Arena::try_get`].
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`], [`ArenaError::Hidden`] or [`ArenaError::WrongClass`].
+    pub fn try_get<T: 'static>(&self, h: Handle<T>) -> Result<&T, ArenaError> {
+        self.arena.try_get(h)
+    }
+
+    /// The object `h` names, mutably, if it resolves. As [`Arena::get_mut`].
+    #[inline]
+    pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
+        self.arena.get_mut(h)
+    }
+
+    /// Whether `h` resolves.
+    pub fn contains<T: 'static>(&self, h: Handle<T>) -> bool {
+        self.arena.contains(h)
+    }
+
+    /// The object's flags. As [`Arena::flags`].
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`].
+    pub fn flags(&self, raw: RawHandle) -> Result<ObjectFlags, ArenaError> {
+        self.arena.flags(raw)
+    }
+
+    /// Adds the object to the root set by hand (UE's `AddToRoot`). As
+    /// [`Arena::add_to_root`].
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`] or [`ArenaError::Hidden`].
+    pub fn add_to_root(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
+        self.arena.add_to_root(raw)
+    }
+
+    /// Takes the object out of the root set (UE's `RemoveFromRoot`). As
+    /// [`Arena::remove_from_root`].
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`], or [`ArenaError::NotRooted`] if it was not added.
+    pub fn remove_from_root(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
+        self.arena.remove_from_root(raw)
+    }
+
+    /// An RAII root of the object. As [`Arena::root`].
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`], [`ArenaError::Hidden`] or [`ArenaError::WrongClass`].
+    pub fn root<T: 'static>(&mut self, h: Handle<T>) -> Result<Root<T>, ArenaError> {
+        self.arena.root(h)
+    }
+
+    /// Whether the object is a root (added by hand or guarded by a [`Root`]).
+    pub fn is_rooted(&self, raw: RawHandle) -> bool {
+        self.arena.is_rooted(raw)
+    }
+
+    /// Makes `outer` the object's owner (or cuts it loose with `None`); the collector then
+    /// treats the pair as [`Arena::set_outer`] says, and `destroy_now`/`mark_as_garbage` of
+    /// the owner take the sub-object with it.
+    ///
+    /// # Errors
+    /// As [`Arena::set_outer`].
+    pub fn set_outer(&mut self, child: RawHandle, outer: Option<RawHandle>) -> Result<(), ArenaError> {
+        self.arena.set_outer(child, outer)
+    }
+
+    /// The direct sub-objects of `raw`. As [`Arena::sub_objects`].
+    pub fn sub_objects(&self, raw: RawHandle) -> impl Iterator<Item = RawHandle> + '_ {
+        self.arena.sub_objects(raw)
+    }
+
+    /// `T`'s class id, if registered (with the arena; see [`register`](Self::register)).
+    #[inline]
+    pub fn class_of<T: 'static>(&self) -> Option<ClassId> {
+        self.arena.class_of::<T>()
+    }
+
+    /// Objects of class `T` held (whatever their flags).
+    pub fn len<T: 'static>(&self) -> usize {
+        self.arena.len::<T>()
+    }
+
+    /// Whether the heap holds no object of class `T`.
+    pub fn is_empty<T: 'static>(&self) -> bool {
+        self.arena.is_empty::<T>()
+    }
+
+    /// Every visible object of class `T` with its handle, in memory order.
+    pub fn iter<T: 'static>(&self) -> Iter<'_, T> {
+        self.arena.iter::<T>()
+    }
+
+    /// Calls `f` on every visible object of class `T` in one pass over its contiguous slabs
+    /// (the aggregated tick). Garbage and objects being destroyed are skipped.
+    pub fn tick<T: 'static>(&mut self, f: impl FnMut(&mut T)) {
+        self.arena.tick(f);
+    }
+
+    /// Like [`tick`](Self::tick), split across rayon's threads slab by slab.
+    pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
+        self.arena.par_tick(f);
+    }
+
+    /// Memory figures of class `T`, if registered. As [`Arena::stats`].
+    pub fn stats<T: 'static>(&self) -> Option<ArenaClassStats> {
+        self.arena.stats::<T>()
+    }
+
+    /// What every cell of every class's slabs holds. As [`Arena::layouts`].
+    pub fn layouts(&self) -> Vec<ClassLayout> {
+        self.arena.layouts()
+    }
+
+    /// The object table, for type-erased code. As [`Arena::table`].
+    #[inline]
+    pub fn table(&self) -> &ObjectTable {
+        self.arena.table()
+    }
+
+    /// Asks for room for `n` more objects of class `T` ahead of time (registered with the
+    /// collector first if needed). As [`Arena::reserve`].
+    ///
+    /// # Errors
+    /// As [`Arena::reserve`].
+    pub fn reserve<T: Object>(&mut self, n: usize) -> Result<(), ArenaError> {
+        self.ensure_class::<T>()?;
+        self.arena.reserve::<T>(n)
+    }
+
+    /// Makes room for `n` objects of class `T` now (registered with the collector first if
+    /// needed). As [`Arena::prefill`].
+    ///
+    /// # Errors
+    /// As [`Arena::prefill`].
+    pub fn prefill<T: Object>(&mut self, n: usize) -> Result<(), ArenaError> {
+        self.ensure_class::<T>()?;
+        self.arena.prefill::<T>(n)
     }
 
     /// The settings.
@@ -310,13 +589,13 @@ impl Heap {
         }
     }
 
-    /// The typed view of class `T` (registered with the collector first if needed).
+    /// `T`'s class id, registering `T` with the arena and the collector first if it is
+    /// new.
     ///
     /// # Errors
     /// As [`Arena::register`].
-    pub fn store_mut<T: Object>(&mut self) -> Result<ClassStore<'_, T>, ArenaError> {
-        self.ensure_class::<T>()?;
-        self.arena.store_mut::<T>()
+    pub fn class_id<T: Object>(&mut self) -> Result<ClassId, ArenaError> {
+        self.ensure_class::<T>()
     }
 
     /// Places `value` in the heap and returns its handle; registers the class with the
@@ -355,74 +634,87 @@ impl Heap {
 
     /// Marks the object and its sub-objects as garbage (UE's `MarkAsGarbage`): handles to
     /// them stop resolving at once, `tick` skips them, and the next collection purges them
-    /// even if they are referenced. Returns how many objects were marked.
+    /// even if they are referenced. Returns how many objects were marked. The same as
+    /// [`subtree`](Self::subtree) then [`Subtree::mark_as_garbage`].
     ///
     /// # Errors
     /// Nothing changes on [`ArenaError::Stale`] / [`ArenaError::Hidden`] (already garbage,
     /// in its pool), [`ArenaError::Rooted`] if the object or a sub-object is rooted, or
     /// [`GcError::Permanent`].
     pub fn mark_as_garbage(&mut self, raw: RawHandle) -> Result<usize, GcError> {
-        self.arena.table().resolve(raw)?;
-        let order = self.subtree(raw)?;
-        for &h in &order {
-            self.arena.set_flags(h, ObjectFlags::GARBAGE)?;
-        }
-        let n = order.len();
-        self.order = order;
-        Ok(n)
+        Ok(self.subtree(raw)?.mark_as_garbage())
     }
 
     /// Destroys the object and its sub-objects (objects whose `outer` it is, transitively)
     /// now, without a mark: `begin_destroy`, then, when ready, `finish_destroy`, drop in
     /// place and final free through each class's free route — sub-objects before their
     /// owners. Objects not yet ready for `finish_destroy` are hidden and finish in later
-    /// [`purge`](Self::purge) steps. Returns how many objects ended now.
+    /// [`purge`](Self::purge) steps. Returns how many objects ended now. The same as
+    /// [`subtree`](Self::subtree) then [`Subtree::destroy_now`].
     ///
     /// # Errors
     /// Nothing changes on [`ArenaError::Stale`] / [`ArenaError::Hidden`],
     /// [`ArenaError::Rooted`] if the object or a sub-object is rooted, or
     /// [`GcError::Permanent`].
     pub fn destroy_now(&mut self, raw: RawHandle) -> Result<usize, GcError> {
-        self.arena.table().resolve(raw)?;
-        let order = self.subtree(raw)?;
-        let mut ended = 0;
-        for &h in order.iter().rev() {
-            let begun = self.arena.flags(h).map_or(true, |f| f.contains(ObjectFlags::BEGIN_DESTROYED));
-            if !begun && self.end_life(h, Ended::DestroyedNow) == Ending::Ended {
-                ended += 1;
-            }
-        }
-        self.order = order;
-        Ok(ended)
+        Ok(self.subtree(raw)?.destroy_now())
     }
 
-    /// `raw` and every sub-object below it, owners before their sub-objects; refuses if one
-    /// of them is rooted or permanent.
-    fn subtree(&mut self, raw: RawHandle) -> Result<Vec<RawHandle>, GcError> {
+    /// Walks down from `raw` once: the object and every sub-object below it (objects whose
+    /// `outer` it is, transitively), owners before their sub-objects, checked that it may
+    /// end — none rooted, none permanent. The [`Subtree`] then ends them without walking
+    /// again: [`mark_as_garbage`](Subtree::mark_as_garbage),
+    /// [`destroy_now`](Subtree::destroy_now), or
+    /// [`destroy_sub_objects`](Subtree::destroy_sub_objects) (a pool's `Reuse` keeps the
+    /// owner). It holds the heap for as long as it lives, so nothing it checked can change
+    /// before it acts.
+    ///
+    /// # Errors
+    /// Nothing changes on [`ArenaError::Stale`] / [`ArenaError::Hidden`] (`raw` is not a
+    /// visible object), [`ArenaError::Rooted`] if it or a sub-object is rooted, or
+    /// [`GcError::Permanent`].
+    pub fn subtree(&mut self, raw: RawHandle) -> Result<Subtree<'_>, GcError> {
+        let slot = self.arena.table().resolve(raw)?;
+        if !slot.flags().contains(ObjectFlags::HAS_SUBOBJECTS) {
+            // A leaf: the walk is the object itself.
+            check_may_end(slot)?;
+            let mut order = std::mem::take(&mut self.order);
+            order.clear();
+            order.push(raw);
+            return Ok(Subtree { heap: self, order });
+        }
         let (mut walk, mut order) = (std::mem::take(&mut self.walk), std::mem::take(&mut self.order));
         walk.clear();
         order.clear();
         walk.push(raw);
-        let mut refused = None;
+        let mut refused = Ok(());
         while let Some(h) = walk.pop() {
             order.push(h);
-            match self.arena.table().resolve_live(h) {
-                Ok(slot) if slot.is_rooted() => refused = refused.or(Some(GcError::Arena(ArenaError::Rooted))),
-                Ok(slot) if slot.flags().contains(ObjectFlags::PERMANENT) => {
-                    refused = refused.or(Some(GcError::Permanent))
-                }
-                _ => {}
+            if let Ok(slot) = self.arena.table().resolve_live(h) {
+                refused = refused.and(check_may_end(slot));
             }
             walk.extend(self.arena.sub_objects(h));
         }
         self.walk = walk;
         match refused {
-            Some(e) => {
+            Ok(()) => Ok(Subtree { heap: self, order }),
+            Err(e) => {
                 self.order = order;
                 Err(e)
             }
-            None => Ok(order),
         }
+    }
+
+    /// Ends `order`'s objects, last first (sub-objects before their owners); returns how
+    /// many ended now.
+    fn end_all(&mut self, order: &[RawHandle]) -> usize {
+        let mut ended = 0;
+        for &h in order.iter().rev() {
+            if self.end_life(h, Ended::DestroyedNow) == Ending::Ended {
+                ended += 1;
+            }
+        }
+        ended
     }
 
     /// Ends one object: hooks, drop, final free. The caller resolved `raw`.
@@ -430,6 +722,11 @@ impl Heap {
         let Ok(slot) = self.arena.table().resolve_live(raw) else { return Ending::Ended };
         if slot.is_rooted() {
             return Ending::Kept;
+        }
+        if slot.flags().contains(ObjectFlags::BEGIN_DESTROYED) {
+            // Its end began already (a sub-object waiting for `finish_destroy`, or whose
+            // `begin_destroy` panicked): never a second `begin_destroy`.
+            return Ending::Waiting;
         }
         let class = usize::from(slot.class());
         let cell = self.arena.table().cell(raw.index()).expect("a live object has a cell").as_ptr();

@@ -61,7 +61,7 @@ pub use cluster::ClusterId;
 #[cfg(not(loom))]
 pub use error::GcError;
 #[cfg(not(loom))]
-pub use heap::{GcLock, GcScope, Heap};
+pub use heap::{GcLock, GcScope, Heap, Subtree};
 #[cfg(not(loom))]
 pub use respawn_gc_derive::{Object, Trace};
 #[cfg(not(loom))]

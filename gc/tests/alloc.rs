@@ -50,8 +50,8 @@ fn a_warm_collection_allocates_nothing() {
     let n = if cfg!(miri) { 200 } else { 20_000 };
     for settings in [GcSettings::SINGLE_THREADED, GcSettings { min_objects_per_task: 64, ..GcSettings::DEFAULT }] {
         let mut heap = Heap::with_config(ArenaConfig::DEFAULT, settings).unwrap();
-        heap.prefill::<Node>(2 * n).unwrap();
         heap.register::<Node>().unwrap();
+        heap.prefill::<Node>(2 * n).unwrap();
         // Warm-up: the bump arena and the purge lists reach their size.
         let mut roots = Vec::with_capacity(n);
         for _ in 0..2 {

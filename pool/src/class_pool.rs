@@ -5,11 +5,12 @@ use std::mem;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use respawn_arena::{ArenaError, ClassId, Ended, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
-use respawn_gc::{GcError, Heap};
+use respawn_arena::{ArenaError, ClassId, ClassStore, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
+use respawn_gc::Heap;
 
 use crate::depot::{self, Depot, Magazines, Refilled};
-use crate::sync::{Arc, Ordering};
+use crate::pools::refusal;
+use crate::sync::Arc;
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
 /// A pool's constructor: `T::create`, or the closure given to `Pools::add_with`.
@@ -20,7 +21,7 @@ pub(crate) trait ErasedPool: Send {
     /// Takes back the object `raw` names, by the pool's policy. The caller resolved it
     /// (visible, this class, with `flags`) and checked that it and its sub-objects may be
     /// released.
-    fn release(&mut self, heap: &mut Heap, raw: RawHandle, flags: ObjectFlags) -> Result<(), PoolError>;
+    fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError>;
     /// An object of the class entered the world without `spawn` (a plain insert).
     fn note_inserted(&mut self);
     /// Game-thread upkeep: cells back to the arena, workers woken, growth.
@@ -56,7 +57,6 @@ pub(crate) struct ClassPool<T: Poolable> {
     create: Create<T>,
     tally: Tally,
     /// Sub-objects of a `Reuse` release (kept for its capacity).
-    children: Vec<RawHandle>,
     built: bool,
 }
 
@@ -77,7 +77,7 @@ impl<T: Poolable> ClassPool<T> {
     ) -> Result<Self, PoolError> {
         let depot = Arc::new(Depot::for_config(&config));
         let route_depot = Arc::clone(&depot);
-        heap.set_free_route::<T>(Some(Box::new(move |cell| route(&route_depot, cell))))?;
+        heap.arena_mut_bypassing_gc().set_free_route::<T>(Some(Box::new(move |cell| route(&route_depot, cell))))?;
         let mut workers = Vec::with_capacity(config.workers);
         for i in 0..config.workers {
             let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
@@ -100,7 +100,6 @@ impl<T: Poolable> ClassPool<T> {
             workers,
             create,
             tally: Tally::default(),
-            children: Vec::new(),
             built: false,
         };
         if config.precreate {
@@ -116,9 +115,16 @@ impl<T: Poolable> ClassPool<T> {
         self.magazines.len()
     }
 
+    /// The class's typed store. The pool owns its class's lifecycle: it adopts, stows and
+    /// routes cells beside the collector, and counts each itself.
+    #[inline]
+    fn store<'h>(&self, heap: &'h mut Heap) -> Result<ClassStore<'h, T>, ArenaError> {
+        heap.arena_mut_bypassing_gc().store_of::<T>(self.class)
+    }
+
     #[inline]
     fn sync_local(&self) {
-        self.depot.local.store(self.local(), Ordering::Relaxed);
+        self.depot.mirror_local(self.local());
     }
 
     /// Objects ready or being built, with this thread's magazines counted directly (the
@@ -129,14 +135,14 @@ impl<T: Poolable> ClassPool<T> {
     }
 
     /// Cells the pool owns: objects alive in the world, ready, being built.
+    #[inline]
     fn owned(&self) -> usize {
-        self.depot.live.load(Ordering::Relaxed) + self.depot.pooled()
+        self.depot.owned()
     }
 
     #[inline]
     fn add_live(&mut self, n: isize) {
-        let live = self.depot.live.load(Ordering::Relaxed).saturating_add_signed(n);
-        self.depot.live.store(live, Ordering::Relaxed);
+        let live = self.depot.count_live(n);
         self.tally.high_water = self.tally.high_water.max(live);
     }
 
@@ -146,7 +152,7 @@ impl<T: Poolable> ClassPool<T> {
         if n == 0 || self.config.workers == 0 {
             return Ok(());
         }
-        let mut store = heap.store_of::<T>(self.class)?;
+        let mut store = self.store(heap)?;
         for _ in 0..n {
             self.depot.request(store.take_cell()?);
             if self.built {
@@ -178,8 +184,7 @@ impl<T: Poolable> ClassPool<T> {
             }
             Refilled::Nothing => {
                 // Nothing published: let workers hand over what they hold, and grow.
-                self.depot.hungry.store(true, Ordering::Relaxed);
-                self.depot.kick();
+                self.depot.go_hungry();
                 return None;
             }
         }
@@ -205,7 +210,7 @@ impl<T: Poolable> ClassPool<T> {
         self.tally.hits += 1;
         self.sync_local();
         let object = cell.cell().cast::<T>();
-        let mut store = heap.store_of::<T>(self.class)?;
+        let mut store = self.store(heap)?;
         // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
         // free route, stow) and holds an object a worker built or `Reuse` reset.
         let handle = unsafe { store.adopt(cell) };
@@ -232,7 +237,7 @@ impl<T: Poolable> ClassPool<T> {
         recycle_spare(&self.depot, heap);
         // Counted once the object exists: a panicking `create` spawned nothing.
         let value = (self.create)();
-        let mut store = heap.store_of::<T>(self.class)?;
+        let mut store = self.store(heap)?;
         let handle = store.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
         self.tally.spawns += 1;
         self.tally.misses += 1;
@@ -244,39 +249,13 @@ impl<T: Poolable> ClassPool<T> {
         Ok(handle)
     }
 
-    /// `Reuse` when the object has sub-objects or the pool is above `max`: the sub-objects
-    /// are destroyed first, then the object is reset and put back, or — above `max` —
-    /// destroyed too, so the pool shrinks back. (`on_release` ran already.)
-    #[cold]
-    fn reuse_slow(&mut self, heap: &mut Heap, raw: RawHandle, flags: ObjectFlags) -> Result<(), PoolError> {
-        if flags.contains(ObjectFlags::HAS_SUBOBJECTS) {
-            let mut children = mem::take(&mut self.children);
-            children.clear();
-            children.extend(heap.sub_objects(raw));
-            for &child in &children {
-                let _ = destroy_as_purge(heap, child);
-            }
-            self.children = children;
-        }
-        if self.owned() > self.config.max {
-            // An overflow object: the pool shrinks back to `max` instead of keeping it.
-            return self.purge(heap, raw);
-        }
-        let h = Handle::<T>::from_raw(raw);
-        let mut store = heap.store_of::<T>(self.class)?;
-        store.get_mut(h).ok_or(PoolError::Stale)?.reset();
-        let stowed = store.stow(h)?;
-        self.shelve(stowed);
-        Ok(())
-    }
-
     /// Puts a stowed (reset) object among the ready ones.
     #[inline]
     fn shelve(&mut self, stowed: Option<FreedCell>) {
         self.add_live(-1);
         let Some(cell) = stowed else {
             // The slot retired; `stow` dropped the object.
-            self.depot.counters.retired.fetch_add(1, Ordering::Relaxed);
+            self.depot.count_retired();
             return;
         };
         self.tally.recycled_reuse += 1;
@@ -291,50 +270,24 @@ impl<T: Poolable> ClassPool<T> {
     /// `Purge`: the collector's destroy pipeline without a mark; cells come back through
     /// the free route.
     fn purge(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
-        destroy_as_purge(heap, raw)?;
+        // `destroy_now` routes the cells as `Ended::DestroyedNow`: counted as recycled by
+        // `Purge`.
+        heap.destroy_now(raw).map_err(refusal)?;
         Ok(())
     }
 }
 
-/// `destroy_now`: the cells it routes come back as [`Ended::DestroyedNow`], counted as
-/// recycled by `Purge`.
-fn destroy_as_purge(heap: &mut Heap, raw: RawHandle) -> Result<usize, GcError> {
-    heap.destroy_now(raw)
-}
-
-/// The class's free route: a cell whose object has ended comes back to the pool and goes to
-/// the workers for rebuilding — or back to the arena when the pool is above `max` (or has
-/// no workers). A retired slot brings no cell, but its object is gone all the same.
+/// The class's free route: [`Depot::route`].
 fn route(depot: &Depot, freed: Freed) {
-    let c = &depot.counters;
-    // Only the game thread writes `live` (the route runs there, inside the collector).
-    let live = depot.live.load(Ordering::Relaxed).saturating_sub(1);
-    depot.live.store(live, Ordering::Relaxed);
-    let cell = match freed {
-        Freed::Cell(cell, ended) => {
-            let tally = if ended == Ended::DestroyedNow { &c.routed_purge } else { &c.routed_gc };
-            tally.fetch_add(1, Ordering::Relaxed);
-            cell
-        }
-        Freed::Retired { .. } => {
-            c.retired.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-    };
-    if depot.shutdown.load(Ordering::Relaxed) || live + depot.pooled() >= depot.max {
-        depot.give_back(cell);
-    } else {
-        depot.request(cell);
-    }
+    depot.route(freed);
 }
 
 /// Hands the cells the pool gave up back to the arena, as vacant slots.
 fn recycle_spare(depot: &Depot, heap: &mut Heap) {
-    let mut spare = depot.spare.lock();
-    for cell in spare.drain(..) {
-        let back = heap.recycle(cell);
+    depot.drain_spare(|cell| {
+        let back = heap.arena_mut_bypassing_gc().recycle(cell);
         debug_assert!(back.is_ok(), "a pool's cell belongs to its arena");
-    }
+    });
 }
 
 /// What [`ClassPool::destroy`] did: the whole release, or nothing (an owner of sub-objects,
@@ -350,7 +303,7 @@ impl<T: Poolable> ClassPool<T> {
     /// path (its sub-objects must be checked before anything changes).
     #[inline]
     pub(crate) fn destroy(&mut self, heap: &mut Heap, h: Handle<T>) -> Fast {
-        let mut store = match heap.store_of::<T>(self.class) {
+        let mut store = match self.store(heap) {
             Ok(store) => store,
             Err(e) => return Fast::Done(Err(e.into())),
         };
@@ -373,7 +326,7 @@ impl<T: Poolable> ClassPool<T> {
                 }
                 Fast::Done(Ok(()))
             }
-            Policy::Default => Fast::Done(heap.mark_as_garbage(h.raw()).map(drop).map_err(Into::into)),
+            Policy::Default => Fast::Done(heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal)),
             Policy::Purge | Policy::Reuse => Fast::Done(self.purge(heap, h.raw())),
         }
     }
@@ -394,28 +347,34 @@ pub(crate) fn refused(heap: &Heap, raw: RawHandle, error: ArenaError) -> PoolErr
 }
 
 impl<T: Poolable> ErasedPool for ClassPool<T> {
-    fn release(&mut self, heap: &mut Heap, raw: RawHandle, flags: ObjectFlags) -> Result<(), PoolError> {
-        let h = Handle::<T>::from_raw(raw);
-        let mut store = heap.store_of::<T>(self.class)?;
-        let object = store.get_mut(h).ok_or(PoolError::Stale)?;
-        object.on_release();
+    fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        // The one walk down the object's sub-objects: it checks them all before anything
+        // changes, and each policy below ends what it walked without walking again.
+        let mut subtree = heap.subtree(raw).map_err(refusal)?;
+        subtree.root_mut::<T>().ok_or(PoolError::Stale)?.on_release();
         self.tally.released += 1;
-        let policy = self.config.policy;
-        if policy == Policy::Reuse && !flags.contains(ObjectFlags::HAS_SUBOBJECTS) && self.owned() <= self.config.max {
-            // The common `Reuse` case: one lookup for both hooks, one for the stow.
-            object.reset();
-            let stowed = store.stow(h)?;
-            self.shelve(stowed);
-            return Ok(());
-        }
-        match policy {
+        match self.config.policy {
             Policy::Default => {
-                heap.mark_as_garbage(raw)?;
-                Ok(())
+                subtree.mark_as_garbage();
             }
-            Policy::Purge => self.purge(heap, raw),
-            Policy::Reuse => self.reuse_slow(heap, raw, flags),
+            Policy::Purge => {
+                subtree.destroy_now();
+            }
+            Policy::Reuse => {
+                // The sub-objects end now (their cells go to their own pools); the owner is
+                // reset and put back — or, above `max`, ends too, so the pool shrinks back.
+                subtree.destroy_sub_objects();
+                if self.owned() > self.config.max {
+                    return self.purge(heap, raw);
+                }
+                let h = Handle::<T>::from_raw(raw);
+                let mut store = self.store(heap)?;
+                store.get_mut(h).ok_or(PoolError::Stale)?.reset();
+                let stowed = store.stow(h)?;
+                self.shelve(stowed);
+            }
         }
+        Ok(())
     }
 
     fn note_inserted(&mut self) {
@@ -427,16 +386,14 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         if self.config.precreate && self.available() < self.config.low_watermark {
             let _ = self.grow(heap, self.config.grow_by);
         }
-        if !self.depot.to_build.is_empty() || self.depot.hungry.load(Ordering::Relaxed) {
-            self.depot.kick();
-        }
+        self.depot.nudge();
     }
 
     fn stats(&self) -> PoolStats {
-        let (s, c, t) = (&self.depot, &self.depot.counters, &self.tally);
-        let precreated = c.precreated.load(Ordering::Relaxed);
-        let nanos = c.create_nanos.load(Ordering::Relaxed);
-        let (published, held) = s.published_and_held();
+        let (d, t) = (self.depot.snapshot(), &self.tally);
+        // The game thread's own magazines are one consumer's pair; the pool's struct and
+        // its `Reuse` sub-object buffer are its own too.
+        let side_bytes = self.depot.side_bytes(1) + mem::size_of::<Self>();
         PoolStats {
             class: self.name,
             policy: self.config.policy,
@@ -444,22 +401,26 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             hits: t.hits,
             misses: t.misses,
             overflow: t.overflow,
-            ready: published + held + self.local(),
-            held,
-            building: s.building.load(Ordering::Acquire),
-            in_use: s.live.load(Ordering::Relaxed),
+            ready: d.published + d.held + self.local(),
+            held: d.held,
+            building: d.building,
+            in_use: d.live,
             high_water: t.high_water,
-            precreated,
+            precreated: d.precreated,
             released: t.released,
             recycled_reuse: t.recycled_reuse,
-            recycled_purge: c.routed_purge.load(Ordering::Relaxed),
-            recycled_gc: c.routed_gc.load(Ordering::Relaxed),
-            returned: c.returned.load(Ordering::Relaxed),
-            retired: c.retired.load(Ordering::Relaxed),
+            recycled_purge: d.routed_purge,
+            recycled_gc: d.routed_gc,
+            returned: d.returned,
+            retired: d.retired,
             grown: t.grown,
-            create_panics: c.create_panics.load(Ordering::Relaxed),
-            create_mean: Duration::from_nanos(nanos.checked_div(precreated).unwrap_or(0)),
-            create_max: Duration::from_nanos(c.create_max_nanos.load(Ordering::Relaxed)),
+            create_panics: d.create_panics,
+            create_mean: Duration::from_nanos(d.create_nanos.checked_div(d.precreated).unwrap_or(0)),
+            create_max: Duration::from_nanos(d.create_max_nanos),
+            lag: d.lag,
+            lag_high_water: d.lag_high_water,
+            build_queue: d.build_queue,
+            side_bytes,
         }
     }
 

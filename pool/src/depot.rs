@@ -16,6 +16,46 @@
 //! Every cell in these queues is owned by the queue (the token is the ownership); a cell in
 //! a magazine holds a constructed object, a cell in `to_build` does not. Only the game
 //! thread touches the object table.
+//!
+//! The depot's fields are private: the pool's sides reach them only through the steps of
+//! the protocol, one method each.
+//!
+//! | side | steps |
+//! |---|---|
+//! | game thread: spawn | [`Magazines::pop`], [`Magazines::refill`] ([`take_full`](Depot::take_full), [`return_empty`](Depot::return_empty)), [`go_hungry`](Depot::go_hungry), [`count_live`](Depot::count_live), [`mirror_local`](Depot::mirror_local) |
+//! | game thread: `Reuse` release | [`owned`](Depot::owned), [`Magazines::push`] (`take_empty`, [`publish_local`](Depot::publish_local)), [`count_live`](Depot::count_live), [`count_retired`](Depot::count_retired) |
+//! | game thread: growth and upkeep | [`on_the_way`](Depot::on_the_way), [`build_room`](Depot::build_room), [`request`](Depot::request), [`kick`](Depot::kick), [`drain_spare`](Depot::drain_spare), [`nudge`](Depot::nudge), [`snapshot`](Depot::snapshot), [`side_bytes`](Depot::side_bytes) |
+//! | game thread: shutdown | [`stop`](Depot::stop), then (workers joined) [`drain_published`](Depot::drain_published) |
+//! | free route | [`route`](Depot::route) (a World's pool), [`route_purged`](Depot::route_purged) (a standalone pool's `Purge` drop), [`give_back`](Depot::give_back), [`count_returned`](Depot::count_returned) |
+//! | worker ([`work`]) | `stopping`, `take_to_build`, `built` or `build_failed`, `take_empty`, `publish`, `wants_partial`, `park`, `abandon_held` |
+//!
+//! (A standalone pool has no single game thread: any thread that pulls and returns plays
+//! that part with its own magazines, and the pool counts its cells itself, so `live` and
+//! `local` stay zero.)
+//!
+//! Who writes each field, and with which ordering (in the manner of the arena's `Slot`):
+//!
+//! | field | written by | ordering | why |
+//! |---|---|---|---|
+//! | `to_build` | route and growth push (the game thread; any thread for a standalone `Purge` drop); workers pop; `drain_published` after the join | the queue's own: a push happens before the pop that takes the cell | the token is the cell's ownership: a worker writes the object only after its pop |
+//! | `full` | workers and the game thread push (`publish`, `publish_local`); the game thread pops (`take_full`) | the queue's own | a worker's writes into the magazine's cells happen before its push, so whoever pops sees built objects (loom model `magazine_exchange`) |
+//! | `empty` | the game thread pushes (`return_empty`); workers and the game thread pop | the queue's own | only buffers move; no object |
+//! | `spare` | route and workers (`give_back`); drained by the game thread | the lock | rare; the lock also keeps the vector's buffer between drains |
+//! | `ready` | `publish_local` (+n after the push, Release); `take_full` (−n after the pop, Relaxed) | Release / Acquire in `published` | whoever reads a count can pop the magazine it counts; a pop overtaking its publish's count dips the sum below zero, read through `settled` |
+//! | `building` | `request` (+1 before the push, Relaxed); a worker (−1 after `held` +1, Release; −1 on a failed `create` and at shutdown, Relaxed) | Release / Acquire in `on_the_way` and `snapshot` | an object moves downstream (`building` → `held` → `ready`), each move Released on the counter it leaves and read upstream first: a moving object is counted twice, never missed |
+//! | `held` | a worker (+1 Relaxed per build; −n Release in `publish`, Relaxed at exit) | as `building` | as `building` |
+//! | `deepest` | `request` (Relaxed `fetch_max`, only when exceeded) | Relaxed | a high-water tally; nothing is ordered by it |
+//! | `live` | the game thread alone (`count_live`, `route`: load and store, no read-modify-write) | Relaxed | one writer; its readers (the route's `max` check, stats) run on the game thread too. On a cache line of its own, so a spawn never waits for a worker's core |
+//! | `local` | the game thread alone (`mirror_local`) | Relaxed | a mirror for the route's `max` check, on the same thread; padded like `live` |
+//! | `hungry` | the game thread (`go_hungry` sets, `take_full` clears); workers read | Relaxed | a hint: the wake-up it needs travels with the [`kick`](Depot::kick) that follows it (SeqCst fence) |
+//! | `shutdown` | `stop` (Release) | Acquire in the worker loop; Relaxed in `park` (under the lock) and the route | a worker that sees it returns with everything done before `stop` visible; the route only sends cells back instead of queueing them |
+//! | `sleepers` | `park` (+1 / −1 under the lock) | Relaxed, between SeqCst fences | Dekker with `kick`: either the kicker sees a sleeper and notifies under the lock, or the sleeper sees the work (loom model `magazine_exchange`) |
+//! | `counters` | their owning side (worker, route, game thread) | Relaxed | tallies for stats; nothing is ordered by them |
+//! | `max`, `workers` | set at creation | — | immutable |
+//!
+//! Growth takes cells on the consuming thread (a World's arena is the game thread's alone)
+//! and queues them; the initial `capacity` is one such step, and fits the queue whole (see
+//! [`build_queue_len`]).
 
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
@@ -23,7 +63,7 @@ use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use respawn_arena::FreedCell;
+use respawn_arena::{Ended, Freed, FreedCell};
 
 use crate::sync::{back_off, fence, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
 
@@ -156,7 +196,6 @@ impl<C: Token> Magazines<C> {
             return Refilled::Previous;
         }
         let Some(full) = depot.take_full() else { return Refilled::Nothing };
-        depot.hungry.store(false, Ordering::Relaxed);
         depot.return_empty(mem::replace(&mut self.loaded, full));
         Refilled::Depot
     }
@@ -178,7 +217,7 @@ impl<C: Token> Magazines<C> {
         if self.previous.is_empty() {
             mem::swap(&mut self.loaded, &mut self.previous);
         } else {
-            let empty = depot.empty.pop().unwrap_or_else(Magazine::new);
+            let empty = depot.take_empty();
             let full = mem::replace(&mut self.previous, mem::replace(&mut self.loaded, empty));
             if let Err(full) = depot.publish_local(full) {
                 // The depot is full: put both magazines back as they were.
@@ -206,79 +245,143 @@ impl<C: Token> Magazines<C> {
 
 /// Counters written by one side and read by anyone (stats). Relaxed: each is a tally.
 #[derive(Debug, Default)]
-pub(crate) struct Counters {
+struct Counters {
     /// Objects built by workers.
-    pub(crate) precreated: AtomicU64,
+    precreated: AtomicU64,
     /// Nanoseconds workers spent in `create`, summed, and the longest one.
-    pub(crate) create_nanos: AtomicU64,
-    pub(crate) create_max_nanos: AtomicU64,
+    create_nanos: AtomicU64,
+    create_max_nanos: AtomicU64,
     /// `create` calls that panicked (their cells go back to the arena).
-    pub(crate) create_panics: AtomicU64,
+    create_panics: AtomicU64,
     /// Cells the free route received during a `Purge` release, and otherwise (the GC's
     /// purge: `Default` releases and unreachable objects).
-    pub(crate) routed_purge: AtomicU64,
-    pub(crate) routed_gc: AtomicU64,
-    /// Routed cells sent back to the arena because the pool was at `max` (or has no
-    /// workers to rebuild them).
-    pub(crate) returned: AtomicU64,
+    routed_purge: AtomicU64,
+    routed_gc: AtomicU64,
+    /// Cells sent back to the arena (or the standalone pool's allocator) instead of being
+    /// rebuilt: the pool was at `max`, has no workers or is shutting down, the build queue
+    /// was full, or `create` panicked.
+    returned: AtomicU64,
     /// Objects whose slot retired at the generation ceiling (no cell comes back).
-    pub(crate) retired: AtomicU64,
+    retired: AtomicU64,
 }
 
-/// State shared by a pool's game-thread side, its free route and its workers.
+/// State shared by a pool's game-thread side, its free route and its workers. Every field
+/// is private: the module docs list the protocol steps that reach them, and who writes
+/// each field with which ordering.
 #[derive(Debug)]
 pub(crate) struct Depot<C = FreedCell> {
-    /// Cells waiting for a worker to build an object in them.
-    pub(crate) to_build: ArrayQueue<C>,
-    /// Magazines of ready objects, for the game thread.
-    pub(crate) full: ArrayQueue<Magazine<C>>,
+    /// Cells waiting for a worker to build an object in them. Fixed room
+    /// ([`build_queue_len`]); a cell that finds it full goes back to the arena.
+    to_build: ArrayQueue<C>,
+    /// Magazines of ready objects, for the game thread. Room for every whole magazine a
+    /// pool of `max` fills and for the partial ones published while the depot is low (see
+    /// [`new`](Self::new)): a worker with a whole magazine waits for room.
+    full: ArrayQueue<Magazine<C>>,
     /// Empty magazines, for the workers.
-    pub(crate) empty: ArrayQueue<Magazine<C>>,
+    empty: ArrayQueue<Magazine<C>>,
     /// Cells the game thread must hand back to the arena (pool above `max`, no workers, a
-    /// failed `create`). Behind a lock: rare, and drained by the game thread alone.
-    pub(crate) spare: Mutex<Vec<C>>,
+    /// full build queue, a failed `create`). Behind a lock: rare, and drained by the game
+    /// thread alone.
+    spare: Mutex<Vec<C>>,
     /// Objects in `full`. Counted after the push that publishes them and uncounted after
     /// the pop that takes them, so it never counts a magazine not yet in `full`, and dips
     /// below zero (wrapping) while a pop overtakes its publish's count: read it through
     /// [`published`](Self::published) or in wrapping sums.
-    pub(crate) ready: AtomicUsize,
+    ready: AtomicUsize,
     /// Cells sent to `to_build` whose object is not built yet (queued, being built).
-    pub(crate) building: AtomicUsize,
+    building: AtomicUsize,
     /// Objects built and waiting in a worker's magazine until it fills (or the depot runs
     /// low).
-    pub(crate) held: AtomicUsize,
+    held: AtomicUsize,
+    /// The most cells `to_build` has held at once (the stats' `lag_high_water`).
+    deepest: AtomicUsize,
     /// Objects of the class alive in the world (spawned and not yet released or routed
     /// back). Written by the game thread only, on every spawn: on a cache line of its own,
     /// away from the counters workers write, so a spawn never waits for a worker's core.
-    pub(crate) live: CachePadded<AtomicUsize>,
+    /// (A standalone pool counts its cells itself and leaves this at zero.)
+    live: CachePadded<AtomicUsize>,
     /// The pool's ceiling on cells it owns (`live + ready + building` and the game
     /// thread's magazines).
-    pub(crate) max: usize,
+    max: usize,
     /// Ready objects in the game thread's magazines (mirrored for the route's `max` check);
     /// padded like `live`.
-    pub(crate) local: CachePadded<AtomicUsize>,
+    local: CachePadded<AtomicUsize>,
     /// Number of worker threads (0: routed cells go straight back to the arena).
-    pub(crate) workers: usize,
+    workers: usize,
     /// The game thread found no full magazine: workers publish partial ones.
-    pub(crate) hungry: AtomicBool,
-    pub(crate) shutdown: AtomicBool,
+    hungry: AtomicBool,
+    /// Set once by [`stop`](Self::stop): workers return, routed cells go back to the arena.
+    shutdown: AtomicBool,
     /// Workers parked or about to park.
     sleepers: AtomicUsize,
     lock: Mutex<()>,
     wake: Condvar,
-    /// Set by the world around `Purge` releases; shared by every pool of a world.
-    pub(crate) counters: CachePadded<Counters>,
+    /// Tallies for stats, written by whichever side the event happens on.
+    counters: CachePadded<Counters>,
 }
 
-/// Cells a pool's `to_build` queue holds: four times its biggest planned batch (its
-/// capacity, a growth step, a magazine) in flight at once, and never more than `max`.
-/// `ArrayQueue` commits its whole buffer up front, 24 bytes a cell; sized by `max`, the
-/// `PROJECTILES` preset's queue alone took 24 MiB a pool. A released cell that finds the
-/// queue full goes back to the arena (counted in `returned`), so a mass release shrinks the
-/// pool rather than the queue growing; growth steps stop at the queue's room.
+/// What a pool's depot reports for its [`PoolStats`](crate::PoolStats): the counters, read
+/// in the orders the depot's docs give (published before held; building by Acquire).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DepotStats {
+    pub(crate) precreated: u64,
+    pub(crate) create_nanos: u64,
+    pub(crate) create_max_nanos: u64,
+    pub(crate) create_panics: u64,
+    pub(crate) routed_purge: u64,
+    pub(crate) routed_gc: u64,
+    pub(crate) returned: u64,
+    pub(crate) retired: u64,
+    /// Objects in published magazines.
+    pub(crate) published: usize,
+    /// Objects in workers' partial magazines.
+    pub(crate) held: usize,
+    /// Cells queued or being built.
+    pub(crate) building: usize,
+    /// Objects alive in the world (the World's pools only).
+    pub(crate) live: usize,
+    /// Cells queued in `to_build` now, not yet taken by a worker.
+    pub(crate) lag: usize,
+    /// The most cells `to_build` has held at once.
+    pub(crate) lag_high_water: usize,
+    /// `to_build`'s room.
+    pub(crate) build_queue: usize,
+}
+
+/// Cells a pool's `to_build` queue holds: what can be in flight at once, which is the
+/// largest of
+///
+/// - **a growth step**: `grow_by` cells, or the first one, `capacity` (growth stops at the
+///   queue's room, so a smaller queue would silently cut the step; with room for
+///   `capacity`, the initial precreation always fits whole);
+/// - **the releases of one hand-off while the workers keep up**: the route wakes the
+///   workers once a magazine's worth waits, and each worker drains a magazine's worth
+///   before it publishes, so `MAGAZINE × (workers + 1)` — one magazine per worker being
+///   built and one gathering towards the next wake-up;
+/// - **the releases of a lag the pool survives**: while the workers fall behind (a slow
+///   `create`, a descheduled worker) spawns take from the ready stock, which the pool keeps
+///   at `capacity`. A backlog deeper than that outlasts the stock too: spawns miss whatever
+///   the queue holds, and a cell queued deeper would be rebuilt only after the spawns that
+///   needed it.
+///
+/// and never more than `max`; one cell for a pool without workers (routed cells go straight
+/// back). A released cell that finds the queue full goes back to the arena (counted in
+/// `returned`): a mass release or a lasting lag shrinks the pool towards its configured
+/// size, which then grows again by `grow_by` at the low watermark, rather than the queue
+/// growing.
+///
+/// Memory: `ArrayQueue` commits its whole buffer up front, one slot per cell (the token and
+/// a stamp word: 24 bytes for a World's pool, 16 for a standalone one). For the
+/// `PROJECTILES` preset that is 4096 slots, 96 KiB a pool (4 × capacity before: 384 KiB;
+/// sized by `max` before that: 24 MiB); `DEFAULT` 256 slots, 6 KiB; `EXPENSIVE` 512 slots,
+/// 12 KiB; `ON_DEMAND` one slot.
 #[cfg(not(loom))]
-fn build_queue_len(config: &crate::PoolConfig) -> usize {
-    config.capacity.max(config.grow_by).max(MAGAZINE).saturating_mul(4).min(config.max).max(1)
+pub(crate) fn build_queue_len(config: &crate::PoolConfig) -> usize {
+    if config.workers == 0 {
+        return 1;
+    }
+    let handoff = MAGAZINE.saturating_mul(config.workers.saturating_add(1));
+    config.capacity.max(config.grow_by).max(handoff).min(config.max).max(1)
 }
 
 impl<C: Token> Depot<C> {
@@ -291,10 +394,19 @@ impl<C: Token> Depot<C> {
 
     /// A depot for a pool of at most `max` cells whose `to_build` queue holds `queue`.
     pub(crate) fn new(max: usize, queue: usize, workers: usize) -> Self {
-        // Every magazine in `full` holds at least one object, so `full` does not overflow
-        // while the pool stays within `max` (the game thread's and workers' own magazines
-        // are outside the queues).
+        // Magazines in circulation: the whole ones a pool of `max` can fill, and slack for
+        // the workers' and the consumers' own (outside the queues).
         let magazines = max.div_ceil(MAGAZINE) + 2 * workers + 8;
+        // `full` holds those, and the partial ones workers publish while the depot is low:
+        // each holds at least one object and adds it to `published`, so fewer than
+        // `LOW_DEPOT` (and a few racing workers, in the slack) are published before the
+        // depot is no longer low — if nobody takes them. (Hungry and idle publishes are
+        // met by spawns taking magazines, or are one per worker.) Sized for whole
+        // magazines only, a pool nobody spawns from yet filled `full` with small partial
+        // magazines while warming up, and its worker waited forever to publish a whole
+        // one. Never more than `max`: every magazine in it holds an object.
+        let partial = if workers > 0 { LOW_DEPOT } else { 0 };
+        let full = (magazines + partial).min(max.max(1));
         let empty = ArrayQueue::new(magazines);
         // Enough empty magazines for the workers and the game thread to start trading
         // without allocating.
@@ -303,12 +415,13 @@ impl<C: Token> Depot<C> {
         }
         Self {
             to_build: ArrayQueue::new(queue.max(1)),
-            full: ArrayQueue::new(magazines.min(max.max(1))),
+            full: ArrayQueue::new(full),
             empty,
             spare: Mutex::new(Vec::new()),
             ready: AtomicUsize::new(0),
             building: AtomicUsize::new(0),
             held: AtomicUsize::new(0),
+            deepest: AtomicUsize::new(0),
             live: CachePadded::new(AtomicUsize::new(0)),
             max,
             local: CachePadded::new(AtomicUsize::new(0)),
@@ -337,26 +450,135 @@ impl<C: Token> Depot<C> {
     /// Objects in published magazines: a pull that sees this many can take them. (A
     /// magazine is counted only once it is in `full`; see `ready`.)
     #[inline]
-    pub(crate) fn published(&self) -> usize {
+    fn published(&self) -> usize {
         settled(self.ready.load(Ordering::Acquire))
     }
 
     /// Cells the pool owns outside the world: ready (the depot's, the workers' and the game
     /// thread's) and being built.
     #[inline]
-    pub(crate) fn pooled(&self) -> usize {
+    fn pooled(&self) -> usize {
         let ready = self.ready.load(Ordering::Relaxed).wrapping_add(self.held.load(Ordering::Relaxed));
         settled(
             ready.wrapping_add(self.local.load(Ordering::Relaxed)).wrapping_add(self.building.load(Ordering::Relaxed)),
         )
     }
 
-    /// `(published, held)` for a stats snapshot. Published first, then held: a magazine
-    /// published between the reads is missed, never counted twice, so `ready - held` never
-    /// exceeds what a spawn can take.
-    pub(crate) fn published_and_held(&self) -> (usize, usize) {
+    /// Cells a World's pool owns: objects alive in the world, ready, being built.
+    #[inline]
+    pub(crate) fn owned(&self) -> usize {
+        self.live.load(Ordering::Relaxed) + self.pooled()
+    }
+
+    /// The game thread's spawn or plain insert (`+1`) or `Reuse` release (`-1`): moves the
+    /// count of objects alive in the world and returns it. Game thread only, so a load and
+    /// a store, no read-modify-write.
+    #[inline]
+    pub(crate) fn count_live(&self, delta: isize) -> usize {
+        let live = self.live.load(Ordering::Relaxed).saturating_add_signed(delta);
+        self.live.store(live, Ordering::Relaxed);
+        live
+    }
+
+    /// The game thread's magazines hold `n` ready objects now (mirrored for the route's
+    /// `max` check, which runs on the same thread).
+    #[inline]
+    pub(crate) fn mirror_local(&self, n: usize) {
+        self.local.store(n, Ordering::Relaxed);
+    }
+
+    /// A spawn found nothing published: the workers hand over the partial magazines they
+    /// hold. The kick carries the wake-up; the flag itself is a hint.
+    pub(crate) fn go_hungry(&self) {
+        self.hungry.store(true, Ordering::Relaxed);
+        self.kick();
+    }
+
+    /// Game-thread upkeep: wakes the workers if cells wait for them or a spawn is hungry.
+    pub(crate) fn nudge(&self) {
+        if !self.to_build.is_empty() || self.hungry.load(Ordering::Relaxed) {
+            self.kick();
+        }
+    }
+
+    /// A `Reuse` release whose slot retired at the generation ceiling: the object is gone
+    /// and no cell comes back.
+    #[inline]
+    pub(crate) fn count_retired(&self) {
+        self.counters.retired.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A cell a standalone pool freed to its allocator instead of keeping it.
+    #[inline]
+    pub(crate) fn count_returned(&self) {
+        self.counters.returned.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Hands every cell given up (see [`give_back`](Self::give_back)) to `recycle`. Under
+    /// the lock, so the vector keeps its buffer: a later give-back does not allocate.
+    /// `recycle` must not give a cell back itself.
+    pub(crate) fn drain_spare(&self, mut recycle: impl FnMut(C)) {
+        let mut spare = self.spare.lock();
+        for cell in spare.drain(..) {
+            recycle(cell);
+        }
+    }
+
+    /// A standalone pool's `Purge` drop offers the emptied cell back: counted in
+    /// `routed_purge` and queued for the workers (or given back if the queue is full);
+    /// `Err` with the cell, uncounted, once the pool is shutting down.
+    pub(crate) fn route_purged(&self, cell: C) -> Result<(), C> {
+        if self.shutdown.load(Ordering::Relaxed) {
+            return Err(cell);
+        }
+        self.counters.routed_purge.fetch_add(1, Ordering::Relaxed);
+        self.request(cell);
+        Ok(())
+    }
+
+    /// The counters for a stats snapshot. Published first, then held: a magazine published
+    /// between the reads is missed, never counted twice, so `ready - held` never exceeds
+    /// what a spawn can take; `building` after them, by Acquire.
+    pub(crate) fn snapshot(&self) -> DepotStats {
+        let c = &self.counters;
+        let precreated = c.precreated.load(Ordering::Relaxed);
+        let create_nanos = c.create_nanos.load(Ordering::Relaxed);
         let published = self.published();
-        (published, self.held.load(Ordering::Acquire))
+        let held = self.held.load(Ordering::Acquire);
+        DepotStats {
+            precreated,
+            create_nanos,
+            create_max_nanos: c.create_max_nanos.load(Ordering::Relaxed),
+            create_panics: c.create_panics.load(Ordering::Relaxed),
+            routed_purge: c.routed_purge.load(Ordering::Relaxed),
+            routed_gc: c.routed_gc.load(Ordering::Relaxed),
+            returned: c.returned.load(Ordering::Relaxed),
+            retired: c.retired.load(Ordering::Relaxed),
+            published,
+            held,
+            building: self.building.load(Ordering::Acquire),
+            live: self.live.load(Ordering::Relaxed),
+            lag: self.to_build.len(),
+            lag_high_water: self.deepest.load(Ordering::Relaxed),
+            build_queue: self.to_build.capacity(),
+        }
+    }
+
+    /// Bytes the pool's side structures take: the depot itself, the three queues' buffers
+    /// (`ArrayQueue` commits them up front: one slot per entry, the entry beside a stamp
+    /// word), the spare list's buffer, and one magazine buffer (`MAGAZINE` tokens) for each
+    /// magazine in `full` and `empty`, each worker (the one it fills) and each of the
+    /// `consumers` threads' two. Objects and the cells they live in are not counted: those
+    /// are the arena's (or the allocator's) slabs.
+    pub(crate) fn side_bytes(&self, consumers: usize) -> usize {
+        fn slot<T>() -> usize {
+            mem::size_of::<(usize, T)>()
+        }
+        let queues = slot::<C>() * self.to_build.capacity()
+            + slot::<Magazine<C>>() * (self.full.capacity() + self.empty.capacity());
+        let magazines = self.full.len() + self.empty.len() + self.workers + 2 * consumers;
+        let spare = self.spare.lock().capacity();
+        mem::size_of::<Self>() + queues + (magazines * MAGAZINE + spare) * mem::size_of::<C>()
     }
 
     /// Cells a growth step can queue now: the room left in `to_build`.
@@ -376,10 +598,15 @@ impl<C: Token> Depot<C> {
         if let Err(cell) = self.to_build.push(cell) {
             // A release burst larger than the queue: the cell goes back to the arena.
             self.building.fetch_sub(1, Ordering::Relaxed);
+            self.deepest.fetch_max(self.to_build.capacity(), Ordering::Relaxed);
             self.give_back(cell);
             return;
         }
-        if self.to_build.len() >= MAGAZINE {
+        let queued = self.to_build.len();
+        if queued > self.deepest.load(Ordering::Relaxed) {
+            self.deepest.fetch_max(queued, Ordering::Relaxed);
+        }
+        if queued >= MAGAZINE {
             self.kick();
         }
     }
@@ -393,7 +620,8 @@ impl<C: Token> Depot<C> {
     /// Wakes the workers if any is parked. Cheap when none is: one fence and one load.
     pub(crate) fn kick(&self) {
         // Pairs with the fence in `park`: either the worker sees the work, or we see it
-        // parking and notify under the lock it waits with (loom model `park_and_kick`).
+        // parking and notify under the lock it waits with (loom models `magazine_exchange`
+        // and `shutdown_drops_each_object_once`: a lost wake-up deadlocks them).
         fence(Ordering::SeqCst);
         if self.sleepers.load(Ordering::Relaxed) > 0 {
             let _guard = self.lock.lock();
@@ -438,9 +666,60 @@ impl<C: Token> Depot<C> {
         idle
     }
 
-    /// An empty magazine for a worker (a new one only until enough circulate).
+    /// An empty magazine for a worker or the game thread (a new one only until enough
+    /// circulate).
     fn take_empty(&self) -> Magazine<C> {
         self.empty.pop().unwrap_or_else(Magazine::new)
+    }
+
+    /// A worker's check at the top of its loop: has the pool been stopped? (Acquire, paired
+    /// with `stop`'s Release.)
+    #[inline]
+    fn stopping(&self) -> bool {
+        self.shutdown.load(Ordering::Acquire)
+    }
+
+    /// A worker takes a cell to build an object in.
+    #[inline]
+    fn take_to_build(&self) -> Option<C> {
+        self.to_build.pop()
+    }
+
+    /// A worker out of work asks whether to hand over its partial magazine: only when the
+    /// game thread may soon need it (the depot is low, or a spawn found it empty).
+    /// Publishing every partial one would spread the ready objects over ever more
+    /// magazines.
+    #[inline]
+    fn wants_partial(&self) -> bool {
+        #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))] // LOW_DEPOT is 0 there
+        let low = self.published() < LOW_DEPOT;
+        low || self.hungry.load(Ordering::Relaxed)
+    }
+
+    /// A worker finished building an object (it goes into the worker's magazine next),
+    /// `nanos` spent in `create`. Counted as held before it stops counting as building, so
+    /// whoever sees `building` drop sees the object (Release, paired with the Acquire of
+    /// `on_the_way` and `snapshot`).
+    #[inline]
+    fn built(&self, nanos: u64) {
+        let c = &self.counters;
+        c.precreated.fetch_add(1, Ordering::Relaxed);
+        c.create_nanos.fetch_add(nanos, Ordering::Relaxed);
+        c.create_max_nanos.fetch_max(nanos, Ordering::Relaxed);
+        self.held.fetch_add(1, Ordering::Relaxed);
+        self.building.fetch_sub(1, Ordering::Release);
+    }
+
+    /// A worker's `create` panicked: the cell, still empty, goes back to the arena.
+    fn build_failed(&self, cell: C) {
+        self.counters.create_panics.fetch_add(1, Ordering::Relaxed);
+        self.building.fetch_sub(1, Ordering::Relaxed);
+        self.give_back(cell);
+    }
+
+    /// A worker returning at shutdown drops the `n` objects of its partial magazine.
+    fn abandon_held(&self, n: usize) {
+        self.held.fetch_sub(n, Ordering::Relaxed);
     }
 
     /// Gives the game thread a worker's magazine of ready objects.
@@ -452,11 +731,12 @@ impl<C: Token> Depot<C> {
         Ok(())
     }
 
-    /// Takes a full magazine for the game thread.
+    /// Takes a full magazine for the game thread, which is no longer hungry.
     #[inline]
     pub(crate) fn take_full(&self) -> Option<Magazine<C>> {
         let magazine = self.full.pop()?;
         self.ready.fetch_sub(magazine.len(), Ordering::Relaxed);
+        self.hungry.store(false, Ordering::Relaxed);
         Some(magazine)
     }
 
@@ -496,6 +776,36 @@ impl<C: Token> Depot<C> {
     }
 }
 
+impl Depot<FreedCell> {
+    /// The World's free route, on the game thread (inside the collector or a `Purge`
+    /// release): a cell whose object has ended comes back to the pool, counted by why it
+    /// ended, and goes to the workers for rebuilding — or back to the arena when the pool is
+    /// at `max` or shutting down (or has no workers). A retired slot brings no cell, but its
+    /// object is gone all the same.
+    #[inline]
+    pub(crate) fn route(&self, freed: Freed) {
+        // Only the game thread writes `live` (the route runs there, inside the collector).
+        let live = self.count_live(-1);
+        let cell = match freed {
+            Freed::Cell(cell, ended) => {
+                let c = &self.counters;
+                let tally = if ended == Ended::DestroyedNow { &c.routed_purge } else { &c.routed_gc };
+                tally.fetch_add(1, Ordering::Relaxed);
+                cell
+            }
+            Freed::Retired { .. } => {
+                self.count_retired();
+                return;
+            }
+        };
+        if self.shutdown.load(Ordering::Relaxed) || live + self.pooled() >= self.max {
+            self.give_back(cell);
+        } else {
+            self.request(cell);
+        }
+    }
+}
+
 /// A counter sum read while other threads move objects between counters: a transient dip
 /// below zero (see [`Depot::ready`]) reads as zero.
 #[inline]
@@ -510,17 +820,13 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
     // Parked holding a partial magazine and woke with no work for `IDLE_FLUSH`.
     let mut idle = false;
     loop {
-        if depot.shutdown.load(Ordering::Acquire) {
+        if depot.stopping() {
             break;
         }
-        let Some(cell) = depot.to_build.pop() else {
-            // Out of work. A partial magazine is handed over only when the game thread may
-            // soon need it (the depot is low, or it found the depot empty): publishing every
-            // partial one would spread the ready objects over ever more magazines. An idle
-            // worker hands it over too.
-            #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))] // LOW_DEPOT is 0 there
-            let low = depot.published() < LOW_DEPOT || depot.hungry.load(Ordering::Relaxed);
-            if (low || idle) && current.as_ref().is_some_and(|m| !m.is_empty()) {
+        let Some(cell) = depot.take_to_build() else {
+            // Out of work: hand the partial magazine over if the game thread may soon need
+            // it, or if this worker has been idle.
+            if (depot.wants_partial() || idle) && current.as_ref().is_some_and(|m| !m.is_empty()) {
                 idle = false;
                 match depot.publish(current.take().expect("holding")) {
                     Ok(()) => continue,
@@ -537,22 +843,14 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
                 // SAFETY: the token owns its cell: uninitialised memory of `T`'s layout
                 // (the class's cell), written once here before anyone else sees it.
                 unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
-                let nanos = start.elapsed().as_nanos() as u64;
-                // Counted as built before it stops counting as building, so whoever sees
-                // `building` drop sees the object (Release pairs with stats' Acquire).
-                let c = &depot.counters;
-                c.precreated.fetch_add(1, Ordering::Relaxed);
-                c.create_nanos.fetch_add(nanos, Ordering::Relaxed);
-                c.create_max_nanos.fetch_max(nanos, Ordering::Relaxed);
-                depot.held.fetch_add(1, Ordering::Relaxed);
-                depot.building.fetch_sub(1, Ordering::Release);
+                depot.built(start.elapsed().as_nanos() as u64);
                 let magazine = current.get_or_insert_with(|| depot.take_empty());
                 magazine.push(cell);
                 if magazine.is_full() {
                     let mut full = current.take().expect("just filled");
                     while let Err(back) = depot.publish(full) {
                         // The depot is full only while the game thread is behind; wait for it.
-                        if depot.shutdown.load(Ordering::Acquire) {
+                        if depot.stopping() {
                             current = Some(back);
                             break;
                         }
@@ -561,17 +859,13 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
                     }
                 }
             }
-            Err(_) => {
-                depot.counters.create_panics.fetch_add(1, Ordering::Relaxed);
-                depot.building.fetch_sub(1, Ordering::Relaxed);
-                depot.give_back(cell);
-            }
+            Err(_) => depot.build_failed(cell),
         }
     }
     // Shutdown: the objects this worker holds are dropped here (the game thread drops the
     // published ones); their cells simply go with the arena.
     if let Some(mut magazine) = current {
-        depot.held.fetch_sub(magazine.len(), Ordering::Relaxed);
+        depot.abandon_held(magazine.len());
         // SAFETY: every cell in a worker's magazine holds an object it built; the worker is
         // its only owner and drops it once.
         unsafe { magazine.drop_objects::<T>() };
@@ -696,6 +990,7 @@ mod loom_model {
             self.worker.join().unwrap();
             // SAFETY: the worker has returned, and it built `Obj`s.
             unsafe { self.depot.drain_published::<Obj>() };
+            // The module's own test reads the counters raw: exact, not `settled`.
             assert_eq!(self.depot.ready.load(Ordering::Relaxed), 0);
             assert_eq!(self.depot.held.load(Ordering::Relaxed), 0);
             assert_eq!(self.depot.building.load(Ordering::Relaxed), 0, "queued cells still counted");
@@ -717,15 +1012,13 @@ mod loom_model {
             while got.len() < N {
                 match depot.take_full() {
                     Some(mut magazine) => {
-                        depot.hungry.store(false, Ordering::Relaxed);
                         while let Some(cell) = magazine.pop() {
                             got.push(built.take(&cell));
                         }
                         depot.return_empty(magazine);
                     }
                     None => {
-                        depot.hungry.store(true, Ordering::Relaxed);
-                        depot.kick();
+                        depot.go_hungry();
                         thread::yield_now();
                     }
                 }

@@ -14,6 +14,15 @@
 //!     Reuse   ─► reset, stow ─► loaded magazine (ready at once)           └─► full magazines
 //! ```
 //!
+//! Cells wait for the workers in a build queue of fixed room, sized by what can be in
+//! flight: the largest of `capacity` (the first growth step, and the ready stock a lagging
+//! worker can be covered for), `grow_by`, and a magazine per worker plus one, at most
+//! `max` ([`PoolStats::build_queue`]). A release that finds it full hands its cell back to
+//! the arena ([`PoolStats::returned`]), so a burst shrinks the pool instead of growing the
+//! queue. A worker that cannot keep up shows in [`PoolStats::lag`] (cells waiting now)
+//! before spawns start missing; [`PoolStats::side_bytes`] is the memory the pool's own
+//! queues and magazines take.
+//!
 //! - [`PoolConfig`] per class (presets, [`validate`](PoolConfig::validate)), overridable
 //!   from TOML files in layers ([`ConfigLayers`]).
 //! - [`Poolable`]: `create` (run by workers), `on_spawn`, `on_release`, `reset`.

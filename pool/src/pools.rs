@@ -4,8 +4,8 @@ use std::any::{type_name, TypeId};
 use std::fmt;
 use std::ptr::NonNull;
 
-use respawn_arena::{ArenaError, ClassId, Handle, ObjectFlags, RawHandle};
-use respawn_gc::{Heap, Object};
+use respawn_arena::{ArenaError, ClassId, Handle, RawHandle};
+use respawn_gc::{GcError, Heap, Object};
 
 use crate::class_pool::{ClassPool, Create, ErasedPool, Fast};
 use crate::sync::Arc;
@@ -87,8 +87,6 @@ impl Drop for PoolSlot {
 pub struct Pools {
     /// By class index; `None` for classes without a pool.
     pools: Vec<Option<PoolSlot>>,
-    /// Sub-object walks of `destroy` (kept for its capacity).
-    walk: Vec<RawHandle>,
     /// The class `spawn` found last and its type: a run of spawns of one class compares one
     /// `TypeId` instead of hashing it. Classes are never unregistered, so it never goes
     /// stale; `usize::MAX` before the first spawn.
@@ -108,7 +106,7 @@ impl fmt::Debug for Pools {
 impl Pools {
     /// Pools over `heap` (none yet).
     pub fn new(heap: Heap) -> Self {
-        Self { pools: Vec::new(), walk: Vec::new(), recent: (TypeId::of::<NoClass>(), usize::MAX), heap }
+        Self { pools: Vec::new(), recent: (TypeId::of::<NoClass>(), usize::MAX), heap }
     }
 
     /// The heap.
@@ -157,7 +155,7 @@ impl Pools {
 
     /// `T`'s class id, registering `T` with the collector if needed.
     fn class_id<T: Object>(&mut self) -> Result<ClassId, PoolError> {
-        Ok(self.heap.store_mut::<T>()?.class())
+        Ok(self.heap.class_id::<T>()?)
     }
 
     /// Whether `T` has a pool.
@@ -276,25 +274,26 @@ impl Pools {
         self.destroy_checked(h)
     }
 
-    /// The checked release: an owner of sub-objects (each checked before anything
-    /// changes), a class without a pool, a handle of another class or an error.
+    /// The checked release: an owner of sub-objects, a class without a pool, a handle of
+    /// another class or an error. Resolves the handle to tell the errors apart, then
+    /// leaves the one walk down the object's sub-objects to the collector
+    /// ([`Heap::subtree`](respawn_gc::Heap::subtree)), inside the pool's release.
     #[cold]
     #[inline(never)]
     fn destroy_checked<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
         let raw = h.raw();
-        let (class, flags) = self.check_releasable::<T>(raw)?;
+        let class = self.check_class::<T>(raw)?;
         match self.pools.get_mut(class) {
-            Some(Some(pool)) => pool.erased_mut().release(&mut self.heap, raw, flags),
+            Some(Some(pool)) => pool.erased_mut().release(&mut self.heap, raw),
             _ => {
-                self.heap.mark_as_garbage(raw)?;
+                self.heap.mark_as_garbage(raw).map_err(refusal)?;
                 Ok(())
             }
         }
     }
 
-    /// Resolves `raw` for `destroy` and checks it and its sub-objects may be released;
-    /// returns its class index and flags.
-    fn check_releasable<T: 'static>(&mut self, raw: RawHandle) -> Result<(usize, ObjectFlags), PoolError> {
+    /// Resolves `raw` for `destroy` and checks it names a `T`; returns its class index.
+    fn check_class<T: 'static>(&self, raw: RawHandle) -> Result<usize, PoolError> {
         let table = self.heap.table();
         let slot = match table.resolve(raw) {
             Ok(slot) => slot,
@@ -312,23 +311,7 @@ impl Pools {
                 found: "another class",
             }));
         }
-        let flags = slot.flags();
-        check_one(slot.is_rooted(), flags)?;
-        if flags.contains(ObjectFlags::HAS_SUBOBJECTS) {
-            let mut walk = std::mem::take(&mut self.walk);
-            walk.clear();
-            walk.extend(self.heap.sub_objects(raw));
-            let mut refused = Ok(());
-            while let Some(child) = walk.pop() {
-                if let Ok(s) = self.heap.table().resolve_live(child) {
-                    refused = refused.and(check_one(s.is_rooted(), s.flags()));
-                }
-                walk.extend(self.heap.sub_objects(child));
-            }
-            self.walk = walk;
-            refused?;
-        }
-        Ok((class, flags))
+        Ok(class)
     }
 
     /// Game-thread upkeep, once a frame (respawn's `World::end_frame` calls it): cells the
@@ -364,15 +347,13 @@ impl Pools {
     }
 }
 
-/// Refuses rooted and permanent objects.
-fn check_one(rooted: bool, flags: ObjectFlags) -> Result<(), PoolError> {
-    if rooted {
-        return Err(PoolError::Arena(ArenaError::Rooted));
+/// A release the collector's walk refused ([`Heap::subtree`](respawn_gc::Heap::subtree)):
+/// a rooted or permanent object (or sub-object), as the arena names them.
+pub(crate) fn refusal(e: GcError) -> PoolError {
+    match e {
+        GcError::Permanent => PoolError::Arena(ArenaError::Permanent),
+        e => e.into(),
     }
-    if flags.contains(ObjectFlags::PERMANENT) {
-        return Err(PoolError::Arena(ArenaError::Permanent));
-    }
-    Ok(())
 }
 
 impl Drop for Pools {

@@ -446,11 +446,8 @@ impl<T: Send + 'static> Pool<T> {
             reused += local.reused.load(Ordering::Relaxed);
             local_ready += local.ready.load(Ordering::Relaxed);
         }
-        let d = &self.depot;
-        let c = &d.counters;
-        let precreated = c.precreated.load(Ordering::Relaxed);
-        let nanos = c.create_nanos.load(Ordering::Relaxed);
-        let (published, held) = d.published_and_held();
+        let d = self.depot.snapshot();
+        let consumers = self.locals.iter().count();
         PoolStats {
             class: self.name,
             policy: self.config.policy,
@@ -458,22 +455,27 @@ impl<T: Send + 'static> Pool<T> {
             hits,
             misses,
             overflow,
-            ready: published + held + local_ready,
-            held,
-            building: d.building.load(Ordering::Acquire),
+            ready: d.published + d.held + local_ready,
+            held: d.held,
+            building: d.building,
             in_use: (hits + misses).saturating_sub(released) as usize,
             high_water: self.high_water.load(Ordering::Relaxed),
-            precreated,
+            precreated: d.precreated,
             released,
             recycled_reuse: reused,
-            recycled_purge: c.routed_purge.load(Ordering::Relaxed),
+            recycled_purge: d.routed_purge,
             recycled_gc: 0,
-            returned: c.returned.load(Ordering::Relaxed),
+            returned: d.returned,
             retired: 0,
             grown: self.grown.load(Ordering::Relaxed),
-            create_panics: c.create_panics.load(Ordering::Relaxed),
-            create_mean: Duration::from_nanos(nanos.checked_div(precreated).unwrap_or(0)),
-            create_max: Duration::from_nanos(c.create_max_nanos.load(Ordering::Relaxed)),
+            create_panics: d.create_panics,
+            create_mean: Duration::from_nanos(d.create_nanos.checked_div(d.precreated).unwrap_or(0)),
+            create_max: Duration::from_nanos(d.create_max_nanos),
+            lag: d.lag,
+            lag_high_water: d.lag_high_water,
+            build_queue: d.build_queue,
+            // Each thread that used the pool has its pair of magazines (and its entry).
+            side_bytes: self.depot.side_bytes(consumers) + consumers * mem::size_of::<Local>(),
         }
     }
 
@@ -532,8 +534,7 @@ impl<T: Send + 'static> Pool<T> {
         let overflow = self.reserve(at_max)?;
         let cell = self.alloc_reserved()?;
         if self.config.workers > 0 {
-            depot.hungry.store(true, Ordering::Relaxed);
-            depot.kick();
+            depot.go_hungry();
             if self.available() < self.config.low_watermark.max(1) {
                 let _ = self.grow(self.config.grow_by.max(1), true);
             }
@@ -589,17 +590,16 @@ impl<T: Send + 'static> Pool<T> {
         let freed = self.memory.free_cell(self.class, cell);
         debug_assert!(freed.is_ok(), "a pool cell belongs to its class: {freed:?}");
         self.owned.fetch_sub(1, Ordering::Relaxed);
-        self.depot.counters.returned.fetch_add(1, Ordering::Relaxed);
+        self.depot.count_returned();
     }
 
-    /// Frees the cells the workers gave up (a `create` that panicked).
+    /// Frees the cells the workers gave up (a `create` that panicked, a full build queue).
     fn recycle_spare(&self) {
-        let spare = mem::take(&mut *self.depot.spare.lock());
-        for cell in spare {
+        self.depot.drain_spare(|cell| {
             let freed = self.memory.free_cell(self.class, cell.0);
             debug_assert!(freed.is_ok(), "a pool cell belongs to its class: {freed:?}");
             self.owned.fetch_sub(1, Ordering::Relaxed);
-        }
+        });
     }
 
     /// Queues up to `n` new cells (within `max`) for the workers; `growth`: counted in
@@ -687,16 +687,12 @@ impl<T: Send + 'static> Pool<T> {
     /// # Safety
     /// `cell` is a cell of this pool that holds no object, and the caller gives it up.
     pub(crate) unsafe fn put_empty(&self, cell: NonNull<u8>) {
-        let d = &self.depot;
-        if self.config.workers == 0
-            || d.shutdown.load(Ordering::Relaxed)
-            || self.owned.load(Ordering::Relaxed) > self.config.max
-        {
+        if self.config.workers == 0 || self.owned.load(Ordering::Relaxed) > self.config.max {
             self.free(cell);
-            return;
+        } else if let Err(cell) = self.depot.route_purged(PoolCell(cell)) {
+            // Shutting down: nothing will rebuild it.
+            self.free(cell.0);
         }
-        d.counters.routed_purge.fetch_add(1, Ordering::Relaxed);
-        d.request(PoolCell(cell));
     }
 }
 

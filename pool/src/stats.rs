@@ -61,6 +61,26 @@ pub struct PoolStats {
     pub create_mean: Duration,
     /// Longest time a worker spent in `create`.
     pub create_max: Duration,
+    /// Cells waiting in the build queue now for a worker to take them (`building` less the
+    /// cells being built this moment): how far behind the workers are. It returns to 0
+    /// whenever they catch up; a `lag` that stays up from one read to the next means they
+    /// cannot keep up — spawns will start missing once the ready objects run out, and
+    /// releases that find the queue full go back to the arena (`returned`).
+    pub lag: usize,
+    /// The most cells the build queue has held at once since the pool was built. Equal to
+    /// `build_queue` when the queue has been full: releases (or growth) then found no room.
+    pub lag_high_water: usize,
+    /// The build queue's room: cells it can hold before releases go back to the arena. The
+    /// largest of `capacity`, `grow_by` and a magazine (128) per worker plus one, at most
+    /// `max` (1 for a pool without workers); fixed when the pool is built.
+    pub build_queue: usize,
+    /// Bytes the pool's own structures take, beside its objects: the build queue's and the
+    /// magazine queues' buffers (committed when the pool is built, so they scale with
+    /// `build_queue` and `max`), the magazines' buffers (128 cell tokens each: two per
+    /// spawning thread, one per worker, and those in the queues), and the pool's own
+    /// struct. The objects and their cells are not counted (the arena's or the allocator's
+    /// slabs). See [`side_bytes_per_object`](Self::side_bytes_per_object).
+    pub side_bytes: usize,
 }
 
 impl PoolStats {
@@ -69,6 +89,13 @@ impl PoolStats {
     /// includes other threads' magazines, which only their own thread pulls from.)
     pub fn available(&self) -> usize {
         self.ready.saturating_sub(self.held)
+    }
+
+    /// The pool's overhead per object it holds: `side_bytes` over the objects in use,
+    /// ready and being built (over 1 for an empty pool).
+    pub fn side_bytes_per_object(&self) -> f64 {
+        let objects = self.in_use + self.ready + self.building;
+        self.side_bytes as f64 / objects.max(1) as f64
     }
 
     /// Hits over spawns (1.0 before the first spawn).

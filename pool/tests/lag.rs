@@ -1,0 +1,282 @@
+//! The pools' lag and memory figures: `lag` rises while the workers are held and falls back
+//! to 0 once they run (a World's pool and a standalone `Pool`); the build queue is sized by
+//! what can be in flight (`build_queue`), takes a whole initial `capacity`, and a release
+//! burst beyond its room goes back to the arena; `side_bytes` is non-zero and follows the
+//! config. No test reads a clock: the workers are held by a gate, and released by it.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::{self, ThreadId};
+use std::time::{Duration, Instant};
+
+use respawn_gc::{Heap, Object, Trace};
+use respawn_pool::{Policy, Pool, PoolConfig, PoolStats, Poolable, Pools};
+
+/// Holds the workers in `create` while shut; the thread that made it (the test's game
+/// thread, whose misses build inline) always passes.
+struct Gate {
+    open: Mutex<bool>,
+    opened: Condvar,
+    caller: ThreadId,
+}
+
+impl Gate {
+    fn new(open: bool) -> Arc<Self> {
+        Arc::new(Self { open: Mutex::new(open), opened: Condvar::new(), caller: thread::current().id() })
+    }
+
+    fn pass(&self) {
+        if thread::current().id() == self.caller {
+            return;
+        }
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while !*open {
+            open = self.opened.wait(open).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    fn set(&self, open: bool) {
+        *self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = open;
+        self.opened.notify_all();
+    }
+}
+
+/// Opens the gate when dropped, so a failing assertion does not leave a worker held while
+/// the pool joins it.
+struct Opener(Arc<Gate>);
+
+impl Drop for Opener {
+    fn drop(&mut self) {
+        self.0.set(true);
+    }
+}
+
+/// Waits (untimed work, bounded) until `done` holds.
+fn wait_for(mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for the workers");
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Waits (bounded) until `done` holds of the pool's stats; shows the last ones if not.
+fn wait_for_stats(stats: impl Fn() -> PoolStats, done: impl Fn(&PoolStats) -> bool) {
+    let start = Instant::now();
+    loop {
+        let s = stats();
+        if done(&s) {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for the workers: {s:?}");
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[derive(Trace, Object)]
+struct Shot {
+    damage: u32,
+}
+
+impl Poolable for Shot {
+    fn create() -> Self {
+        Shot { damage: 1 }
+    }
+}
+
+fn stats(pools: &Pools) -> PoolStats {
+    pools.stats_of::<Shot>().expect("Shot has a pool")
+}
+
+/// A World's pool of `Shot`s whose workers build through `gate`.
+fn world_pool(config: PoolConfig, gate: &Arc<Gate>) -> Pools {
+    let mut pools = Pools::new(Heap::new());
+    let g = Arc::clone(gate);
+    pools
+        .add_with::<Shot>(config, move || {
+            g.pass();
+            Shot::create()
+        })
+        .unwrap();
+    pools
+}
+
+/// Waits until the workers have built everything queued, doing the game thread's upkeep.
+fn settle(pools: &mut Pools) {
+    wait_for(|| {
+        pools.maintain();
+        stats(pools).building == 0
+    });
+}
+
+const SMALL: PoolConfig = PoolConfig {
+    capacity: 64,
+    max: 1 << 16,
+    low_watermark: 0,
+    grow_by: 64,
+    policy: Policy::Purge,
+    precreate: true,
+    workers: 1,
+};
+
+#[test]
+fn a_world_pools_lag_rises_while_its_worker_is_held_and_falls_to_zero_once_it_runs() {
+    let gate = Gate::new(true);
+    let mut pools = world_pool(SMALL, &gate);
+    settle(&mut pools);
+    let s = stats(&pools);
+    assert_eq!((s.lag, s.building, s.precreated), (0, 0, 64), "warm and caught up: {s:?}");
+
+    gate.set(false);
+    let _opener = Opener(Arc::clone(&gate));
+    // Fewer releases than the queue's room: every cell is queued, none goes back.
+    let handles: Vec<_> = (0..100).map(|_| pools.spawn_with::<Shot>(|_| {}).unwrap()).collect();
+    for h in handles {
+        pools.destroy(h).unwrap();
+    }
+    pools.maintain();
+    let held = stats(&pools);
+    assert!(held.lag > 0, "released cells wait for the held worker: {held:?}");
+    // The worker may have taken one cell out and be held building it.
+    assert!(held.lag >= 100 - 1 && held.lag <= held.building, "{held:?}");
+    assert!(held.lag_high_water >= held.lag, "{held:?}");
+    assert!(held.lag_high_water < held.build_queue, "the queue never filled: {held:?}");
+    assert_eq!(held.returned, 0, "{held:?}");
+
+    gate.set(true);
+    settle(&mut pools);
+    let after = stats(&pools);
+    assert_eq!((after.lag, after.building), (0, 0), "the worker caught up: {after:?}");
+    assert_eq!(after.lag_high_water, held.lag_high_water, "the high water stays: {after:?}");
+    assert_eq!(after.recycled_purge, 100, "{after:?}");
+}
+
+#[test]
+fn a_standalone_pools_lag_rises_while_its_worker_is_held_and_falls_to_zero_once_it_runs() {
+    let gate = Gate::new(true);
+    let g = Arc::clone(&gate);
+    let pool = Pool::builder()
+        .config(PoolConfig { max: 4096, ..SMALL })
+        .create(move || {
+            g.pass();
+            vec![0u8; 16]
+        })
+        .build()
+        .unwrap();
+    wait_for(|| pool.stats().available() == 64);
+    assert_eq!(pool.stats().lag, 0);
+
+    gate.set(false);
+    let _opener = Opener(Arc::clone(&gate));
+    let objects: Vec<_> = (0..100).map(|_| pool.pull()).collect();
+    drop(objects); // Purge: each cell goes to the (held) worker to rebuild
+    let held = pool.stats();
+    assert!(held.lag >= 100 - 1 && held.lag <= held.building, "{held:?}");
+    assert!(held.lag_high_water >= held.lag, "{held:?}");
+    assert_eq!(held.returned, 0, "{held:?}");
+
+    gate.set(true);
+    wait_for(|| pool.stats().building == 0);
+    let after = pool.stats();
+    assert_eq!(after.lag, 0, "the worker caught up: {after:?}");
+    assert_eq!(after.recycled_purge, 100, "{after:?}");
+}
+
+#[test]
+fn the_build_queue_is_sized_by_what_can_be_in_flight() {
+    // The largest of capacity, grow_by and a magazine (128) per worker plus one; at most max.
+    let cases = [
+        (PoolConfig::PROJECTILES, 4096),
+        (PoolConfig::DEFAULT, 256),
+        (PoolConfig::EXPENSIVE, 512),
+        (PoolConfig::ON_DEMAND, 1),
+        (PoolConfig { capacity: 0, grow_by: 64, low_watermark: 0, workers: 3, ..PoolConfig::DEFAULT }, 512),
+        (PoolConfig { capacity: 100, grow_by: 2000, ..PoolConfig::DEFAULT }, 2000),
+        (PoolConfig { capacity: 10, max: 20, low_watermark: 0, grow_by: 8, ..PoolConfig::DEFAULT }, 20),
+    ];
+    for (config, room) in cases {
+        let mut pools = Pools::new(Heap::new());
+        pools.add::<Shot>(config).unwrap_or_else(|e| panic!("{config:?}: {e}"));
+        assert_eq!(stats(&pools).build_queue, room, "{config:?}");
+    }
+}
+
+#[test]
+fn the_whole_initial_capacity_is_built_even_when_it_is_larger_than_a_growth_step() {
+    // capacity > grow_by and > 2 magazines: the queue takes it whole, nothing goes back.
+    // Nobody spawns while it warms up, so the depot fills with no one taking magazines:
+    // the partial ones a worker publishes while the depot is low (it can outrun the
+    // thread queueing the cells) must leave room for the whole ones, or the worker waits
+    // forever to publish (1 run in about 25 hung before `full` was sized for them).
+    let config = PoolConfig { capacity: 1000, max: 4096, low_watermark: 0, grow_by: 16, ..SMALL };
+    let gate = Gate::new(true);
+    let mut pools = world_pool(config, &gate);
+    settle(&mut pools);
+    let s = stats(&pools);
+    assert_eq!((s.precreated, s.returned, s.build_queue, s.grown), (1000, 0, 1000, 0), "{s:?}");
+    wait_for_stats(|| stats(&pools), |s| s.available() == 1000);
+
+    let pool = Pool::builder().config(config).create(|| 7u64).build().unwrap();
+    wait_for_stats(|| pool.stats(), |s| s.available() == 1000);
+    let s = pool.stats();
+    assert_eq!((s.precreated, s.returned, s.build_queue), (1000, 0, 1000), "{s:?}");
+}
+
+#[test]
+fn a_release_burst_beyond_the_queues_room_goes_back_to_the_allocator() {
+    // Room for 256 (two magazines: one worker plus one); 1000 Purge drops while the worker
+    // is held queue 256 and hand the rest back.
+    let gate = Gate::new(true);
+    let g = Arc::clone(&gate);
+    let pool = Pool::builder()
+        .config(PoolConfig { max: 4096, ..SMALL })
+        .create(move || {
+            g.pass();
+            0u64
+        })
+        .build()
+        .unwrap();
+    wait_for(|| pool.stats().available() == 64);
+    assert_eq!(pool.stats().build_queue, 256);
+
+    gate.set(false);
+    let _opener = Opener(Arc::clone(&gate));
+    let objects: Vec<_> = (0..1000).map(|_| pool.pull()).collect();
+    let before = pool.stats();
+    drop(objects);
+    let s = pool.stats();
+    // Queued: what the queue had room for (less the cells growth queued before the
+    // burst); the worker may hold one more, taken out of the queue.
+    assert!(s.lag <= 256 && s.building <= 256 + 1, "{s:?}");
+    assert_eq!(s.lag_high_water, 256, "the queue filled: {s:?}");
+    assert!(s.returned >= 1000 - 256, "the rest went back: {s:?}");
+    let queued_by_burst = s.building - before.building;
+    assert_eq!(queued_by_burst as u64 + (s.returned - before.returned), 1000, "no cell lost: {s:?}");
+
+    gate.set(true);
+    wait_for(|| pool.stats().building == 0);
+    assert_eq!(pool.stats().lag, 0);
+}
+
+#[test]
+fn side_bytes_are_counted_and_follow_the_config() {
+    let gate = Gate::new(true);
+    let big = world_pool(PoolConfig::PROJECTILES, &gate);
+    let small = world_pool(PoolConfig { capacity: 32, max: 256, low_watermark: 0, grow_by: 32, ..SMALL }, &gate);
+    let (big, small) = (stats(&big), stats(&small));
+    assert!(small.side_bytes > 0, "{small:?}");
+    assert!(small.side_bytes < big.side_bytes, "small {} ≥ big {}", small.side_bytes, big.side_bytes);
+    // PROJECTILES' build queue alone is 4096 slots of a 16-byte token and a stamp word.
+    assert!(big.side_bytes >= 4096 * 24, "{big:?}");
+    assert!(big.side_bytes_per_object() > 0.0);
+
+    let standalone = |max: usize| {
+        Pool::builder()
+            .config(PoolConfig { capacity: 0, max, low_watermark: 0, grow_by: 0, ..SMALL })
+            .create(|| 0u32)
+            .build()
+            .unwrap()
+    };
+    let (big, small) = (standalone(1 << 20), standalone(64));
+    let (big, small) = (big.stats().side_bytes, small.stats().side_bytes);
+    assert!(0 < small && small < big, "small {small}, big {big}");
+}
