@@ -148,19 +148,32 @@ impl<T: Poolable> ClassPool<T> {
 
     /// Takes up to `n` cells from the arena (within `max`) and queues them for the workers.
     fn grow(&mut self, heap: &mut Heap, n: usize) -> Result<(), PoolError> {
-        let n = n.min(self.config.max.saturating_sub(self.owned())).min(self.depot.build_room());
+        let n = n.min(self.config.max.saturating_sub(self.owned()));
         if n == 0 || self.config.workers == 0 {
             return Ok(());
         }
         let mut store = self.store(heap)?;
-        for _ in 0..n {
-            self.depot.request(store.take_cell()?);
-            if self.built {
-                self.tally.grown += 1;
+        let mut taken = 0;
+        let mut failed = None;
+        self.depot.request_growth(std::iter::from_fn(|| {
+            if taken == n || failed.is_some() {
+                return None;
             }
+            match store.take_cell() {
+                Ok(cell) => {
+                    taken += 1;
+                    Some(cell)
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    None
+                }
+            }
+        }));
+        if self.built {
+            self.tally.grown += taken as u64;
         }
-        self.depot.kick();
-        Ok(())
+        failed.map_or(Ok(()), |e| Err(e.into()))
     }
 
     /// A ready cell, if any: `loaded`, then `previous`, then a full magazine from the depot.

@@ -24,7 +24,7 @@
 //! |---|---|
 //! | game thread: spawn | [`Magazines::pop`], [`Magazines::refill`] ([`take_full`](Depot::take_full), [`return_empty`](Depot::return_empty)), [`go_hungry`](Depot::go_hungry), [`count_live`](Depot::count_live), [`mirror_local`](Depot::mirror_local) |
 //! | game thread: `Reuse` release | [`owned`](Depot::owned), [`Magazines::push`] (`take_empty`, [`publish_local`](Depot::publish_local)), [`count_live`](Depot::count_live), [`count_retired`](Depot::count_retired) |
-//! | game thread: growth and upkeep | [`on_the_way`](Depot::on_the_way), [`build_room`](Depot::build_room), [`request`](Depot::request), [`kick`](Depot::kick), [`drain_spare`](Depot::drain_spare), [`nudge`](Depot::nudge), [`snapshot`](Depot::snapshot), [`side_bytes`](Depot::side_bytes) |
+//! | game thread: growth and upkeep | [`on_the_way`](Depot::on_the_way), [`request_growth`](Depot::request_growth), [`request`](Depot::request), [`kick`](Depot::kick), [`drain_spare`](Depot::drain_spare), [`nudge`](Depot::nudge), [`snapshot`](Depot::snapshot), [`side_bytes`](Depot::side_bytes) |
 //! | game thread: shutdown | [`stop`](Depot::stop), then (workers joined) [`drain_published`](Depot::drain_published) |
 //! | free route | [`route`](Depot::route) (a World's pool), [`route_purged`](Depot::route_purged) (a standalone pool's `Purge` drop), [`give_back`](Depot::give_back), [`count_returned`](Depot::count_returned) |
 //! | worker ([`work`]) | `stopping`, `take_to_build`, `built` or `build_failed`, `take_empty`, `publish`, `wants_partial`, `park`, `abandon_held` |
@@ -38,6 +38,7 @@
 //! | field | written by | ordering | why |
 //! |---|---|---|---|
 //! | `to_build` | route and growth push (the game thread; any thread for a standalone `Purge` drop); workers pop; `drain_published` after the join | the queue's own: a push happens before the pop that takes the cell | the token is the cell's ownership: a worker writes the object only after its pop |
+//! | `backlog`, `backlogged`, `burst` | growth (`request_growth`: what `to_build` has no room for) pushes under the lock, then counts (Relaxed) before its `kick`; workers pop under the lock after `to_build` is empty; `drain_published` after the join | the lock; `backlogged` is a hint read before taking it | the lock hands the token over; the count rises before the kick's fence, so a parking worker sees it (the same Dekker as `to_build`) |
 //! | `full` | workers and the game thread push (`publish`, `publish_local`); the game thread pops (`take_full`) | the queue's own | a worker's writes into the magazine's cells happen before its push, so whoever pops sees built objects (loom model `magazine_exchange`) |
 //! | `empty` | the game thread pushes (`return_empty`); workers and the game thread pop | the queue's own | only buffers move; no object |
 //! | `spare` | route and workers (`give_back`); drained by the game thread | the lock | rare; the lock also keeps the vector's buffer between drains |
@@ -51,10 +52,11 @@
 //! | `shutdown` | `stop` (Release) | Acquire in the worker loop; Relaxed in `park` (under the lock) and the route | a worker that sees it returns with everything done before `stop` visible; the route only sends cells back instead of queueing them |
 //! | `sleepers` | `park` (+1 / −1 under the lock) | Relaxed, between SeqCst fences | Dekker with `kick`: either the kicker sees a sleeper and notifies under the lock, or the sleeper sees the work (loom model `magazine_exchange`) |
 //! | `counters` | their owning side (worker, route, game thread) | Relaxed | tallies for stats; nothing is ordered by them |
-//! | `max`, `workers` | set at creation | — | immutable |
+//! | `max`, `stock`, `workers` | set at creation | — | immutable |
 //!
 //! Growth takes cells on the consuming thread (a World's arena is the game thread's alone)
-//! and queues them; the initial `capacity` is one such step, and fits the queue whole (see
+//! and queues them ([`request_growth`](Depot::request_growth)); the initial `capacity` is
+//! one such step, and what does not fit the queue waits in the backlog (see
 //! [`build_queue_len`]).
 
 use std::mem;
@@ -271,13 +273,27 @@ struct Counters {
 #[derive(Debug)]
 pub(crate) struct Depot<C = FreedCell> {
     /// Cells waiting for a worker to build an object in them. Fixed room
-    /// ([`build_queue_len`]); a cell that finds it full goes back to the arena.
+    /// ([`build_queue_len`]); a released cell that finds it full goes back to the arena.
     to_build: ArrayQueue<C>,
+    /// Cells of a growth step beyond `to_build`'s room (the initial `capacity`, mostly):
+    /// workers take them once `to_build` is empty. Its buffer is freed when it drains, so
+    /// a warm-up's backlog costs memory only while it lasts.
+    backlog: Mutex<Vec<C>>,
+    /// Cells in `backlog` (a hint read without the lock; the lock orders the cells).
+    backlogged: AtomicUsize,
+    /// The pool's `capacity`: a released cell that finds `to_build` full still goes to the
+    /// backlog while fewer than this are ready or being built (a collection's burst of
+    /// routed cells refills the stock instead of shrinking it); beyond, it goes back. Also
+    /// sizes the empty magazines kept ([`return_empty`](Self::return_empty)).
+    stock: usize,
+    /// The most cells a burst of releases has put in the backlog: the room it keeps.
+    burst: AtomicUsize,
     /// Magazines of ready objects, for the game thread. Room for every whole magazine a
     /// pool of `max` fills and for the partial ones published while the depot is low (see
     /// [`new`](Self::new)): a worker with a whole magazine waits for room.
     full: ArrayQueue<Magazine<C>>,
-    /// Empty magazines, for the workers.
+    /// Empty magazines, for the workers (and a `Reuse` release publishing a full one). A
+    /// few are kept; one returned to a full queue is freed.
     empty: ArrayQueue<Magazine<C>>,
     /// Cells the game thread must hand back to the arena (pool above `max`, no workers, a
     /// full build queue, a failed `create`). Behind a lock: rare, and drained by the game
@@ -349,39 +365,35 @@ pub(crate) struct DepotStats {
 }
 
 /// Cells a pool's `to_build` queue holds: what can be in flight at once, which is the
-/// largest of
+/// larger of
 ///
-/// - **a growth step**: `grow_by` cells, or the first one, `capacity` (growth stops at the
-///   queue's room, so a smaller queue would silently cut the step; with room for
-///   `capacity`, the initial precreation always fits whole);
+/// - **a growth step at the low watermark**: `grow_by` cells, queued together;
 /// - **the releases of one hand-off while the workers keep up**: the route wakes the
 ///   workers once a magazine's worth waits, and each worker drains a magazine's worth
 ///   before it publishes, so `MAGAZINE × (workers + 1)` — one magazine per worker being
 ///   built and one gathering towards the next wake-up;
-/// - **the releases of a lag the pool survives**: while the workers fall behind (a slow
-///   `create`, a descheduled worker) spawns take from the ready stock, which the pool keeps
-///   at `capacity`. A backlog deeper than that outlasts the stock too: spawns miss whatever
-///   the queue holds, and a cell queued deeper would be rebuilt only after the spawns that
-///   needed it.
 ///
 /// and never more than `max`; one cell for a pool without workers (routed cells go straight
-/// back). A released cell that finds the queue full goes back to the arena (counted in
-/// `returned`): a mass release or a lasting lag shrinks the pool towards its configured
-/// size, which then grows again by `grow_by` at the low watermark, rather than the queue
-/// growing.
+/// back). Not `capacity`: the first precreation (and any growth step larger than the room
+/// left) sends what does not fit to the depot's backlog, which the workers drain after the
+/// queue and whose buffer is freed once empty — a loading screen's burst, not a standing
+/// cost. A released cell that finds the queue full goes back to the arena (counted in
+/// `returned`): a mass release or a lasting lag (the workers behind by more than the queue,
+/// [`PoolStats::lag`](crate::PoolStats::lag)) shrinks the pool, which then grows again by
+/// `grow_by` at the low watermark, rather than the queue growing.
 ///
 /// Memory: `ArrayQueue` commits its whole buffer up front, one slot per cell (the token and
 /// a stamp word: 24 bytes for a World's pool, 16 for a standalone one). For the
-/// `PROJECTILES` preset that is 4096 slots, 96 KiB a pool (4 × capacity before: 384 KiB;
-/// sized by `max` before that: 24 MiB); `DEFAULT` 256 slots, 6 KiB; `EXPENSIVE` 512 slots,
-/// 12 KiB; `ON_DEMAND` one slot.
+/// `PROJECTILES` preset that is 1024 slots, 24 KiB a pool (`capacity` before: 96 KiB;
+/// 4 × capacity before that: 384 KiB; sized by `max` at first: 24 MiB); `DEFAULT` 256
+/// slots, 6 KiB; `EXPENSIVE` 384 slots; `ON_DEMAND` one slot.
 #[cfg(not(loom))]
 pub(crate) fn build_queue_len(config: &crate::PoolConfig) -> usize {
     if config.workers == 0 {
         return 1;
     }
     let handoff = MAGAZINE.saturating_mul(config.workers.saturating_add(1));
-    config.capacity.max(config.grow_by).max(handoff).min(config.max).max(1)
+    config.grow_by.max(handoff).min(config.max).max(1)
 }
 
 impl<C: Token> Depot<C> {
@@ -389,7 +401,11 @@ impl<C: Token> Depot<C> {
     /// queue sized by [`build_queue_len`].
     #[cfg(not(loom))]
     pub(crate) fn for_config(config: &crate::PoolConfig) -> Self {
-        Self::new(config.max, build_queue_len(config), config.workers)
+        let mut depot = Self::new(config.max, build_queue_len(config), config.workers);
+        depot.stock = config.capacity;
+        let floor = depot.backlog_floor().min(config.capacity);
+        depot.backlog.lock().reserve_exact(floor);
+        depot
     }
 
     /// A depot for a pool of at most `max` cells whose `to_build` queue holds `queue`.
@@ -415,6 +431,10 @@ impl<C: Token> Depot<C> {
         }
         Self {
             to_build: ArrayQueue::new(queue.max(1)),
+            backlog: Mutex::new(Vec::new()),
+            backlogged: AtomicUsize::new(0),
+            stock: 0,
+            burst: AtomicUsize::new(0),
             full: ArrayQueue::new(full),
             empty,
             spare: Mutex::new(Vec::new()),
@@ -496,7 +516,7 @@ impl<C: Token> Depot<C> {
 
     /// Game-thread upkeep: wakes the workers if cells wait for them or a spawn is hungry.
     pub(crate) fn nudge(&self) {
-        if !self.to_build.is_empty() || self.hungry.load(Ordering::Relaxed) {
+        if self.has_work() || self.hungry.load(Ordering::Relaxed) {
             self.kick();
         }
     }
@@ -558,7 +578,7 @@ impl<C: Token> Depot<C> {
             held,
             building: self.building.load(Ordering::Acquire),
             live: self.live.load(Ordering::Relaxed),
-            lag: self.to_build.len(),
+            lag: self.to_build.len() + self.backlogged.load(Ordering::Relaxed),
             lag_high_water: self.deepest.load(Ordering::Relaxed),
             build_queue: self.to_build.capacity(),
         }
@@ -566,7 +586,7 @@ impl<C: Token> Depot<C> {
 
     /// Bytes the pool's side structures take: the depot itself, the three queues' buffers
     /// (`ArrayQueue` commits them up front: one slot per entry, the entry beside a stamp
-    /// word), the spare list's buffer, and one magazine buffer (`MAGAZINE` tokens) for each
+    /// word), the spare list's and the growth backlog's buffers, and one magazine buffer (`MAGAZINE` tokens) for each
     /// magazine in `full` and `empty`, each worker (the one it fills) and each of the
     /// `consumers` threads' two. Objects and the cells they live in are not counted: those
     /// are the arena's (or the allocator's) slabs.
@@ -577,18 +597,14 @@ impl<C: Token> Depot<C> {
         let queues = slot::<C>() * self.to_build.capacity()
             + slot::<Magazine<C>>() * (self.full.capacity() + self.empty.capacity());
         let magazines = self.full.len() + self.empty.len() + self.workers + 2 * consumers;
-        let spare = self.spare.lock().capacity();
+        let spare = self.spare.lock().capacity() + self.backlog.lock().capacity();
         mem::size_of::<Self>() + queues + (magazines * MAGAZINE + spare) * mem::size_of::<C>()
     }
 
-    /// Cells a growth step can queue now: the room left in `to_build`.
-    #[inline]
-    pub(crate) fn build_room(&self) -> usize {
-        self.to_build.capacity() - self.to_build.len()
-    }
-
     /// Sends a cell to the workers, or back to the arena when the pool has no workers.
-    /// Wakes a worker once a magazine's worth is waiting.
+    /// Wakes a worker once a magazine's worth is waiting. A cell that finds `to_build` full
+    /// waits in the backlog while the pool's stock (ready and being built) is below its
+    /// `capacity`, and goes back to the arena beyond.
     pub(crate) fn request(&self, cell: C) {
         if self.workers == 0 {
             self.give_back(cell);
@@ -596,9 +612,20 @@ impl<C: Token> Depot<C> {
         }
         self.building.fetch_add(1, Ordering::Relaxed);
         if let Err(cell) = self.to_build.push(cell) {
-            // A release burst larger than the queue: the cell goes back to the arena.
-            self.building.fetch_sub(1, Ordering::Relaxed);
             self.deepest.fetch_max(self.to_build.capacity(), Ordering::Relaxed);
+            // (`building` counts this cell already.)
+            if self.pooled() <= self.stock {
+                // A burst (a collection's purge) while the stock is short: rebuild it all.
+                let mut backlog = self.backlog.lock();
+                backlog.push(cell);
+                self.burst.fetch_max(backlog.len(), Ordering::Relaxed);
+                drop(backlog);
+                self.backlogged.fetch_add(1, Ordering::Relaxed);
+                self.kick();
+                return;
+            }
+            // A release burst beyond the queue and the stock: back to the arena.
+            self.building.fetch_sub(1, Ordering::Relaxed);
             self.give_back(cell);
             return;
         }
@@ -609,6 +636,26 @@ impl<C: Token> Depot<C> {
         if queued >= MAGAZINE {
             self.kick();
         }
+    }
+
+    /// Sends the cells of a growth step to the workers: into `to_build` while it has room,
+    /// the rest into the backlog the workers drain after it (never back to the arena: the
+    /// pool asked for them), then wakes them.
+    pub(crate) fn request_growth(&self, cells: impl IntoIterator<Item = C>) {
+        let mut backlog = None;
+        for cell in cells {
+            self.building.fetch_add(1, Ordering::Relaxed);
+            if let Err(cell) = self.to_build.push(cell) {
+                backlog.get_or_insert_with(|| self.backlog.lock()).push(cell);
+                self.backlogged.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let queued = self.to_build.len();
+        if queued > self.deepest.load(Ordering::Relaxed) {
+            self.deepest.fetch_max(queued, Ordering::Relaxed);
+        }
+        drop(backlog);
+        self.kick();
     }
 
     /// Hands a cell back to the arena (at the game thread's next maintenance).
@@ -644,9 +691,9 @@ impl<C: Token> Depot<C> {
         let mut guard = self.lock.lock();
         self.sleepers.fetch_add(1, Ordering::Relaxed);
         fence(Ordering::SeqCst);
-        while !self.shutdown.load(Ordering::Relaxed)
-            && self.to_build.is_empty()
-            && !(holding && self.hungry.load(Ordering::Relaxed))
+        while !(self.shutdown.load(Ordering::Relaxed)
+            || self.has_work()
+            || (holding && self.hungry.load(Ordering::Relaxed)))
         {
             // The 50 ms timeout is a safety net only; wake-ups come from `kick`. (Loom
             // ignores it, so a lost wake-up would deadlock the models.)
@@ -679,10 +726,47 @@ impl<C: Token> Depot<C> {
         self.shutdown.load(Ordering::Acquire)
     }
 
-    /// A worker takes a cell to build an object in.
+    /// Whether cells wait for a worker (in `to_build` or the backlog).
+    #[inline]
+    fn has_work(&self) -> bool {
+        !self.to_build.is_empty() || self.backlogged.load(Ordering::Relaxed) > 0
+    }
+
+    /// A worker takes a cell to build an object in: from `to_build`, else from the backlog.
     #[inline]
     fn take_to_build(&self) -> Option<C> {
-        self.to_build.pop()
+        self.to_build.pop().or_else(|| self.take_backlog())
+    }
+
+    /// The backlog's room kept at least: twice the build queue's, so the releases of a lag
+    /// up to that deep wait without allocating (reserved when the depot is made).
+    fn backlog_floor(&self) -> usize {
+        if self.workers == 0 {
+            0
+        } else {
+            2 * self.to_build.capacity()
+        }
+    }
+
+    /// The backlog's next cell; trims its buffer once it is empty.
+    #[cold]
+    fn take_backlog(&self) -> Option<C> {
+        if self.backlogged.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let mut backlog = self.backlog.lock();
+        let cell = backlog.pop()?;
+        self.backlogged.fetch_sub(1, Ordering::Relaxed);
+        if backlog.is_empty() {
+            // Keep room for the deepest burst of releases (they recur with each collection:
+            // no allocation each time), not for the warm-up's precreation. (Within twice the
+            // burst, left as it is: trimming to the exact burst would reallocate each time.)
+            let keep = self.burst.load(Ordering::Relaxed).max(self.backlog_floor());
+            if backlog.capacity() > 2 * keep {
+                backlog.shrink_to(keep);
+            }
+        }
+        Some(cell)
     }
 
     /// A worker out of work asks whether to hand over its partial magazine: only when the
@@ -744,7 +828,18 @@ impl<C: Token> Depot<C> {
     #[inline]
     pub(crate) fn return_empty(&self, magazine: Magazine<C>) {
         debug_assert!(magazine.is_empty());
-        let _ = self.empty.push(magazine);
+        // Kept for trading: enough to hold the pool's whole stock (`capacity` objects ready
+        // at rest, the build queue's and the deepest release burst's rebuilds) plus a pair
+        // per worker and consumer, so a warm pool trades magazines without allocating on
+        // any thread, whatever partial magazines idle workers publish (dhat tests
+        // `warm_purge_cycles_allocate_nothing` and the storm's steady state). One returned
+        // beyond that is freed: a pool that overflowed its `capacity` (a spike up to `max`)
+        // does not keep the spike's magazines.
+        let room = self.stock + self.to_build.capacity() + self.burst.load(Ordering::Relaxed);
+        let keep = 2 * self.workers + 8 + room.div_ceil(MAGAZINE);
+        if self.empty.len() < keep {
+            let _ = self.empty.push(magazine);
+        }
     }
 
     /// At shutdown, once the workers are joined: drops the objects in the published
@@ -759,7 +854,7 @@ impl<C: Token> Depot<C> {
             // workers gone, the pool alone owns them.
             unsafe { magazine.drop_objects::<T>() };
         }
-        while self.to_build.pop().is_some() {
+        while self.take_to_build().is_some() {
             self.building.fetch_sub(1, Ordering::Relaxed);
         }
     }

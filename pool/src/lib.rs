@@ -15,11 +15,12 @@
 //! ```
 //!
 //! Cells wait for the workers in a build queue of fixed room, sized by what can be in
-//! flight: the largest of `capacity` (the first growth step, and the ready stock a lagging
-//! worker can be covered for), `grow_by`, and a magazine per worker plus one, at most
-//! `max` ([`PoolStats::build_queue`]). A release that finds it full hands its cell back to
-//! the arena ([`PoolStats::returned`]), so a burst shrinks the pool instead of growing the
-//! queue. A worker that cannot keep up shows in [`PoolStats::lag`] (cells waiting now)
+//! flight: the larger of `grow_by` and a magazine per worker plus one, at most `max`
+//! ([`PoolStats::build_queue`]). What does not fit waits in a backlog whose buffer is freed
+//! once the workers drain it: the first `capacity` cells, and a burst of releases (a
+//! collection's purge) while fewer than `capacity` objects are ready or being built.
+//! Beyond that stock, a release that finds the queue full hands its cell back to the arena
+//! ([`PoolStats::returned`]), so a mass release shrinks the pool instead of growing it. A worker that cannot keep up shows in [`PoolStats::lag`] (cells waiting now)
 //! before spawns start missing; [`PoolStats::side_bytes`] is the memory the pool's own
 //! queues and magazines take.
 //!

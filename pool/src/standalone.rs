@@ -608,18 +608,27 @@ impl<T: Send + 'static> Pool<T> {
         if self.config.workers == 0 {
             return Ok(());
         }
-        let n = n.min(self.depot.build_room());
         let mut queued = 0;
-        while queued < n && self.reserve(AtMax::Refuse).is_ok() {
-            let cell = self.alloc_reserved()?;
-            self.depot.request(PoolCell(cell));
-            queued += 1;
-        }
+        let mut failed = None;
+        self.depot.request_growth(std::iter::from_fn(|| {
+            if queued == n || failed.is_some() || self.reserve(AtMax::Refuse).is_err() {
+                return None;
+            }
+            match self.alloc_reserved() {
+                Ok(cell) => {
+                    queued += 1;
+                    Some(PoolCell(cell))
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    None
+                }
+            }
+        }));
         if growth {
             self.grown.fetch_add(queued as u64, Ordering::Relaxed);
         }
-        self.depot.kick();
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 
     /// Publishes a magazine of objects built on this thread, for any thread to take; drops

@@ -183,15 +183,17 @@ fn a_standalone_pools_lag_rises_while_its_worker_is_held_and_falls_to_zero_once_
 
 #[test]
 fn the_build_queue_is_sized_by_what_can_be_in_flight() {
-    // The largest of capacity, grow_by and a magazine (128) per worker plus one; at most max.
+    // The larger of grow_by and a magazine (128) per worker plus one; at most max. Not
+    // capacity: the first precreation waits in the backlog where it does not fit.
     let cases = [
-        (PoolConfig::PROJECTILES, 4096),
+        (PoolConfig::PROJECTILES, 1024),
         (PoolConfig::DEFAULT, 256),
-        (PoolConfig::EXPENSIVE, 512),
+        (PoolConfig::EXPENSIVE, 384),
         (PoolConfig::ON_DEMAND, 1),
         (PoolConfig { capacity: 0, grow_by: 64, low_watermark: 0, workers: 3, ..PoolConfig::DEFAULT }, 512),
         (PoolConfig { capacity: 100, grow_by: 2000, ..PoolConfig::DEFAULT }, 2000),
         (PoolConfig { capacity: 10, max: 20, low_watermark: 0, grow_by: 8, ..PoolConfig::DEFAULT }, 20),
+        (PoolConfig { capacity: 5000, max: 8000, grow_by: 8, ..PoolConfig::DEFAULT }, 256),
     ];
     for (config, room) in cases {
         let mut pools = Pools::new(Heap::new());
@@ -202,8 +204,8 @@ fn the_build_queue_is_sized_by_what_can_be_in_flight() {
 
 #[test]
 fn the_whole_initial_capacity_is_built_even_when_it_is_larger_than_a_growth_step() {
-    // capacity > grow_by and > 2 magazines: the queue takes it whole, nothing goes back.
-    // Nobody spawns while it warms up, so the depot fills with no one taking magazines:
+    // capacity > grow_by and > 2 magazines: the queue (256) takes what it can, the backlog
+    // the rest; nothing goes back. Nobody spawns while it warms up, so the depot fills with no one taking magazines:
     // the partial ones a worker publishes while the depot is low (it can outrun the
     // thread queueing the cells) must leave room for the whole ones, or the worker waits
     // forever to publish (1 run in about 25 hung before `full` was sized for them).
@@ -212,13 +214,24 @@ fn the_whole_initial_capacity_is_built_even_when_it_is_larger_than_a_growth_step
     let mut pools = world_pool(config, &gate);
     settle(&mut pools);
     let s = stats(&pools);
-    assert_eq!((s.precreated, s.returned, s.build_queue, s.grown), (1000, 0, 1000, 0), "{s:?}");
+    assert_eq!((s.precreated, s.returned, s.build_queue, s.grown, s.lag), (1000, 0, 256, 0, 0), "{s:?}");
     wait_for_stats(|| stats(&pools), |s| s.available() == 1000);
 
     let pool = Pool::builder().config(config).create(|| 7u64).build().unwrap();
     wait_for_stats(|| pool.stats(), |s| s.available() == 1000);
     let s = pool.stats();
-    assert_eq!((s.precreated, s.returned, s.build_queue), (1000, 0, 1000), "{s:?}");
+    assert_eq!((s.precreated, s.returned, s.build_queue, s.lag), (1000, 0, 256, 0), "{s:?}");
+
+    // With the worker held, the 1000 wait: 256 in the queue, the rest in the backlog, all
+    // counted in the lag; released, the worker drains both.
+    let held = Gate::new(false);
+    let _opener = Opener(Arc::clone(&held));
+    let mut pools = world_pool(config, &held);
+    let s = stats(&pools);
+    assert!(s.lag >= 999 && s.lag_high_water == 256 && s.building == 1000, "{s:?}");
+    held.set(true);
+    settle(&mut pools);
+    wait_for_stats(|| stats(&pools), |s| s.available() == 1000 && s.lag == 0);
 }
 
 #[test]

@@ -479,10 +479,14 @@ fn pool_configs(kind: Kind, s: &Settings, layers: &ConfigLayers) -> Result<[Pool
     let policy = kind.policy().expect("a World scenario");
     let sized = |per_frame: f64| {
         let per_frame = per_frame.ceil().max(1.0) as usize;
-        // Alive at once: every shot lives at most 1.5 lifetimes; Default also holds the
-        // garbage of up to two collection intervals until it is purged.
-        let held = per_frame * (s.lifetime as usize * 3 / 2 + 1);
-        let garbage = if policy == Policy::Default { per_frame * s.gc_every as usize * 2 } else { 0 };
+        // Alive at once: a shot lives 50–150 % of the mean lifetime, so in a steady storm
+        // about `per_frame × lifetime` are in flight (fewer: some hit); `Default` also holds
+        // one collection interval's garbage until it is purged. The reserve (four frames of
+        // spawns ready) covers the rest: the swing around the mean, and the frames a purge
+        // takes. Sized for the mean, not the longest lifetime: a pool that runs short
+        // grows by `grow_by` at its low watermark, and the storm's hit rate shows it.
+        let held = per_frame * (s.lifetime as usize + 1);
+        let garbage = if policy == Policy::Default { per_frame * s.gc_every as usize } else { 0 };
         let reserve = per_frame * 4;
         PoolConfig {
             capacity: held + garbage + reserve,
@@ -546,8 +550,13 @@ struct Measured {
 /// The frame loop: `settings.frames` frames of fire, tick, retire and end of frame, paced
 /// to `settings.fps`.
 fn storm(game: &mut impl Game, settings: &Settings, mut progress: impl FnMut()) -> Measured {
+    // The harness's own buffers (the samples, sized for the whole run up front) are live
+    // through the run but are not the scenario's memory: measured here and left out of its
+    // peak.
+    let unrecorded = heap::read().live_bytes;
     let mut rec = Recorder::new(settings);
     let mut turrets = Turrets::new(settings);
+    let harness = heap::read().live_bytes.saturating_sub(unrecorded);
     let pace = (settings.fps > 0).then(|| Duration::from_secs_f64(1.0 / f64::from(settings.fps)));
     let mut gc = GcFigures::default();
     heap::reset_peak();
@@ -591,7 +600,7 @@ fn storm(game: &mut impl Game, settings: &Settings, mut progress: impl FnMut()) 
         }
     }
     let after = heap::read();
-    Measured { rec, gc, before, after, peak_heap: heap::peak(), peak_slabs }
+    Measured { rec, gc, before, after, peak_heap: heap::peak().saturating_sub(harness), peak_slabs }
 }
 
 /// Runs one scenario's storm and returns its figures. `progress` is called after every
