@@ -1065,17 +1065,29 @@ mod loom_model {
 
     impl Model {
         fn start() -> Self {
+            Self::start_with(N, |depot, tokens| {
+                for token in tokens {
+                    depot.request(token);
+                }
+                depot.kick();
+            })
+        }
+
+        /// The same with a build queue of one cell, the `N` cells sent as one growth step:
+        /// one in the queue, the rest in the backlog the worker drains after it.
+        fn start_backlogged() -> Self {
+            Self::start_with(1, |depot, tokens| depot.request_growth(tokens))
+        }
+
+        fn start_with(queue: usize, send: impl FnOnce(&Depot, Vec<FreedCell>)) -> Self {
             let built = Built::new(N);
             let (memory, tokens) = cells(N);
-            let depot = Arc::new(Depot::new(N, N, 1));
+            let depot = Arc::new(Depot::new(N, queue, 1));
             let worker = {
                 let (depot, create) = (Arc::clone(&depot), built.create());
                 thread::spawn(move || work::<Obj, FreedCell>(depot, create))
             };
-            for token in tokens {
-                depot.request(token);
-            }
-            depot.kick();
+            send(&depot, tokens);
             Self { built, depot, worker, _memory: memory }
         }
 
@@ -1100,8 +1112,19 @@ mod loom_model {
     /// counters balance. A lost wake-up deadlocks the model (loom ignores the timeout).
     #[test]
     fn magazine_exchange() {
-        loom::model(|| {
-            let model = Model::start();
+        loom::model(|| exchange(Model::start()));
+    }
+
+    /// The same through the growth backlog: the worker, perhaps parked already, must be
+    /// woken for cells that are only in the backlog (its count rises before the kick's
+    /// fence), take them under its lock, and hand every object over built.
+    #[test]
+    fn backlog_exchange() {
+        loom::model(|| exchange(Model::start_backlogged()));
+    }
+
+    fn exchange(model: Model) {
+        {
             let (depot, built) = (&model.depot, &model.built);
             let mut got = Vec::new();
             while got.len() < N {
@@ -1121,10 +1144,9 @@ mod loom_model {
             got.sort_unstable();
             assert_eq!(got, (0..N).collect::<Vec<_>>(), "an object lost or handed out twice");
             assert_eq!(depot.counters.precreated.load(Ordering::Relaxed), N as u64);
-
-            let built = model.stop();
-            assert_eq!(built.dropped.load(Ordering::Relaxed), N, "the game thread drops what it took");
-        });
+        }
+        let built = model.stop();
+        assert_eq!(built.dropped.load(Ordering::Relaxed), N, "the game thread drops what it took");
     }
 
     /// Park and kick at shutdown: the pool shuts down while the worker is building, holding
@@ -1135,6 +1157,17 @@ mod loom_model {
     fn shutdown_drops_each_object_once() {
         loom::model(|| {
             let built = Model::start().stop();
+            let made = built.made.load(Ordering::Relaxed);
+            assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
+        });
+    }
+
+    /// Shutdown with cells still in the backlog: they are uncounted once (nothing built in
+    /// them is dropped twice, nothing stays counted).
+    #[test]
+    fn shutdown_with_a_backlog() {
+        loom::model(|| {
+            let built = Model::start_backlogged().stop();
             let made = built.made.load(Ordering::Relaxed);
             assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
         });
