@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use crate::ledger::{Acquired, SlabLedger};
 use crate::os::{Region, PAGE};
-use crate::sync::{thread, Arc, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::{AllocError, ClassId, SlabConfig};
 
 /// The most classes one allocator holds.
@@ -176,7 +176,7 @@ impl Shared {
 /// whatever was placed in the cells must have been dropped by then.
 pub struct ChunkAllocator {
     shared: Arc<Shared>,
-    worker: Option<thread::JoinHandle<()>>,
+    worker: Option<std::thread::JoinHandle<()>>,
 }
 
 impl fmt::Debug for ChunkAllocator {
@@ -205,9 +205,7 @@ impl ChunkAllocator {
         });
         let worker = {
             let shared = Arc::clone(&shared);
-            thread::Builder::new()
-                .name("respawn-prepare".into())
-                .spawn(move || prepare_loop(&shared))
+            crate::sync::spawn_running("respawn-prepare".into(), move || prepare_loop(&shared))
                 .expect("failed to start the slab preparation thread")
         };
         Self { shared, worker: Some(worker) }
@@ -468,7 +466,7 @@ fn prepare_loop(shared: &Shared) {
         for class in shared.registered() {
             class.top_up();
         }
-        thread::park();
+        std::thread::park();
     }
 }
 

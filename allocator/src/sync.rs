@@ -255,3 +255,31 @@ pub fn spin_wait() {
     #[cfg(loom)]
     loom::thread::yield_now();
 }
+
+/// Starts a named background thread and returns once it is running.
+///
+/// A thread's own start-up allocates (std keeps a copy of its name for the stack-overflow
+/// handler) and maps its signal stack. On a busy machine the scheduler can start a new
+/// thread many milliseconds late, and that start-up would then land in the middle of the
+/// caller's frames, where a warm pool promises no allocation. Waiting for it here keeps
+/// the whole cost in the constructor that asked for the thread.
+///
+/// Always a `std` thread, under loom too: the long-lived background threads (slab
+/// preparation, pool workers) are not part of any loom model; the models spawn their own.
+///
+/// # Errors
+/// Whatever the OS reports when it cannot start a thread.
+pub fn spawn_running<F>(name: String, f: F) -> std::io::Result<std::thread::JoinHandle<()>>
+where
+    F: FnOnce() + Send + 'static,
+{
+    let started = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let theirs = std::sync::Arc::clone(&started);
+    let handle = std::thread::Builder::new().name(name).spawn(move || {
+        theirs.wait();
+        drop(theirs);
+        f();
+    })?;
+    started.wait();
+    Ok(handle)
+}

@@ -5,6 +5,7 @@ use std::mem;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use respawn_allocator::sync::spawn_running;
 use respawn_arena::{ArenaError, ClassId, ClassStore, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
 use respawn_gc::Heap;
 
@@ -81,11 +82,10 @@ impl<T: Poolable> ClassPool<T> {
         let mut workers = Vec::with_capacity(config.workers);
         for i in 0..config.workers {
             let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
-            let spawned =
-                std::thread::Builder::new().name(format!("respawn-pool {} #{i}", T::class_name())).spawn(move || {
-                    background_priority();
-                    depot::work::<T, FreedCell>(depot, create)
-                });
+            let spawned = spawn_running(format!("respawn-pool {} #{i}", T::class_name()), move || {
+                background_priority();
+                depot::work::<T, FreedCell>(depot, create)
+            });
             match spawned {
                 Ok(handle) => workers.push(handle),
                 Err(e) => panic!("cannot start a precreation thread for {}: {e}", T::class_name()),

@@ -24,6 +24,7 @@ use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
 use std::time::Duration;
 
+use respawn_allocator::sync::spawn_running;
 use respawn_allocator::{ChunkAllocator, ClassId, SlabConfig};
 use thread_local::ThreadLocal;
 
@@ -311,13 +312,11 @@ impl<T: Send + 'static> PoolBuilder<T> {
         let workers = (0..config.workers)
             .map(|i| {
                 let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
-                std::thread::Builder::new()
-                    .name(format!("respawn-pool {name} #{i}"))
-                    .spawn(move || {
-                        background_priority();
-                        depot::work::<T, PoolCell>(depot, create)
-                    })
-                    .unwrap_or_else(|e| panic!("cannot start a precreation thread for {name}: {e}"))
+                spawn_running(format!("respawn-pool {name} #{i}"), move || {
+                    background_priority();
+                    depot::work::<T, PoolCell>(depot, create)
+                })
+                .unwrap_or_else(|e| panic!("cannot start a precreation thread for {name}: {e}"))
             })
             .collect();
         let pool = Pool {
