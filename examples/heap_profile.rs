@@ -21,9 +21,9 @@
 //! followed by dhat's own summary of the whole run on stderr. It asserts that the pooled
 //! steady loop allocates nothing and the Box loop one block per spawn.
 //!
-//! On a busy machine the first frames of the warm-up can spawn before the worker has
-//! published its first magazine; such a miss builds the shot inline (the warm-up line
-//! counts them). The steady loop is unaffected.
+//! The world waits for its pool to be warm (`wait_until_warm`) before the warm-up frames,
+//! and again before the counted ones, so no spawn misses and no worker is still trading
+//! magazines while dhat counts.
 //!
 //! The profiler writes `dhat-heap.json` to the current directory when it drops (the
 //! repository's `.gitignore` lists it). To read it, open
@@ -47,7 +47,7 @@
 //! reserved with `mmap` by respawn's chunk allocator and do not appear in the profile.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use respawn::{Object, Policy, PoolConfig, Poolable, Trace, World};
 
@@ -136,15 +136,12 @@ fn main() -> Result<(), respawn::PoolError> {
 
     let config = PoolConfig { capacity: 4096, policy: Policy::Reuse, ..PoolConfig::PROJECTILES };
     let mut world = World::builder().pool::<Projectile>(config).build()?;
+    world.wait_until_warm(Duration::from_secs(20))?;
     // Warm-up: the same frames, so the pool's magazines and the frame arena's chunk are in
     // place before anything is counted.
     pooled_loop(&mut world, FRAMES);
     // A worker still building (after growth) would trade magazines during the measurement.
-    let start = Instant::now();
-    while world.pool_stats::<Projectile>().is_some_and(|s| s.building > 0) {
-        assert!(start.elapsed() < Duration::from_secs(20), "the worker did not finish precreating");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    world.wait_until_warm(Duration::from_secs(20))?;
     let warm = world.pool_stats::<Projectile>().expect("Projectile has a pool");
     let mut most = 0;
     let (pooled_blocks, pooled_bytes) = allocations(|| most = pooled_loop(&mut world, FRAMES));

@@ -16,12 +16,16 @@
 //! 27437 retired handles checked: none resolves
 //! ```
 //!
-//! On a busy machine the first frame can spawn before the worker has published its first
-//! magazine: those spawns miss (the shot is built inline), which shows in `misses`; the
-//! pool does not grow for them while its first objects are still on their way. After the
-//! warm-up every spawn pops a ready object, because a retired shot is reset and ready again
-//! at once. Handles to retired shots never resolve, even though their cells now hold newer
-//! shots.
+//! `build` returns as soon as the pool's worker has started; the 4 096 shots it precreates
+//! are published a magazine (128) at a time. The example waits for them with
+//! `wait_until_warm` before its first frame. Without that wait, a machine whose cores are
+//! busy (or a worker sharing the game thread's core at its lower priority) lets the first
+//! frames run before anything is published, and their spawns miss in one block: every shot
+//! is built inline until the in-flight peak (about 1 400), after which `Reuse` recycles
+//! the retired ones and the misses stop. Once warm, every spawn pops a ready object.
+//! Handles to retired shots never resolve, even though their cells now hold newer shots.
+
+use std::time::Duration;
 
 use respawn::{Handle, Object, Policy, PoolConfig, Poolable, Trace, World};
 
@@ -52,6 +56,8 @@ const DT: f32 = 1.0 / 60.0;
 fn main() -> Result<(), respawn::PoolError> {
     let config = PoolConfig { capacity: 4096, policy: Policy::Reuse, ..PoolConfig::PROJECTILES };
     let mut world = World::builder().pool::<Projectile>(config).build()?;
+    // Every precreated shot ready to pop before the first frame.
+    world.wait_until_warm(Duration::from_secs(10))?;
 
     // The example's own record, to check at the end that no retired handle resolves.
     let mut retired: Vec<Handle<Projectile>> = Vec::new();
@@ -118,6 +124,7 @@ fn main() -> Result<(), respawn::PoolError> {
     assert_eq!(stats.spawns, u64::from(FRAMES * SHOTS_PER_FRAME));
     assert_eq!(stats.spawns as usize, retired.len() + in_flight, "every shot is either retired or in flight");
     assert_eq!(stats.recycled_reuse as usize, retired.len(), "Reuse puts every retired shot back at once");
+    assert_eq!(stats.misses, 0, "a warm pool: every spawn pops a ready shot");
     assert_eq!(steady_hits, steady_spawns, "after warm-up every spawn pops a ready shot");
 
     let resolving = retired.iter().filter(|&&h| world.get(h).is_some()).count();

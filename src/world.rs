@@ -489,6 +489,50 @@ impl World {
         self.pools.heap().arena().layouts()
     }
 
+    /// Waits until every pool's precreation is ready to pop, so that the first frames'
+    /// spawns are hits. [`build`](WorldBuilder::build) returns as soon as the workers have
+    /// started; until they publish their first magazines, a spawn builds its object inline
+    /// (a miss). Call this once after `build`, before the first frame.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { life: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { life: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder()
+    ///     .pool::<Spark>(PoolConfig { capacity: 256, ..PoolConfig::PROJECTILES })
+    ///     .build()?;
+    /// world.wait_until_warm(Duration::from_secs(10))?;
+    /// for _ in 0..256 {
+    ///     world.spawn::<Spark>();
+    /// }
+    /// assert_eq!(world.pool_stats::<Spark>().unwrap().misses, 0);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`PoolError::NotWarm`] naming the first pool still warming when `timeout` ran out;
+    /// it keeps warming in the background.
+    pub fn wait_until_warm(&mut self, timeout: Duration) -> Result<(), PoolError> {
+        self.pools.wait_until_warm(timeout)
+    }
+
+    /// Builds up to `n` objects of `T` on this thread (within the pool's `max`), ready for
+    /// the next spawns: warms a pool now, with or without workers. Returns how many it
+    /// built.
+    ///
+    /// # Errors
+    /// [`PoolError::NotPooled`] if `T` has no pool; [`PoolError::Arena`] when its memory is
+    /// exhausted.
+    pub fn prefill<T: Poolable>(&mut self, n: usize) -> Result<usize, PoolError> {
+        self.pools.prefill::<T>(n)
+    }
+
     /// `T`'s pool counters, if it has a pool.
     pub fn pool_stats<T: 'static>(&self) -> Option<PoolStats> {
         self.pools.stats_of::<T>()

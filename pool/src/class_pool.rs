@@ -3,7 +3,7 @@
 use std::fmt;
 use std::mem;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use respawn_allocator::sync::spawn_running;
 use respawn_arena::{ArenaError, ClassId, ClassStore, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
@@ -29,8 +29,23 @@ pub(crate) trait ErasedPool: Send {
     fn maintain(&mut self, heap: &mut Heap);
     fn stats(&self) -> PoolStats;
     fn config(&self) -> &PoolConfig;
+    /// What the workers still owe before every precreated object can be popped, or `None`
+    /// once the pool is warm; a cold pool's workers are asked to hand over partial
+    /// magazines at once.
+    fn cold(&self) -> Option<Cold>;
+    /// The class's name in stats and errors.
+    fn name(&self) -> &'static str;
     /// Joins the workers and drops every ready object. Idempotent.
     fn shutdown(&mut self);
+}
+
+/// A pool still warming up: [`ErasedPool::cold`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cold {
+    /// Objects a spawn can pop now.
+    pub(crate) ready: usize,
+    /// Objects queued, being built, or held in a worker's partial magazine.
+    pub(crate) on_the_way: usize,
 }
 
 /// Tallies only the game thread writes.
@@ -57,7 +72,8 @@ pub(crate) struct ClassPool<T: Poolable> {
     workers: Vec<JoinHandle<()>>,
     create: Create<T>,
     tally: Tally,
-    /// Sub-objects of a `Reuse` release (kept for its capacity).
+    /// Set once `new` has queued the first `capacity` cells: growth after that counts as
+    /// `grown`.
     built: bool,
 }
 
@@ -174,6 +190,33 @@ impl<T: Poolable> ClassPool<T> {
             self.tally.grown += taken as u64;
         }
         failed.map_or(Ok(()), |e| Err(e.into()))
+    }
+
+    /// Builds up to `n` objects on the calling thread (within `max`) into the game thread's
+    /// magazines, ready for the next spawns. Returns how many it built.
+    pub(crate) fn prefill(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError> {
+        let mut built = 0;
+        while built < n && self.owned() < self.config.max {
+            // Built before its cell is taken: a panicking `create` takes nothing.
+            let start = Instant::now();
+            let value = (self.create)();
+            let nanos = start.elapsed().as_nanos() as u64;
+            let cell = self.store(heap)?.take_cell()?;
+            // SAFETY: `take_cell` hands over an uninitialised cell of `T`'s class, ours
+            // alone until it is adopted; written once, here.
+            unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
+            if let Err(cell) = self.magazines.push(&self.depot, cell) {
+                // The depot is full (the pool holds `max` already): the object goes.
+                // SAFETY: written just above; nobody else has seen the cell.
+                unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
+                self.depot.give_back(cell);
+                break;
+            }
+            self.sync_local();
+            self.depot.prefilled(nanos);
+            built += 1;
+        }
+        Ok(built)
     }
 
     /// A ready cell, if any: `loaded`, then `previous`, then a full magazine from the depot.
@@ -439,6 +482,21 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
 
     fn config(&self) -> &PoolConfig {
         &self.config
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn cold(&self) -> Option<Cold> {
+        if self.depot.is_warm() {
+            return None;
+        }
+        // Out of cells to build, a worker publishes its partial magazine at once instead
+        // of after an idle spell.
+        self.depot.go_hungry();
+        let d = self.depot.snapshot();
+        Some(Cold { ready: d.published + self.local(), on_the_way: d.building + d.held })
     }
 
     fn shutdown(&mut self) {

@@ -726,6 +726,22 @@ impl<C: Token> Depot<C> {
         self.shutdown.load(Ordering::Acquire)
     }
 
+    /// Whether every cell the workers were asked to build holds a published object: none
+    /// queued or being built (`building`, read first: objects move downstream), none held
+    /// in a worker's partial magazine. What `wait_until_warm` waits for.
+    pub(crate) fn is_warm(&self) -> bool {
+        self.building.load(Ordering::Acquire) == 0 && self.held.load(Ordering::Acquire) == 0 && !self.has_work()
+    }
+
+    /// An object built on the game thread by `prefill`, `nanos` spent in `create`:
+    /// counted as precreated, and in the `create` times, as a worker's build is.
+    pub(crate) fn prefilled(&self, nanos: u64) {
+        let c = &self.counters;
+        c.precreated.fetch_add(1, Ordering::Relaxed);
+        c.create_nanos.fetch_add(nanos, Ordering::Relaxed);
+        c.create_max_nanos.fetch_max(nanos, Ordering::Relaxed);
+    }
+
     /// Whether cells wait for a worker (in `to_build` or the backlog).
     #[inline]
     fn has_work(&self) -> bool {

@@ -1,6 +1,7 @@
 //! Errors of the pools.
 
 use std::fmt;
+use std::time::Duration;
 
 use respawn_allocator::AllocError;
 use respawn_arena::ArenaError;
@@ -26,6 +27,19 @@ pub enum PoolError {
     },
     /// The class has a pool already.
     AlreadyPooled(&'static str),
+    /// The class has no pool (`prefill` of a class registered without one).
+    NotPooled(&'static str),
+    /// A pool was still warming up when `wait_until_warm`'s time ran out.
+    NotWarm {
+        /// The class's configuration name.
+        class: &'static str,
+        /// Objects a spawn could pop then.
+        ready: usize,
+        /// Objects still queued, being built, or held in a worker's partial magazine.
+        on_the_way: usize,
+        /// How long it waited.
+        waited: Duration,
+    },
     /// A pool's configuration is invalid.
     Config(ConfigError),
     /// The arena refused (wrong class, rooted, permanent, allocator exhausted …).
@@ -46,6 +60,12 @@ impl fmt::Display for PoolError {
                 write!(f, "the {class} pool is at its max ({max}) with nothing ready: raise max or release objects")
             }
             Self::AlreadyPooled(class) => write!(f, "class {class} has a pool already"),
+            Self::NotPooled(class) => write!(f, "class {class} has no pool: give it one with the builder's `pool`"),
+            Self::NotWarm { class, ready, on_the_way, waited } => write!(
+                f,
+                "the {class} pool was still warming up after {waited:.1?}: {ready} objects ready, {on_the_way} still \
+                 being built (are its workers starved of a core, or is `create` slow?)"
+            ),
             Self::Config(e) => write!(f, "{e}"),
             Self::Arena(e) => write!(f, "{e}"),
             Self::Gc(e) => write!(f, "{e}"),

@@ -3,6 +3,7 @@
 use std::any::{type_name, TypeId};
 use std::fmt;
 use std::ptr::NonNull;
+use std::time::{Duration, Instant};
 
 use respawn_arena::{ArenaError, ClassId, Handle, RawHandle};
 use respawn_gc::{GcError, Heap, Object};
@@ -320,6 +321,48 @@ impl Pools {
     pub fn maintain(&mut self) {
         for pool in self.pools.iter_mut().flatten() {
             pool.erased_mut().maintain(&mut self.heap);
+        }
+    }
+
+    /// Builds up to `n` objects of `T` on the calling thread (within the pool's `max`) and
+    /// puts them among the ready ones: a pool warmed now, before the first frame, whether
+    /// or not it has workers. Returns how many it built (fewer than `n` at `max`).
+    ///
+    /// # Errors
+    /// [`PoolError::NotPooled`] if `T` has no pool; [`PoolError::Arena`] when the class's
+    /// memory is exhausted (the objects built until then stay ready).
+    pub fn prefill<T: Poolable>(&mut self, n: usize) -> Result<usize, PoolError> {
+        let class = self.find_class::<T>();
+        let Self { pools, heap, .. } = self;
+        match pools.get_mut(class).and_then(Option::as_mut).and_then(PoolSlot::typed_mut::<T>) {
+            Some(pool) => pool.prefill(heap, n),
+            None => Err(PoolError::NotPooled(type_name::<T>())),
+        }
+    }
+
+    /// Waits until every pool's precreation is ready to pop — nothing queued or being built,
+    /// nothing held back in a worker's partial magazine — so that the first frames' spawns
+    /// are hits. Pools without precreation are warm at once. Polls every 100 µs, running
+    /// [`maintain`](Self::maintain) between looks.
+    ///
+    /// # Errors
+    /// [`PoolError::NotWarm`] naming the first pool still cold when `timeout` ran out
+    /// (its workers starved of a core, or `create` slower than expected); the pools keep
+    /// warming in the background.
+    pub fn wait_until_warm(&mut self, timeout: Duration) -> Result<(), PoolError> {
+        let start = Instant::now();
+        loop {
+            self.maintain();
+            let Some((class, cold)) =
+                self.pools.iter().flatten().find_map(|p| p.erased().cold().map(|c| (p.erased().name(), c)))
+            else {
+                return Ok(());
+            };
+            let waited = start.elapsed();
+            if waited >= timeout {
+                return Err(PoolError::NotWarm { class, ready: cold.ready, on_the_way: cold.on_the_way, waited });
+            }
+            std::thread::sleep(Duration::from_micros(100));
         }
     }
 

@@ -22,7 +22,7 @@ use std::marker::PhantomData;
 use std::mem::{self, ManuallyDrop};
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use respawn_allocator::sync::spawn_running;
 use respawn_allocator::{ChunkAllocator, ClassId, SlabConfig};
@@ -430,6 +430,33 @@ impl<T: Send + 'static> Pool<T> {
             }
         }
         Ok(built)
+    }
+
+    /// Waits until the workers' precreation is ready to pull — nothing queued or being
+    /// built, nothing held back in a worker's partial magazine — so that the pulls that
+    /// follow are hits. A pool without workers is warm at once (see
+    /// [`prefill`](Self::prefill)). Polls every 100 µs.
+    ///
+    /// # Errors
+    /// [`PoolError::NotWarm`] when `timeout` runs out first (the workers keep building).
+    pub fn wait_until_warm(&self, timeout: Duration) -> Result<(), PoolError> {
+        let start = Instant::now();
+        while !self.depot.is_warm() {
+            // Out of cells to build, a worker publishes its partial magazine at once.
+            self.depot.go_hungry();
+            let waited = start.elapsed();
+            if waited >= timeout {
+                let d = self.depot.snapshot();
+                return Err(PoolError::NotWarm {
+                    class: self.name,
+                    ready: d.published,
+                    on_the_way: d.building + d.held,
+                    waited,
+                });
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        Ok(())
     }
 
     /// The pool's name, configuration and counters. `in_use` counts objects pulled and not

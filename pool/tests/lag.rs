@@ -2,14 +2,16 @@
 //! to 0 once they run (a World's pool and a standalone `Pool`); the build queue is sized by
 //! what can be in flight (`build_queue`), takes a whole initial `capacity`, and a release
 //! burst beyond its room goes back to the arena; `side_bytes` is non-zero and follows the
-//! config. No test reads a clock: the workers are held by a gate, and released by it.
+//! config; `wait_until_warm` reports `NotWarm` while the workers are held and returns once
+//! every precreated object can be popped; `prefill` warms a pool without workers. No test
+//! depends on a clock's speed: the workers are held by a gate, and released by it.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
 use respawn_gc::{Heap, Object, Trace};
-use respawn_pool::{Policy, Pool, PoolConfig, PoolStats, Poolable, Pools};
+use respawn_pool::{Policy, Pool, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
 /// Holds the workers in `create` while shut; the thread that made it (the test's game
 /// thread, whose misses build inline) always passes.
@@ -292,4 +294,81 @@ fn side_bytes_are_counted_and_follow_the_config() {
     let (big, small) = (standalone(1 << 20), standalone(64));
     let (big, small) = (big.stats().side_bytes, small.stats().side_bytes);
     assert!(0 < small && small < big, "small {small}, big {big}");
+}
+
+#[test]
+fn a_world_pool_is_not_warm_while_its_worker_is_held_and_every_precreated_spawn_hits_once_it_is() {
+    let gate = Gate::new(false);
+    let _opener = Opener(Arc::clone(&gate));
+    let mut pools = world_pool(SMALL, &gate);
+    match pools.wait_until_warm(Duration::from_millis(5)) {
+        Err(PoolError::NotWarm { class, ready, on_the_way, waited }) => {
+            assert_eq!(class, "Shot");
+            assert_eq!((ready, on_the_way), (0, 64), "the held worker has built nothing");
+            assert!(waited >= Duration::from_millis(5));
+        }
+        other => panic!("a held worker's pool is not warm: {other:?}"),
+    }
+    gate.set(true);
+    // 64 objects are less than a magazine: warm only once the worker hands over the
+    // partial one it holds, which `wait_until_warm` asks for.
+    pools.wait_until_warm(Duration::from_secs(30)).expect("the released worker warms the pool");
+    let s = stats(&pools);
+    assert_eq!((s.building, s.held, s.lag), (0, 0, 0), "{s:?}");
+    for _ in 0..64 {
+        pools.spawn_with::<Shot>(|_| {}).unwrap();
+    }
+    let s = stats(&pools);
+    assert_eq!((s.hits, s.misses), (64, 0), "{s:?}");
+}
+
+#[test]
+fn prefill_warms_a_pool_without_workers_up_to_its_max() {
+    #[derive(Trace, Object)]
+    struct Unpooled;
+    impl Poolable for Unpooled {
+        fn create() -> Self {
+            Unpooled
+        }
+    }
+
+    let config =
+        PoolConfig { capacity: 0, max: 40, low_watermark: 0, grow_by: 0, precreate: false, workers: 0, ..SMALL };
+    let mut pools = Pools::new(Heap::new());
+    pools.add::<Shot>(config).unwrap();
+    pools.wait_until_warm(Duration::ZERO).expect("nothing to wait for without workers");
+    assert_eq!(pools.prefill::<Shot>(100).unwrap(), 40, "stops at max");
+    let s = stats(&pools);
+    assert_eq!((s.precreated, s.ready, s.in_use), (40, 40, 0), "{s:?}");
+    for _ in 0..40 {
+        pools.spawn_with::<Shot>(|_| {}).unwrap();
+    }
+    let s = stats(&pools);
+    assert_eq!((s.hits, s.misses), (40, 0), "{s:?}");
+    assert_eq!(pools.prefill::<Shot>(1).unwrap(), 0, "40 live: the pool is at max");
+    assert!(matches!(pools.prefill::<Unpooled>(1), Err(PoolError::NotPooled(_))));
+}
+
+#[test]
+fn a_standalone_pool_is_not_warm_while_its_worker_is_held() {
+    let gate = Gate::new(false);
+    let _opener = Opener(Arc::clone(&gate));
+    let g = Arc::clone(&gate);
+    let pool = Pool::builder()
+        .config(PoolConfig { max: 4096, ..SMALL })
+        .create(move || {
+            g.pass();
+            0u64
+        })
+        .build()
+        .unwrap();
+    let error = pool.wait_until_warm(Duration::from_millis(5)).expect_err("the worker is held");
+    assert!(matches!(error, PoolError::NotWarm { ready: 0, on_the_way: 64, .. }), "{error:?}");
+    assert!(error.to_string().contains("still warming up"), "{error}");
+    gate.set(true);
+    pool.wait_until_warm(Duration::from_secs(30)).expect("the released worker warms the pool");
+    let objects: Vec<_> = (0..64).map(|_| pool.pull()).collect();
+    let s = pool.stats();
+    assert_eq!((s.hits, s.misses), (64, 0), "{s:?}");
+    drop(objects);
 }
