@@ -98,7 +98,7 @@ fn pooled_loop(world: &mut World, frames: u32) -> usize {
         world.tick::<Projectile>(advance);
         most = most.max(world.len::<Projectile>());
         world.with_frame_arena(|world, frame| {
-            let mut spent = bumpalo::collections::Vec::new_in(frame);
+            let mut spent = respawn::bumpalo::collections::Vec::new_in(frame);
             spent.extend(world.iter::<Projectile>().filter(|(_, p)| p.life <= 0.0).map(|(h, _)| h));
             for h in spent {
                 world.destroy(h).expect("a spent shot is live until retired");

@@ -85,7 +85,7 @@ fn main() -> Result<(), respawn::PoolError> {
 
         // The hit list lives in the frame arena: a pointer bump, freed by `end_frame`.
         world.with_frame_arena(|world, frame| {
-            let mut spent = bumpalo::collections::Vec::new_in(frame);
+            let mut spent = respawn::bumpalo::collections::Vec::new_in(frame);
             spent.extend(world.iter::<Projectile>().filter(|(_, p)| p.life <= 0.0).map(|(h, _)| h));
             for &h in &spent {
                 world.destroy(h).expect("a spent shot is live until retired");

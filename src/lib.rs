@@ -1,5 +1,8 @@
 #![doc = include_str!("../README.md")]
 
+/// The bump allocator behind [`World::frame_arena`], re-exported so its `Bump` and
+/// `bumpalo::collections::Vec` name the same crate version as respawn's.
+pub use bumpalo;
 pub use respawn_allocator as allocator;
 pub use respawn_allocator::{AllocError, ChunkAllocator, ClassId, PermanentPool, SlabConfig};
 pub use respawn_arena as arena;

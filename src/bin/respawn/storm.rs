@@ -6,8 +6,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use bumpalo::collections::Vec as FrameVec;
-use bumpalo::Bump;
+use respawn::bumpalo::collections::Vec as FrameVec;
+use respawn::bumpalo::Bump;
 use respawn::{
     CellState, ConfigError, ConfigLayers, GcSettings, GcStep, Handle, Object, Policy, PoolConfig, PoolError, Poolable,
     Trace, World,
