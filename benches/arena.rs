@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use respawn_arena::{Arena, Handle};
+use respawn::{Arena, Handle};
 use slab::Slab;
 use slotmap::{DefaultKey, SlotMap};
 

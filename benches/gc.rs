@@ -14,8 +14,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
-use respawn_arena::{ArenaConfig, Handle, RawHandle, SlabConfig};
-use respawn_gc::{CollectOptions, GcSettings, Heap, Object, Trace};
+use respawn::{ArenaConfig, Handle, RawHandle, SlabConfig};
+use respawn::{CollectOptions, GcSettings, Heap, Object, Trace};
 
 mod common;
 use common::XorShift;

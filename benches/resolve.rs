@@ -23,8 +23,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use respawn::{Arena, Handle};
 use respawn::{GcSettings, Policy, PoolConfig, Poolable, World};
-use respawn_arena::{Arena, Handle};
 use slab::Slab;
 use slotmap::{DefaultKey, SlotMap};
 
@@ -164,7 +164,7 @@ impl Peer for ArenaPeer {
 
 /// The same through `ClassStore` (`Arena::store_mut`, taken once per run), the typed view a
 /// game holds.
-struct StorePeer<'a>(respawn_arena::ClassStore<'a, Projectile>, Vec<Handle<Projectile>>);
+struct StorePeer<'a>(respawn::ClassStore<'a, Projectile>, Vec<Handle<Projectile>>);
 impl Peer for StorePeer<'_> {
     type Key = Handle<Projectile>;
     fn fill(_: usize) -> Self {
