@@ -12,12 +12,108 @@ pub struct Run {
     pub version: &'static str,
     /// The settings every scenario ran with.
     pub settings: Settings,
-    /// Logical CPUs the process may use.
-    pub cpus: usize,
+    /// The machine and build the run came from.
+    pub machine: Machine,
     /// The heap figures come from this counter: `"counting allocator"` or `"dhat"`.
     pub heap_counter: &'static str,
     /// One entry per scenario.
     pub scenarios: Vec<Scenario>,
+}
+
+/// The machine and build a run came from, for the report's header.
+#[derive(Clone, Debug, Serialize)]
+pub struct Machine {
+    /// The CPU's model name (`/proc/cpuinfo` on Linux), or `unknown`.
+    pub cpu: String,
+    /// Logical CPUs the process may use.
+    pub cpus: usize,
+    /// The operating system (`std::env::consts::OS`).
+    pub os: &'static str,
+    /// The commit the binary was built from (`git rev-parse --short=12 HEAD` at build
+    /// time), or `unknown` outside a git checkout.
+    pub commit: &'static str,
+    /// `release` or `debug` (whether debug assertions are on).
+    pub profile: &'static str,
+}
+
+impl Machine {
+    /// This machine and this binary.
+    pub fn this() -> Self {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|info| {
+                info.lines().find_map(|l| {
+                    l.strip_prefix("model name").map(|rest| rest.trim_start_matches([' ', '\t', ':']).trim().to_owned())
+                })
+            })
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| "unknown".to_owned());
+        Machine {
+            cpu,
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            os: std::env::consts::OS,
+            commit: env!("RESPAWN_COMMIT"),
+            profile: if cfg!(debug_assertions) { "debug" } else { "release" },
+        }
+    }
+
+    /// One line: `AMD EPYC 7B13 · 2 logical CPUs · linux · release build of 9d0eb2b0c1a2`.
+    pub fn line(&self) -> String {
+        format!(
+            "{} · {} logical CPU{} · {} · {} build of {}",
+            self.cpu,
+            self.cpus,
+            if self.cpus == 1 { "" } else { "s" },
+            self.os,
+            self.profile,
+            self.commit
+        )
+    }
+}
+
+/// The run's figures as JSON, with its verdict beside them (`pretty`: indented): what
+/// `--json` prints and the report embeds.
+pub fn json(run: &Run, pretty: bool) -> String {
+    #[derive(Serialize)]
+    struct WithVerdict<'a> {
+        #[serde(flatten)]
+        run: &'a Run,
+        verdict: crate::verdict::Verdict,
+        command_line: String,
+    }
+    let out = WithVerdict { run, verdict: crate::verdict::of(run), command_line: run.command_line() };
+    let json = if pretty { serde_json::to_string_pretty(&out) } else { serde_json::to_string(&out) };
+    json.expect("figures serialise")
+}
+
+impl Run {
+    /// The command line that runs this storm again: every setting spelt out, the scenarios
+    /// in the order they ran.
+    pub fn command_line(&self) -> String {
+        let s = &self.settings;
+        let mut line = format!(
+            "cargo run --release -- --frames {} --rate {} --lifetime {} --payload-us {} --payload-share {} \
+             --turrets {} --fps {} --gc-every {} --purge-budget-us {} --seed {}",
+            s.frames,
+            s.rate,
+            s.lifetime,
+            s.payload_us,
+            s.payload_share,
+            s.turrets,
+            s.fps,
+            s.gc_every,
+            s.purge_budget_us,
+            s.seed
+        );
+        if !self.scenarios.is_empty() {
+            let keys: Vec<&str> = self.scenarios.iter().map(|s| s.key).collect();
+            line.push_str(&format!(" --scenarios {}", keys.join(",")));
+        }
+        if let Some(config) = &s.config {
+            line.push_str(&format!(" --config '{}'", config.replace('\'', "'\\''")));
+        }
+        line
+    }
 }
 
 /// The storm's settings, as the command line gave them (defaults filled in).

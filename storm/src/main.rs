@@ -13,6 +13,7 @@ mod heap;
 mod report;
 mod storm;
 mod table;
+mod verdict;
 
 use std::fs::File;
 use std::io::{IsTerminal, Write};
@@ -22,7 +23,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::figures::{Run, Settings};
+use crate::figures::{Machine, Run, Settings};
 use crate::storm::Kind;
 
 /// The projectile storm: Box per projectile against respawn's pooled World, side by side.
@@ -204,13 +205,13 @@ fn run(cli: Cli) -> Result<(), String> {
     let run = Run {
         version: env!("CARGO_PKG_VERSION"),
         settings,
-        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        machine: Machine::this(),
         heap_counter: heap::COUNTER,
         scenarios,
     };
     let mut stdout = std::io::stdout().lock();
     if cli.json {
-        let json = serde_json::to_string_pretty(&run).expect("figures serialise");
+        let json = figures::json(&run, true);
         writeln!(stdout, "{json}").map_err(|e| format!("cannot write to stdout: {e}"))?;
     } else {
         write!(stdout, "{}", table::render(&run)).map_err(|e| format!("cannot write to stdout: {e}"))?;

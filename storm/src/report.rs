@@ -21,6 +21,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::figures::{ClassMap, Run, Scenario, CELL_STATES};
+use crate::verdict;
 
 // ---------------------------------------------------------------------------------------
 // Number formatting, shared with the terminal table.
@@ -243,6 +244,9 @@ fn document(out: &mut String, run: &Run) -> fmt::Result {
     out.push_str("<title>respawn — projectile storm</title>\n<style>");
     out.push_str(STYLE);
     out.push_str("</style>\n</head>\n<body>\n<main>\n<h1>respawn — projectile storm</h1>\n");
+    if !run.scenarios.is_empty() {
+        verdict_section(out, run)?;
+    }
     intro(out, run)?;
     if run.scenarios.is_empty() {
         out.push_str("<p class=\"note\">No scenarios ran, so there is nothing to compare.</p>\n");
@@ -302,6 +306,10 @@ ul.states-explained { display: block; font-size: 14px; }
 ul.states-explained li { margin: 3px 0; }
 .legend .stem { display: inline-block; width: 0; height: 12px; margin: 0 8px 0 4px; vertical-align: -1px; }
 .classmap { margin-bottom: 14px; }
+table.verdict td.best { font-weight: 700; }
+table.verdict tbody th { white-space: normal; }
+ul.costs { margin: 8px 0 0; padding-left: 20px; font-size: 14px; }
+code.command { white-space: pre-wrap; word-break: break-all; }
 "#;
 
 /// What ran, for a newcomer: the storm's settings in one paragraph, then the scenarios.
@@ -347,11 +355,58 @@ fn intro(out: &mut String, run: &Run) -> fmt::Result {
     out.push_str("</ul>\n");
     writeln!(
         out,
-        "<p class=\"meta\">respawn {} · {} logical CPUs · heap figures from the {}.</p>",
+        "<p class=\"meta\">respawn {} · {} · heap figures from the {}.</p>",
         esc(run.version),
-        run.cpus,
+        esc(&run.machine.line()),
         esc(run.heap_counter)
-    )
+    )?;
+    writeln!(out, "<p class=\"meta\">Run it again: <code class=\"command\">{}</code></p>", esc(&run.command_line()))
+}
+
+/// The verdict first: each deciding figure against the baseline's, the best of each row in
+/// bold, and what each scenario pays, in sentences.
+fn verdict_section(out: &mut String, run: &Run) -> fmt::Result {
+    let v = verdict::of(run);
+    let base = run.scenarios.iter().find(|s| s.key == v.baseline).map_or(v.baseline, |s| s.name);
+    out.push_str("<section class=\"verdict\">\n<h2>Verdict</h2>\n");
+    writeln!(
+        out,
+        "<p class=\"meta\">Each figure with its ratio to {}'s; lower is better in every row, and \
+         the best of each row is in bold.</p>",
+        esc(base)
+    )?;
+    out.push_str("<div class=\"table-wrap\"><table class=\"verdict\">\n<thead><tr><th></th>");
+    for (i, sc) in run.scenarios.iter().enumerate() {
+        write!(out, "<th>{}{}</th>", swatch(sc, i), esc(sc.name))?;
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in &v.rows {
+        write!(out, "<tr data-figure=\"{}\"><th scope=\"row\">{}</th>", row.figure, esc(&row.label))?;
+        for (i, sc) in run.scenarios.iter().enumerate() {
+            write!(out, "<td data-key=\"{}\"", esc(sc.key))?;
+            if let Some(value) = row.values[i] {
+                write!(out, " data-value=\"{value}\"")?;
+            }
+            if let Some(ratio) = row.ratios[i] {
+                write!(out, " data-ratio=\"{ratio}\"")?;
+            }
+            if row.best[i] {
+                out.push_str(" class=\"best\"");
+            }
+            write!(out, ">{}</td>", esc(&row.texts[i]))?;
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+    if !v.costs.is_empty() {
+        out.push_str("<ul class=\"costs\">\n");
+        for cost in &v.costs {
+            writeln!(out, "<li>{}</li>", esc(cost))?;
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
+    Ok(())
 }
 
 /// `n frames`, or `1 frame`.
@@ -488,7 +543,7 @@ fn details_table(out: &mut String, run: &Run) -> fmt::Result {
 /// The figures as JSON, for tools: `</` is written `<\/` (and `<!--` `<\u0021--`) so no
 /// string in the data can end the script element early.
 fn embedded_json(out: &mut String, run: &Run) -> fmt::Result {
-    let json = serde_json::to_string(run).unwrap_or_else(|_| "null".to_owned());
+    let json = crate::figures::json(run, false);
     let json = json.replace("</", "<\\/").replace("<!--", "<\\u0021--");
     writeln!(out, "<script type=\"application/json\" id=\"figures\">{json}</script>")
 }
@@ -1602,7 +1657,13 @@ mod tests {
         Run {
             version: "0.1.0",
             settings: settings(frames as u32),
-            cpus: 2,
+            machine: crate::figures::Machine {
+                cpu: "Test CPU".to_owned(),
+                cpus: 2,
+                os: "linux",
+                commit: "0123456789ab",
+                profile: "release",
+            },
             heap_counter: "counting allocator",
             scenarios: ["box", "default", "purge", "reuse"].into_iter().map(|k| scenario(k, frames)).collect(),
         }

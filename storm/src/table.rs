@@ -1,10 +1,13 @@
-//! The terminal table: one column per scenario, one row per figure. The summary rows are
-//! the HTML report's summary cells ([`report::summary_row`]), so both show the same strings.
+//! What the terminal prints: the verdict (as the report opens with it), the machine and the
+//! command line that runs the storm again, then the table of every figure, one column per
+//! scenario. The table's summary rows are the HTML report's summary cells
+//! ([`report::summary_row`]), so both show the same strings.
 
 use std::fmt::Write as _;
 
 use crate::figures::{Run, Scenario};
 use crate::report::{self, bytes, ns, us, NONE};
+use crate::verdict;
 
 /// The row label of each summary figure.
 fn label(figure: &str) -> &'static str {
@@ -61,18 +64,63 @@ fn extras(after: &str) -> Vec<Extra> {
     }
 }
 
-/// The table, ready to print.
+/// What the terminal prints: the verdict, the settings and machine with the command line
+/// that runs the storm again, then the table of every figure.
 pub fn render(run: &Run) -> String {
+    let mut out = String::new();
+    if !run.scenarios.is_empty() {
+        out.push_str(&verdict(run));
+        out.push('\n');
+    }
+    let _ = writeln!(out, "machine: {}", run.machine.line());
+    let _ = writeln!(out, "again:   {}", run.command_line());
+    out.push('\n');
+    out.push_str(&table(run));
+    out
+}
+
+/// The verdict block: each deciding figure with its ratio to the baseline's, the best of
+/// each row starred, then what each scenario pays.
+fn verdict(run: &Run) -> String {
+    let v = verdict::of(run);
+    let base = run.scenarios.iter().find(|s| s.key == v.baseline).map_or(v.baseline, |s| s.name);
+    let rows: Vec<(String, Vec<String>)> = v
+        .rows
+        .iter()
+        .map(|row| {
+            let cells = row
+                .texts
+                .iter()
+                .zip(&row.best)
+                .map(|(t, &best)| if best { format!("{t} *") } else { format!("{t}  ") });
+            (row.label.clone(), cells.collect())
+        })
+        .collect();
+    let mut out = format!("verdict: against {base}, lower is better, * the best of each row\n");
+    out.push_str(&grid(run, &rows));
+    for cost in &v.costs {
+        let _ = writeln!(out, "- {cost}");
+    }
+    out
+}
+
+/// The table of every figure: one column per scenario, one row per figure.
+fn table(run: &Run) -> String {
     let columns: Vec<Vec<report::Cell>> = run.scenarios.iter().map(report::summary_row).collect();
-    let mut rows: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
     if let Some(first) = columns.first() {
         for (i, cell) in first.iter().enumerate() {
-            rows.push((label(cell.figure), columns.iter().map(|c| c[i].text.clone()).collect()));
+            rows.push((label(cell.figure).to_owned(), columns.iter().map(|c| c[i].text.clone()).collect()));
             for (name, figure) in extras(cell.figure) {
-                rows.push((name, run.scenarios.iter().map(figure).collect()));
+                rows.push((name.to_owned(), run.scenarios.iter().map(figure).collect()));
             }
         }
     }
+    grid(run, &rows)
+}
+
+/// Rows under a header of the scenarios' names, each column right-aligned to its widest.
+fn grid(run: &Run, rows: &[(String, Vec<String>)]) -> String {
     let label_width = rows.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
     let widths: Vec<usize> = (0..run.scenarios.len())
         .map(|i| {
@@ -86,7 +134,7 @@ pub fn render(run: &Run) -> String {
         let _ = write!(out, "  {:>w$}", s.name);
     }
     out.push('\n');
-    for (name, values) in &rows {
+    for (name, values) in rows {
         let _ = write!(out, "{name:label_width$}");
         for (v, w) in values.iter().zip(&widths) {
             let _ = write!(out, "  {v:>w$}");

@@ -82,6 +82,13 @@ fn a_tiny_storm_reports_every_scenario_in_json_and_html() {
         let cell = format!("data-key=\"{key}\" data-figure=\"spawns\" data-value=\"480\"");
         assert!(html.contains(&cell), "the summary table holds {key}'s spawns");
     }
+    // The verdict opens the page, before the settings; the machine and the command line
+    // that runs the storm again are in its header.
+    let verdict = html.find("<section class=\"verdict\">").expect("a verdict section");
+    assert!(verdict < html.find("<h2>Summary</h2>").unwrap(), "the verdict comes first");
+    assert!(html.contains("<tr data-figure=\"peak_bytes\">") && html.contains(" class=\"best\">"));
+    assert!(html.contains("Run it again: <code class=\"command\">cargo run --release -- --frames 12 "));
+    assert!(html.contains(run["machine"]["commit"].as_str().unwrap()));
     // The embedded figures are this run's.
     let start = html.find("<script type=\"application/json\" id=\"figures\">").expect("embedded figures");
     let body = &html[start..];
@@ -100,7 +107,11 @@ fn the_table_names_every_figure_and_the_report_path() {
     let out = respawn(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
-    let header = text.lines().next().unwrap();
+    // The verdict first, then the machine and the command line, then the table.
+    assert!(text.starts_with("verdict: against Box"), "{text}");
+    let again = text.lines().position(|l| l.starts_with("again:")).expect("the command line");
+    assert!(text.lines().any(|l| l.starts_with("machine: ")), "{text}");
+    let header = text.lines().nth(again + 2).unwrap();
     assert!(header.contains("Box") && header.contains("World · Reuse") && !header.contains("Purge"), "{header}");
     for row in [
         "spawns",
@@ -116,9 +127,18 @@ fn the_table_names_every_figure_and_the_report_path() {
         "heap allocations",
         "peak memory",
     ] {
-        let line = text.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("no row {row}:\n{text}"));
+        let line = text
+            .lines()
+            .skip(again + 2)
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no row {row}:\n{text}"));
         assert_eq!(line[row.len()..].split("  ").filter(|c| !c.trim().is_empty()).count(), 2, "{line}");
     }
+    for row in ["heap allocations / frame (2nd half)", "rocket spawn p99", "frame time p50", "peak memory"] {
+        let line = text.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("no verdict row {row}:\n{text}"));
+        assert!(line.contains("(1 ×)"), "Box's own ratio is 1: {line}");
+    }
+    assert!(text.contains("- World · Reuse: pooling costs"), "the cost said plainly:\n{text}");
     let spawns = text.lines().find(|l| l.starts_with("spawns")).unwrap();
     assert_eq!(spawns.split_whitespace().skip(1).collect::<Vec<_>>(), ["480", "480"], "{spawns}");
     let canonical = std::fs::canonicalize(&report).unwrap();
@@ -196,5 +216,59 @@ fn help_lists_the_flags_and_exits_0() {
         ["--frames", "--rate", "--lifetime", "--payload-us", "--scenarios", "--config", "--seed", "--report", "--json"]
     {
         assert!(text.contains(flag), "{flag}: {text}");
+    }
+}
+
+#[test]
+fn the_verdict_marks_the_best_and_the_printed_command_runs_the_same_storm() {
+    // TINY, paced at 500 fps instead of unpaced.
+    let mut args: Vec<&str> = TINY.chunks(2).filter(|kv| kv[0] != "--fps").flatten().copied().collect();
+    args.extend(["--json", "--no-report", "--seed", "11", "--fps", "500", "--scenarios", "reuse,box"]);
+    let out = respawn(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+
+    // Ratios are against Box even when it ran second; each row's best is its lowest value.
+    let verdict = &run["verdict"];
+    assert_eq!(verdict["baseline"], "box");
+    let rows = verdict["rows"].as_array().unwrap();
+    let figures: Vec<_> = rows.iter().map(|r| r["figure"].as_str().unwrap()).collect();
+    for figure in
+        ["steady_allocations_per_frame", "rocket_spawn_p99_ns", "frame_p50_us", "peak_bytes", "frames_over_budget"]
+    {
+        assert!(figures.contains(&figure), "{figure} missing: {figures:?}");
+    }
+    for row in rows {
+        let values: Vec<f64> = row["values"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let best: Vec<bool> = row["best"].as_array().unwrap().iter().map(|b| b.as_bool().unwrap()).collect();
+        let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+        for (v, b) in values.iter().zip(&best) {
+            assert_eq!(*b, *v <= low * (1.0 + 1e-9), "{row}");
+        }
+        if row["figure"] != "frames_over_budget" {
+            let ratio = row["ratios"][1].as_f64().expect("Box's ratio");
+            assert!((ratio - 1.0).abs() < 1e-12, "Box against itself: {row}");
+        }
+    }
+    // Frames over a 2 ms budget (500 fps): counted from the frame series.
+    let over = rows.iter().find(|r| r["figure"] == "frames_over_budget").unwrap();
+    for (i, s) in run["scenarios"].as_array().unwrap().iter().enumerate() {
+        let frames = s["series"]["frame_us"].as_array().unwrap();
+        let expected = frames.iter().filter(|t| t.as_f64().unwrap() > 2000.0).count() as f64;
+        assert_eq!(over["values"][i].as_f64().unwrap(), expected);
+    }
+    let machine = &run["machine"];
+    assert!(machine["cpus"].as_u64().unwrap() >= 1 && !machine["commit"].as_str().unwrap().is_empty(), "{machine}");
+
+    // The command line it prints runs the same storm: the same settings, the same fates.
+    let line = run["command_line"].as_str().unwrap();
+    let again: Vec<&str> = line.strip_prefix("cargo run --release -- ").expect("a cargo command").split(' ').collect();
+    let mut again_args = again.clone();
+    again_args.extend(["--json", "--no-report"]);
+    let rerun: Value = serde_json::from_slice(&respawn(&again_args).stdout).expect("the command runs");
+    assert_eq!(rerun["settings"], run["settings"]);
+    assert_eq!(rerun["command_line"], run["command_line"]);
+    for (a, b) in rerun["scenarios"].as_array().unwrap().iter().zip(run["scenarios"].as_array().unwrap()) {
+        assert_eq!((&a["key"], &a["hits"], &a["expired"]), (&b["key"], &b["hits"], &b["expired"]));
     }
 }
