@@ -1,4 +1,4 @@
-#![doc = include_str!("../README.md")]
+#![doc = include_str!("guide.md")]
 
 /// The bump allocator behind [`World::frame_arena`], re-exported so its `Bump` and
 /// `bumpalo::collections::Vec` name the same crate version as respawn's.
@@ -20,3 +20,9 @@ pub use respawn_pool::{
 
 mod world;
 pub use world::{FrameEnd, World, WorldBuilder, WorldStats};
+
+/// The README's examples, run as doctests (the README is the repository's front page, not
+/// the crate's documentation).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -112,6 +112,34 @@ impl WorldBuilder {
     /// [`PoolError::Config`] naming the file, class and key at fault (unreadable file, bad
     /// TOML, unknown class, a value out of range); [`PoolError::Gc`] for bad GC settings;
     /// [`PoolError::AlreadyPooled`] for a class given two pools.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, PoolError, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// assert!(world.pools().is_pooled::<Spark>());
+    ///
+    /// // A class given two pools.
+    /// let twice = World::builder()
+    ///     .pool::<Spark>(PoolConfig::PROJECTILES)
+    ///     .pool::<Spark>(PoolConfig::DEFAULT)
+    ///     .build();
+    /// assert!(matches!(twice, Err(PoolError::AlreadyPooled(_))));
+    ///
+    /// // A config that breaks a rule of `PoolConfig::validate`: more to precreate than `max`.
+    /// let config = PoolConfig { capacity: 5000, max: 4096, ..PoolConfig::PROJECTILES };
+    /// let invalid = World::builder().pool::<Spark>(config).build();
+    /// assert!(matches!(invalid, Err(PoolError::Config(_))));
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn build(self) -> Result<World, PoolError> {
         let mut layers = self.layers;
         for (path, platform) in &self.files {
@@ -223,7 +251,35 @@ impl World {
         Self::builder().build().expect("the default settings are valid")
     }
 
-    /// Starts building a world.
+    /// Starts building a world: its pooled classes, configuration files and collector
+    /// settings; see [`WorldBuilder`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{GcSettings, Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Rocket { fuel: f32 }
+    /// impl Poolable for Rocket {
+    ///     fn create() -> Self { Rocket { fuel: 100.0 } } // think 20 µs of set-up
+    /// }
+    ///
+    /// let world = World::builder()
+    ///     .pool::<Spark>(PoolConfig::PROJECTILES) // many, cheap, `Reuse`
+    ///     .pool::<Rocket>(PoolConfig::EXPENSIVE)  // two workers, `Purge`
+    ///     .gc(GcSettings::LOW_LATENCY)            // a collection every 10 s, 1 ms slices
+    ///     .build()?;
+    /// assert_eq!(world.pools().config::<Rocket>(), Some(&PoolConfig::EXPENSIVE));
+    /// assert_eq!(world.heap().settings(), &GcSettings::LOW_LATENCY);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn builder() -> WorldBuilder {
         WorldBuilder {
             pools: Vec::new(),
@@ -240,6 +296,29 @@ impl World {
     /// # Panics
     /// If the class's memory is exhausted (its reservation or the object table); see
     /// [`try_spawn`](Self::try_spawn).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 100.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// let spark = world.spawn::<Spark>();
+    /// assert_eq!(world.get(spark).unwrap().heat, 100.0);
+    /// assert_eq!(world.pool_stats::<Spark>().unwrap().spawns, 1);
+    ///
+    /// // A class without a pool spawns too: built inline by `create`.
+    /// let mut bare = World::new();
+    /// let spark = bare.spawn::<Spark>();
+    /// assert!(bare.contains(spark) && bare.pool_stats::<Spark>().is_none());
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     #[inline]
     pub fn spawn<T: Poolable>(&mut self) -> Handle<T> {
         self.spawn_with(|_| {})
@@ -249,6 +328,26 @@ impl World {
     ///
     /// # Panics
     /// As [`spawn`](Self::spawn).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Rocket { fuel: f32, armed: bool }
+    /// impl Poolable for Rocket {
+    ///     fn create() -> Self { Rocket { fuel: 0.0, armed: false } }
+    ///     // Runs after `spawn_with`'s initialiser.
+    ///     fn on_spawn(&mut self) { self.armed = self.fuel > 0.0; }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Rocket>(PoolConfig::EXPENSIVE).build()?;
+    /// let rocket = world.spawn_with(|r: &mut Rocket| r.fuel = 30.0);
+    /// let r = world.get(rocket).unwrap();
+    /// assert!(r.fuel == 30.0 && r.armed);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     #[inline]
     pub fn spawn_with<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Handle<T> {
         match self.pools.spawn_with(init) {
@@ -273,6 +372,44 @@ impl World {
     /// # Errors
     /// [`PoolError::Stale`] / [`PoolError::Arena`] if `outer` does not resolve (nothing is
     /// spawned then), or as [`try_spawn`](Self::try_spawn).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Turret { ammo: u32 }
+    /// impl Poolable for Turret {
+    ///     fn create() -> Self { Turret { ammo: 30 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Barrel { heat: f32 }
+    /// impl Poolable for Barrel {
+    ///     fn create() -> Self { Barrel { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder()
+    ///     .pool::<Turret>(PoolConfig::DEFAULT)
+    ///     .pool::<Barrel>(PoolConfig::DEFAULT)
+    ///     .build()?;
+    /// let turret = world.spawn::<Turret>();
+    /// let barrel = world.spawn_sub::<Barrel, _>(turret)?;
+    /// let scope = world.spawn_sub::<Barrel, _>(turret)?;
+    ///
+    /// // A reachable sub-object keeps its owner alive; the owner keeps none of its own.
+    /// let keep = world.root(barrel)?;
+    /// world.collect_garbage();
+    /// assert!(world.contains(barrel) && world.contains(turret));
+    /// assert!(!world.contains(scope), "nothing reached it");
+    ///
+    /// // Destroying the owner takes its sub-objects with it.
+    /// drop(keep);
+    /// world.destroy(turret)?;
+    /// assert!(!world.contains(barrel));
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn spawn_sub<T: Poolable, O>(&mut self, outer: Handle<O>) -> Result<Handle<T>, PoolError> {
         self.spawn_sub_with(outer, |_| {})
     }
@@ -339,6 +476,31 @@ impl World {
     /// # Errors
     /// [`PoolError::Stale`], [`PoolError::AlreadyReleased`], or [`PoolError::Arena`] for a
     /// wrong class, a rooted or a permanent object; nothing changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, PoolError, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// let spark = world.spawn::<Spark>();
+    /// world.destroy(spark)?; // `Reuse`: reset, and ready for the next spawn
+    /// assert!(world.get(spark).is_none(), "stale at once");
+    ///
+    /// // A second destroy is refused, and changes nothing.
+    /// assert!(matches!(world.destroy(spark), Err(PoolError::AlreadyReleased)));
+    ///
+    /// // The next spawn may take the same cell; the old handle still never resolves.
+    /// let next = world.spawn::<Spark>();
+    /// assert!(world.get(next).is_some() && world.get(spark).is_none());
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn destroy<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
         self.pools.destroy(h)
     }
@@ -347,6 +509,29 @@ impl World {
     ///
     /// # Errors
     /// [`PoolError::Stale`] or [`PoolError::Arena`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// let spark = world.spawn::<Spark>();
+    /// {
+    ///     let _guard = world.root(spark)?;
+    ///     world.collect_garbage();
+    ///     assert!(world.contains(spark));
+    /// } // the guard drops: no longer a root
+    /// world.collect_garbage();
+    /// assert!(!world.contains(spark), "nothing reached it: purged");
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn root<T: 'static>(&mut self, h: Handle<T>) -> Result<Root<T>, PoolError> {
         Ok(self.pools.heap_mut().root(h)?)
     }
@@ -355,6 +540,32 @@ impl World {
     ///
     /// # Errors
     /// [`PoolError::Stale`] or [`PoolError::Arena`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{ArenaError, Object, PoolConfig, PoolError, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// let sun = world.spawn::<Spark>();
+    /// let stray = world.spawn::<Spark>();
+    /// world.add_to_root(sun)?;
+    /// world.collect_garbage();
+    /// assert!(world.contains(sun));
+    /// assert!(!world.contains(stray), "nothing reached it: purged");
+    ///
+    /// // A root cannot be destroyed: take it out of the root set first.
+    /// assert!(matches!(world.destroy(sun), Err(PoolError::Arena(ArenaError::Rooted))));
+    /// world.remove_from_root(sun)?;
+    /// world.destroy(sun)?;
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn add_to_root<T>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
         Ok(self.pools.heap_mut().add_to_root(h.raw())?)
     }
@@ -377,11 +588,57 @@ impl World {
 
     /// Calls `f` on every live object of `T`, in memory order: one pass over the class's
     /// contiguous slabs. Objects in pools, garbage and permanent objects are not visited.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// let a = world.spawn_with(|s: &mut Spark| s.heat = 10.0);
+    /// let b = world.spawn_with(|s: &mut Spark| s.heat = 20.0);
+    /// world.tick::<Spark>(|s| s.heat *= 0.5);
+    /// assert_eq!((world.get(a).unwrap().heat, world.get(b).unwrap().heat), (5.0, 10.0));
+    ///
+    /// world.destroy(a)?;
+    /// let mut visited = 0;
+    /// world.tick::<Spark>(|_| visited += 1);
+    /// assert_eq!(visited, 1, "a destroyed object is not visited");
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn tick<T: 'static>(&mut self, f: impl FnMut(&mut T)) {
         self.pools.heap_mut().tick(f);
     }
 
     /// [`tick`](Self::tick) split across rayon's threads, slab by slab.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Mote { age: u32 }
+    /// impl Poolable for Mote {
+    ///     fn create() -> Self { Mote { age: 0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Mote>(PoolConfig::PROJECTILES).build()?;
+    /// for age in 0..10_000 {
+    ///     world.spawn_with(|m: &mut Mote| m.age = age);
+    /// }
+    /// // `f` is `Fn + Sync`: each object is handed to one thread, once.
+    /// world.par_tick::<Mote>(|m| m.age += 1);
+    /// let total: u64 = world.iter::<Mote>().map(|(_, m)| u64::from(m.age)).sum();
+    /// assert_eq!(total, (1..=10_000).sum::<u64>());
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
         self.pools.heap_mut().par_tick(f);
     }
@@ -425,6 +682,22 @@ impl World {
 
     /// Ends a frame, timed by the wall clock since the previous `end_frame`; see
     /// [`end_frame_with`](Self::end_frame_with).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{GcStep, World};
+    ///
+    /// let mut world = World::new();
+    /// let hits = world.frame_arena().alloc_slice_fill_copy(16, 0u32); // this frame's scratch
+    /// hits[0] = 7;
+    ///
+    /// let end = world.end_frame();
+    /// assert_eq!(end.frame, 0);
+    /// assert_eq!(end.gc, GcStep::Idle, "no collection due, nothing to purge");
+    /// assert!(end.frame_bytes >= 64, "the scratch, freed now");
+    /// assert_eq!(world.end_frame().frame, 1);
+    /// ```
     pub fn end_frame(&mut self) -> FrameEnd {
         let now = Instant::now();
         let dt = self.last_frame.map_or(Duration::ZERO, |last| now - last);
@@ -437,6 +710,34 @@ impl World {
     /// collection once [`GcSettings::time_between_collections`] has passed — then the
     /// pools' upkeep (cells back to the arena, workers woken, growth), and resets the
     /// frame arena.
+    ///
+    /// # Examples
+    ///
+    /// A `Default` pool's destroyed object waits for a collection, then for a purge slice:
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn::{GcSettings, GcStep, Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Crate { loot: u32 }
+    /// impl Poolable for Crate {
+    ///     fn create() -> Self { Crate { loot: 0 } }
+    /// }
+    ///
+    /// let gc = GcSettings { time_between_collections: Some(Duration::from_secs(1)), ..GcSettings::DEFAULT };
+    /// let mut world = World::builder().pool::<Crate>(PoolConfig::DEFAULT).gc(gc).build()?;
+    /// let dt = Duration::from_millis(500);
+    ///
+    /// let crate_ = world.spawn::<Crate>();
+    /// world.destroy(crate_)?; // `Default`: garbage, hidden at once
+    /// assert_eq!(world.end_frame_with(dt).gc, GcStep::Idle); // 0.5 s: nothing due
+    /// assert!(matches!(world.end_frame_with(dt).gc, GcStep::Collected(_))); // 1 s: collected
+    /// assert_eq!(world.len::<Crate>(), 1, "found, not purged yet");
+    /// assert!(matches!(world.end_frame_with(dt).gc, GcStep::Purged(p) if p.is_done()));
+    /// assert_eq!(world.len::<Crate>(), 0);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn end_frame_with(&mut self, dt: Duration) -> FrameEnd {
         let gc = self.pools.heap_mut().update(dt);
         self.pools.maintain();
@@ -449,6 +750,31 @@ impl World {
 
     /// The per-frame scratch arena for temporaries (hit lists, spawn requests): allocation
     /// is a pointer bump, and [`end_frame`](Self::end_frame) frees everything at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::bumpalo::collections::Vec as FrameVec;
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// world.spawn_with(|s: &mut Spark| s.heat = 900.0);
+    /// world.spawn_with(|s: &mut Spark| s.heat = 20.0);
+    ///
+    /// let hot = world.iter::<Spark>().filter(|(_, s)| s.heat > 500.0).map(|(h, _)| h);
+    /// let hot = FrameVec::from_iter_in(hot, world.frame_arena());
+    /// assert_eq!(hot.len(), 1);
+    /// // To change the world while such a list lives, see `with_frame_arena`.
+    /// drop(hot);
+    /// world.end_frame();
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn frame_arena(&self) -> &Bump {
         &self.frame
     }
@@ -529,11 +855,67 @@ impl World {
     /// # Errors
     /// [`PoolError::NotPooled`] if `T` has no pool; [`PoolError::Arena`] when its memory is
     /// exhausted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, PoolError, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ember { heat: f32 }
+    /// impl Poolable for Ember {
+    ///     fn create() -> Self { Ember { heat: 0.0 } }
+    /// }
+    ///
+    /// // No workers: built on demand, or ahead of time by `prefill` (a loading screen).
+    /// let config = PoolConfig { max: 100, ..PoolConfig::ON_DEMAND };
+    /// let mut world = World::builder().pool::<Spark>(config).build()?;
+    /// assert_eq!(world.prefill::<Spark>(64)?, 64);
+    /// assert_eq!(world.prefill::<Spark>(64)?, 36, "within `max`");
+    /// for _ in 0..100 {
+    ///     world.spawn::<Spark>();
+    /// }
+    /// assert_eq!(world.pool_stats::<Spark>().unwrap().misses, 0);
+    ///
+    /// assert!(matches!(world.prefill::<Ember>(1), Err(PoolError::NotPooled(_))));
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn prefill<T: Poolable>(&mut self, n: usize) -> Result<usize, PoolError> {
         self.pools.prefill::<T>(n)
     }
 
     /// `T`'s pool counters, if it has a pool.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// // `ON_DEMAND`: no workers, `Reuse`.
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).build()?;
+    /// let first = world.spawn::<Spark>(); // nothing ready: built inline, a miss
+    /// world.destroy(first)?; // reset and kept
+    /// world.spawn::<Spark>(); // the kept one: a hit
+    ///
+    /// let stats = world.pool_stats::<Spark>().unwrap();
+    /// assert_eq!((stats.spawns, stats.hits, stats.misses), (2, 1, 1));
+    /// assert_eq!((stats.in_use, stats.recycled_reuse), (1, 1));
+    /// assert_eq!(stats.hit_rate(), 0.5);
+    /// assert!(world.pool_stats::<String>().is_none(), "no pool");
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn pool_stats<T: 'static>(&self) -> Option<PoolStats> {
         self.pools.stats_of::<T>()
     }

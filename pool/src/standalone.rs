@@ -354,6 +354,26 @@ pub(crate) enum AtMax {
 impl<T: Send + 'static> Pool<T> {
     /// A builder with the defaults: [`PoolConfig::DEFAULT`]'s sizes and one worker, with
     /// [`Policy::Reuse`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::{Policy, Pool, PoolConfig, PoolError};
+    ///
+    /// let pool = Pool::builder()
+    ///     .name("decoders")
+    ///     .config(PoolConfig::EXPENSIVE) // a preset's sizes, two workers, `Purge` …
+    ///     .capacity(16)                  // … with single fields overridden
+    ///     .create(|| vec![0u8; 4096])
+    ///     .build()?;
+    /// assert_eq!(pool.config().policy, Policy::Purge);
+    /// assert_eq!(pool.stats().class, "decoders");
+    ///
+    /// // `Default` recycles through a World's collector: a standalone pool refuses it.
+    /// let refused = Pool::builder().policy(Policy::Default).create(String::new).build();
+    /// assert!(matches!(refused, Err(PoolError::Config(_))));
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn builder() -> PoolBuilder<T> {
         PoolBuilder {
             name: short_type_name(type_name::<T>()),
@@ -369,7 +389,28 @@ impl<T: Send + 'static> Pool<T> {
     /// back.
     ///
     /// # Panics
-    /// If the pool's memory reservation is used up, or `create` panics (the cell is kept).
+    /// If the pool's memory reservation is used up, or `create` panics (the cell goes back
+    /// to the allocator, and the panic goes on).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder()
+    ///     .workers(0) // nothing precreated: objects are built on demand
+    ///     .create(|| String::with_capacity(64))
+    ///     .reset(String::clear)
+    ///     .build()?;
+    /// {
+    ///     let mut line = pool.pull(); // nothing ready: built inline, a miss
+    ///     line.push_str("hello");
+    /// } // back in the pool, cleared
+    /// let line = pool.pull(); // the same string: a hit
+    /// assert!(line.is_empty() && line.capacity() >= 64);
+    /// assert_eq!((pool.stats().hits, pool.stats().misses), (1, 1));
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     #[inline]
     pub fn pull(&self) -> Pooled<'_, T> {
         match self.take(AtMax::Overflow) {
@@ -384,6 +425,22 @@ impl<T: Send + 'static> Pool<T> {
     /// # Errors
     /// [`PoolError::Exhausted`], or [`PoolError::Alloc`] if the memory reservation is used
     /// up.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::{Pool, PoolError};
+    ///
+    /// let pool = Pool::builder().workers(0).capacity(0).max(2).create(|| [0u64; 8]).build()?;
+    /// let a = pool.try_pull()?;
+    /// let b = pool.try_pull()?;
+    /// // The pool owns `max` cells, all in use: refused instead of an overflow object.
+    /// assert!(matches!(pool.try_pull(), Err(PoolError::Exhausted { max: 2, .. })));
+    /// drop(a);
+    /// assert!(pool.try_pull().is_ok(), "`a`'s object, ready again");
+    /// # drop(b);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     #[inline]
     pub fn try_pull(&self) -> Result<Pooled<'_, T>, PoolError> {
         self.take(AtMax::Refuse).map(|cell| Pooled { pool: self, cell })
@@ -394,6 +451,22 @@ impl<T: Send + 'static> Pool<T> {
     ///
     /// # Panics
     /// As [`pull`](Self::pull).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Arc::new(Pool::builder().capacity(8).create(Vec::<u32>::new).reset(Vec::clear).build()?);
+    /// let mut job = pool.pull_owned();
+    /// job.extend([1, 2, 3]);
+    /// // The guard moves to another thread, and goes back to the pool from there.
+    /// let sum = std::thread::spawn(move || job.iter().sum::<u32>()).join().unwrap();
+    /// assert_eq!(sum, 6);
+    /// assert_eq!(pool.stats().released, 1);
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn pull_owned(self: &Arc<Self>) -> OwnedPooled<T> {
         match self.take(AtMax::Overflow) {
             Ok(cell) => OwnedPooled { pool: Arc::clone(self), cell },
@@ -414,6 +487,19 @@ impl<T: Send + 'static> Pool<T> {
     ///
     /// # Errors
     /// [`PoolError::Alloc`] if the memory reservation is used up.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder().workers(0).create(|| [0u8; 256]).build()?;
+    /// assert_eq!(pool.prefill(100)?, 100);
+    /// let held: Vec<_> = (0..100).map(|_| pool.pull()).collect();
+    /// assert_eq!(pool.stats().misses, 0);
+    /// # drop(held);
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn prefill(&self, n: usize) -> Result<usize, PoolError> {
         // Published as it fills, and what is left when done (or when `create` panics).
         let mut batch = Batch { pool: self, magazine: Magazine::new() };
@@ -439,6 +525,23 @@ impl<T: Send + 'static> Pool<T> {
     ///
     /// # Errors
     /// [`PoolError::NotWarm`] when `timeout` runs out first (the workers keep building).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder().capacity(512).workers(1).create(|| Box::new([0u64; 16])).build()?;
+    /// // `build` returned as soon as the worker started; wait for its 512 objects.
+    /// pool.wait_until_warm(Duration::from_secs(10))?;
+    /// assert!(pool.stats().available() >= 512);
+    ///
+    /// let held: Vec<_> = (0..512).map(|_| pool.pull()).collect();
+    /// assert_eq!(pool.stats().misses, 0);
+    /// # drop(held);
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn wait_until_warm(&self, timeout: Duration) -> Result<(), PoolError> {
         let start = Instant::now();
         while !self.depot.is_warm() {
@@ -462,6 +565,26 @@ impl<T: Send + 'static> Pool<T> {
     /// The pool's name, configuration and counters. `in_use` counts objects pulled and not
     /// handed back (a [`Shared`](crate::Shared) object's until its last strong reference
     /// goes); `high_water` is the most cells the pool owned at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder().workers(0).create(String::new).build()?;
+    /// let a = pool.pull();
+    /// let b = pool.pull();
+    /// drop(a);
+    ///
+    /// let stats = pool.stats();
+    /// assert_eq!(stats.class, "String");
+    /// assert_eq!((stats.spawns, stats.misses), (2, 2), "nothing precreated");
+    /// assert_eq!((stats.in_use, stats.released), (1, 1));
+    /// assert_eq!(stats.recycled_reuse, 1, "`Reuse`: kept for the next pull");
+    /// assert_eq!(stats.high_water, 2);
+    /// # drop(b);
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn stats(&self) -> PoolStats {
         let (mut hits, mut misses, mut overflow, mut released, mut reused, mut local_ready) = (0, 0, 0, 0, 0, 0);
         for local in self.locals.iter() {
