@@ -16,7 +16,7 @@ use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Reje
 use crate::class::{ClassEntry, Ended, FreeRoute, Freed, FreedCell};
 use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
-use crate::table::{Cells, ObjectTable, Range, Slot, NONE, PERMANENT_SLOTS};
+use crate::table::{Cells, ObjectTable, Range, Slot, PERMANENT_SLOTS};
 use crate::{ArenaError, Handle, ObjectFlags, RawHandle, Root};
 
 /// Settings of an [`Arena`].
@@ -136,9 +136,11 @@ pub struct Arena {
     table: Arc<ObjectTable>,
     classes: Vec<ClassEntry>,
     by_type: HashMap<TypeId, ClassId, BuildHasherDefault<TypeIdHasher>>,
-    /// The class [`store_mut`](Self::store_mut) found last, and its type: a run of inserts
-    /// of one class compares one `TypeId` instead of probing `by_type`. Classes are never
-    /// unregistered, so the pair never goes stale.
+    /// The class a typed call found last, and its type: a run of inserts, gets and removes
+    /// of one class compares one `TypeId` instead of probing `by_type` or the table's
+    /// directory. Always a registered class and its own type (set by `find_or_register`
+    /// and `class_by_range` only); classes are never unregistered, so the pair never goes
+    /// stale.
     recent: (TypeId, ClassId),
     config: ArenaConfig,
     alloc: ChunkAllocator,
@@ -277,14 +279,39 @@ impl Arena {
             (ty, id) if ty == TypeId::of::<T>() => id,
             _ => self.find_or_register::<T>()?,
         };
-        Ok(ClassStore {
+        // SAFETY: `recent` and `find_or_register` name `T`'s own class.
+        Ok(unsafe { self.store_of_unchecked(id) })
+    }
+
+    /// The typed view of class `id` with no check at all: for a caller that holds an id
+    /// it checked once ([`store_of`](Self::store_of) accepted it) and keeps for the arena's
+    /// life, such as a pool.
+    ///
+    /// # Safety
+    /// `id` is class `T`'s in this arena.
+    #[inline(always)]
+    pub unsafe fn store_of_unchecked<T: Send + Sync + 'static>(&mut self, id: ClassId) -> ClassStore<'_, T> {
+        debug_assert!(
+            self.classes.get(id.index()).is_some_and(|e| e.type_id == TypeId::of::<T>()),
+            "{id:?} is not {}'s class",
+            type_name::<T>()
+        );
+        // SAFETY: the caller's `id` is a class of this arena (classes are never removed).
+        let entry = unsafe { self.classes.get_unchecked_mut(id.index()) };
+        ClassStore {
             table: &self.table,
-            entry: &mut self.classes[id.index()],
+            entry,
             alloc: &self.alloc,
             outers: &mut self.outers,
             max_generation: self.config.max_generation,
             _class: PhantomData,
-        })
+        }
+    }
+
+    /// `T`'s class if it is the [`recent`](Self::recent) one: one `TypeId` compare.
+    #[inline(always)]
+    fn recent_class<T: 'static>(&self) -> Option<ClassId> {
+        (self.recent.0 == TypeId::of::<T>()).then_some(self.recent.1)
     }
 
     /// `T`'s class, registered now if it was not, remembered as the [`recent`](Self::recent)
@@ -313,22 +340,9 @@ impl Arena {
             Some(entry) if entry.type_id != TypeId::of::<T>() => {
                 Err(ArenaError::WrongClass { expected: type_name::<T>(), found: entry.name })
             }
-            Some(_) => Ok(self.typed_store(id.index()).expect("checked just now")),
+            // SAFETY: checked just now.
+            Some(_) => Ok(unsafe { self.store_of_unchecked(id) }),
         }
-    }
-
-    /// The typed view of class index `class` if it is `T`'s: no error value built.
-    #[inline(always)]
-    fn typed_store<T: Send + Sync + 'static>(&mut self, class: usize) -> Option<ClassStore<'_, T>> {
-        let entry = self.classes.get_mut(class).filter(|e| e.type_id == TypeId::of::<T>())?;
-        Some(ClassStore {
-            table: &self.table,
-            entry,
-            alloc: &self.alloc,
-            outers: &mut self.outers,
-            max_generation: self.config.max_generation,
-            _class: PhantomData,
-        })
     }
 
     /// Places `value` in the arena's permanent pool (UE's disregard-for-GC pool), flagged
@@ -413,7 +427,20 @@ impl Arena {
     /// slot and the cell by arithmetic: the two loads that follow are independent. No error
     /// value is built: [`typed_slot`](Self::typed_slot) says why when it matters.
     #[inline(always)]
-    fn locate<T: 'static>(&self, h: Handle<T>) -> Option<(&Slot, NonNull<u8>)> {
+    fn locate<T: 'static>(&self, h: Handle<T>) -> Option<NonNull<u8>> {
+        if let Some(id) = self.recent_class::<T>() {
+            // SAFETY: `recent` names a class of this arena.
+            let entry = unsafe { self.classes.get_unchecked(id.index()) };
+            // SAFETY: cells are non-null.
+            return locate_in(entry, &self.table, h).map(|p| unsafe { NonNull::new_unchecked(p) });
+        }
+        self.locate_by_range(h).map(|(_, cell)| cell)
+    }
+
+    /// [`locate`](Self::locate) through the table's directory, for a class other than the
+    /// recent one: the handle's range names the class.
+    #[inline]
+    fn locate_by_range<T: 'static>(&self, h: Handle<T>) -> Option<(&Slot, NonNull<u8>)> {
         let range = self.table.range(h.index())?;
         let n = h.index().wrapping_sub(range.start);
         let slot = range.try_slot(n)?;
@@ -432,7 +459,7 @@ impl Arena {
     /// The slot of the visible `T` that `h` names, or why not.
     #[inline]
     fn typed_slot<T: 'static>(&self, h: Handle<T>) -> Result<&Slot, ArenaError> {
-        match self.locate(h) {
+        match self.locate_by_range(h) {
             Some((slot, _)) => Ok(slot),
             None => Err(self.why_not(h)),
         }
@@ -460,7 +487,7 @@ impl Arena {
     /// The object `h` names, if it resolves.
     #[inline]
     pub fn get<T: 'static>(&self, h: Handle<T>) -> Option<&T> {
-        let (_, cell) = self.locate(h)?;
+        let cell = self.locate(h)?;
         // SAFETY: the slot is live, of class `T`, so its cell holds an initialised `T`;
         // `&self` excludes writers for the borrow's life.
         Some(unsafe { &*cell.cast::<T>().as_ptr() })
@@ -469,7 +496,7 @@ impl Arena {
     /// The object `h` names, mutably, if it resolves.
     #[inline]
     pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
-        let (_, cell) = self.locate(h)?;
+        let cell = self.locate(h)?;
         // SAFETY: as in `get`; `&mut self` makes the borrow unique.
         Some(unsafe { &mut *cell.cast::<T>().as_ptr() })
     }
@@ -482,9 +509,24 @@ impl Arena {
     /// Moves the object out, if `h` resolves; its handles go stale.
     #[inline]
     pub fn remove<T: Send + Sync + 'static>(&mut self, h: Handle<T>) -> Option<T> {
-        // The handle's range names its class: no type hash, and no error value built.
-        let class = self.table.class_at(h.index())?;
-        self.typed_store::<T>(usize::from(class))?.remove(h)
+        let id = match self.recent_class::<T>() {
+            Some(id) => id,
+            None => self.class_by_range(h)?,
+        };
+        // SAFETY: `recent` and `class_by_range` name `T`'s class.
+        unsafe { self.store_of_unchecked::<T>(id) }.remove(h)
+    }
+
+    /// `T`'s class for a typed call when `T` is not the recent class: the one whose range
+    /// holds `h` (no type hash, and no error value built), if it is `T`'s; it becomes the
+    /// recent class.
+    #[inline(never)]
+    fn class_by_range<T: 'static>(&mut self, h: Handle<T>) -> Option<ClassId> {
+        let class = usize::from(self.table.class_at(h.index())?);
+        self.classes.get(class).filter(|e| e.type_id == TypeId::of::<T>())?;
+        let id = ClassId::from_index(class as u16);
+        self.recent = (TypeId::of::<T>(), id);
+        Some(id)
     }
 
     /// Moves the object out and releases its slot; every handle to it goes stale.
@@ -860,6 +902,55 @@ impl Drop for Arena {
     }
 }
 
+/// The cell of the visible object of `entry`'s class that `h` names: the slot and the
+/// cell by arithmetic on the class's range, no directory, no error value. A permanent object
+/// of the class (outside the range) takes the cold path.
+#[inline(always)]
+fn locate_in<T: 'static>(entry: &ClassEntry, table: &ObjectTable, h: Handle<T>) -> Option<*mut u8> {
+    let n = h.index().wrapping_sub(entry.start);
+    let Some(slot) = entry.try_slot(n) else { return locate_permanent(entry, table, h.raw()) };
+    slot.check_without(h.generation(), ObjectFlags::HIDDEN)?;
+    Some(entry.cell_of::<T>(n))
+}
+
+#[cold]
+#[inline(never)]
+fn locate_permanent(entry: &ClassEntry, table: &ObjectTable, raw: RawHandle) -> Option<*mut u8> {
+    let slot = table.resolve(raw).ok()?;
+    (usize::from(slot.class()) == entry.id.index()).then_some(())?;
+    Some(table.cell(raw.index())?.as_ptr())
+}
+
+/// Takes a prepared slab for `entry`'s class and makes its cells vacant slots.
+#[cold]
+fn grow(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> Result<(), ArenaError> {
+    let grant = alloc.alloc_slab(entry.id)?;
+    let slab = grant.index as usize;
+    if entry.bases.len() <= slab {
+        entry.bases.resize(slab + 1, ptr::null_mut());
+        entry.live.resize(((slab + 1) << entry.shift).div_ceil(64), 0);
+    }
+    entry.bases[slab] = grant.base.as_ptr();
+    #[cfg(miri)]
+    entry.range().cells.as_ref().expect("a class range has cells").bases[slab]
+        .store(grant.base.as_ptr(), Ordering::Release);
+    debug_assert_eq!(entry.range().cell(grant.index << entry.shift), Some(grant.base), "cell arithmetic disagrees");
+    // SAFETY: the range is this class's, and a slab is granted once, so its block of slots
+    // was never set up.
+    let first = unsafe { table.set_up_block(entry.range(), grant.index, entry.id.index() as u16, ObjectFlags::VACANT) };
+    // Reversed, so the slab fills front to back.
+    entry.free.extend((first..first + grant.cells).rev());
+    Ok(())
+}
+
+/// [`grow`], then the vacant slot the caller needs.
+#[cold]
+#[inline(never)]
+fn grow_for_one(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> Result<u32, ArenaError> {
+    grow(table, entry, alloc)?;
+    Ok(entry.free.pop().expect("a granted slab has cells"))
+}
+
 #[cold]
 #[inline(never)]
 fn insert_failed<T>(error: ArenaError) -> ! {
@@ -885,10 +976,12 @@ fn check_releasable(table: &ObjectTable, index: u32, slot: &Slot) -> Result<(), 
     Ok(())
 }
 
-/// Marks slot `index` (cell number `n`, at `cell`, its object's `flags` as the caller read
-/// them under `&mut Arena`) vacant with the next generation, or retires it at the ceiling, and takes it out of the live bitmap and out of the sub-object
-/// lists (its own sub-objects are cut loose). Returns what the free route is to be told:
-/// the cell, or the retirement. The caller computed `n` and `cell` once for the whole path.
+/// The one place a slot is released. Marks slot `index` (cell number `n`; its object's
+/// `flags` and `generation` as the caller read them under `&mut Arena`) `vacant` with the
+/// next generation, or retires it at the ceiling; takes it out of the live bitmap, and out
+/// of the sub-object lists when the flags say it is linked (its own sub-objects are cut
+/// loose). Returns whether the slot retired (counted here). What happens to the cell is
+/// the caller's: [`route`] it, or keep it (a stow).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the hot path's pieces, passed rather than recomputed
 fn release(
@@ -897,33 +990,37 @@ fn release(
     outers: &mut Outers,
     index: u32,
     n: u32,
-    cell: NonNull<u8>,
     flags: ObjectFlags,
+    generation: u32,
+    vacant: ObjectFlags,
     max_generation: u32,
-    ended: Ended,
-) -> Freed {
+) -> bool {
     debug_assert_eq!(index - entry.start, n, "cell number of another slot");
-    debug_assert_eq!(entry.cell_ptr(n), cell.as_ptr(), "cell of another slot");
-    let slot = entry.slot(n);
     debug_assert!(!flags.contains(ObjectFlags::VACANT), "releasing vacant slot {index}");
-    if flags.contains(ObjectFlags::HAS_SUBOBJECTS) || slot.outer.load(Ordering::Relaxed) != NONE {
+    if flags.intersects(ObjectFlags::LINKED) {
         unlink(table, outers, index);
     }
-    let retire = slot.vacate(entry.route.is_some(), max_generation);
+    let retire = entry.slot(n).vacate(generation, vacant, max_generation);
     entry.set_live(n, false);
     entry.len -= 1;
     if retire {
-        return retired(entry, index, ended);
+        // Wrapping would let an old handle alias a new object: the slot stays vacant at its
+        // last generation, so no handle resolves to it again.
+        entry.retired += 1;
     }
-    Freed::Cell(FreedCell { class: entry.id, slot: index, cell }, ended)
+    retire
 }
 
-/// Wrapping would let an old handle alias a new object: the slot retires instead. It stays
-/// vacant at its last generation, so no handle resolves to it again.
-#[cold]
-fn retired(entry: &mut ClassEntry, index: u32, ended: Ended) -> Freed {
-    entry.retired += 1;
-    Freed::Retired { class: entry.id, slot: index, ended }
+/// The flags a released slot takes when it is not retired: plain `VACANT` for the class's
+/// vacant list, `VACANT | ASYNC` for a cell its free route receives (it belongs to the
+/// route's owner until it comes back through `adopt` or `recycle`, which a layout picture
+/// shows).
+#[inline(always)]
+fn vacant_flags(entry: &ClassEntry) -> ObjectFlags {
+    match entry.route {
+        Some(_) => ObjectFlags::VACANT.union(ObjectFlags::ASYNC),
+        None => ObjectFlags::VACANT,
+    }
 }
 
 #[cold]
@@ -932,12 +1029,13 @@ fn unlink(table: &ObjectTable, outers: &mut Outers, index: u32) {
     outers.orphan_children(table, index);
 }
 
-/// Moves the object out of slot `index` (cell number `n`, with `flags`) and releases the
-/// slot through the class's route.
+/// Moves the object out of slot `index` (cell number `n`, its `flags`, the `generation`
+/// its handle carried) and releases the slot through the class's route.
 ///
 /// # Safety
-/// Slot `index` holds a live `T` of `entry`'s class.
+/// Slot `index` holds a live `T` of `entry`'s class, of that generation.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the hot path's pieces, passed rather than recomputed
 unsafe fn take<T>(
     table: &ObjectTable,
     entry: &mut ClassEntry,
@@ -945,15 +1043,17 @@ unsafe fn take<T>(
     index: u32,
     n: u32,
     flags: ObjectFlags,
+    generation: u32,
     max_generation: u32,
 ) -> T {
     // SAFETY: cells are non-null.
-    let cell = unsafe { NonNull::new_unchecked(entry.cell_ptr(n)) };
+    let cell = unsafe { NonNull::new_unchecked(entry.cell_of::<T>(n)) };
     // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here
     // because the slot is released right after.
     let value = unsafe { cell.cast::<T>().read() };
-    let freed = release(table, entry, outers, index, n, cell, flags, max_generation, Ended::Removed);
-    route(entry, freed, cell);
+    let vacant = vacant_flags(entry);
+    let retired = release(table, entry, outers, index, n, flags, generation, vacant, max_generation);
+    route(entry, index, cell, retired, Ended::Removed);
     value
 }
 
@@ -977,64 +1077,81 @@ unsafe fn destroy_at(
     let n = index - entry.start;
     // SAFETY: cells are non-null.
     let cell = unsafe { NonNull::new_unchecked(entry.cell_ptr(n)) };
-    let drop_fn = entry.drop_fn;
-    let flags = entry.slot(n).flags();
-    let freed = release(table, entry, outers, index, n, cell, flags, max_generation, ended);
-    let Some(drop_fn) = drop_fn else {
-        route(entry, freed, cell);
+    let slot = entry.slot(n);
+    let (flags, generation) = (slot.flags(), slot.generation());
+    let vacant = vacant_flags(entry);
+    let retired = release(table, entry, outers, index, n, flags, generation, vacant, max_generation);
+    let Some(drop_fn) = entry.drop_fn else {
+        route(entry, index, cell, retired, ended);
         return;
     };
-    let mut unwinding = RetireOnUnwind { entry, freed: Some(freed), cell };
+    let unwinding = RetireOnUnwind { entry, index, cell, retired, ended };
     // SAFETY: the cell holds an object of this class, released just now, dropped once.
     unsafe { drop_fn(cell.as_ptr()) };
-    let freed = unwinding.freed.take().expect("taken once");
-    route(unwinding.entry, freed, cell);
+    let entry = unwinding.disarm();
+    route(entry, index, cell, retired, ended);
 }
 
 /// Retires a released slot whose object's destructor panicked, and tells the route: armed
-/// around the destructor in [`destroy_at`], disarmed (its `freed` taken) once it returns.
+/// around the destructor in [`destroy_at`], disarmed once it returns.
 struct RetireOnUnwind<'a> {
     entry: &'a mut ClassEntry,
-    freed: Option<Freed>,
+    index: u32,
     cell: NonNull<u8>,
+    retired: bool,
+    ended: Ended,
+}
+
+impl<'a> RetireOnUnwind<'a> {
+    /// The destructor returned: the entry back, nothing done.
+    #[inline(always)]
+    fn disarm(self) -> &'a mut ClassEntry {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped, so the reference read out of it is the only one.
+        unsafe { ptr::read(&this.entry) }
+    }
 }
 
 impl Drop for RetireOnUnwind<'_> {
     #[cold]
     fn drop(&mut self) {
-        let retired = match self.freed.take() {
-            None => return,
-            Some(Freed::Cell(token, ended)) => {
-                // The slot is vacant and on no list: no handle resolves to it, no insert
-                // takes it. Counted with the ceiling's retirements.
-                self.entry.retired += 1;
-                Freed::Retired { class: token.class, slot: token.slot, ended }
-            }
-            Some(retired) => retired,
-        };
-        route(self.entry, retired, self.cell);
+        if !self.retired {
+            // The slot is vacant and on no list: no handle resolves to it, no insert takes
+            // it. Counted with the ceiling's retirements.
+            self.entry.retired += 1;
+        }
+        route(self.entry, self.index, self.cell, true, self.ended);
     }
 }
 
-/// Sends a freed cell down its class's route (default: the class's vacant list); a route
-/// also hears of a retired slot, so it can count the object gone. `cell` is the cell's
-/// address, for ASan: a cell that is not handed to a route (vacant, or its slot retired)
-/// is poisoned ([`poison`](respawn_allocator::poison)).
-#[inline]
-fn route(entry: &mut ClassEntry, freed: Freed, cell: NonNull<u8>) {
-    match (freed, &mut entry.route) {
-        (cell @ Freed::Cell(..), Some(route)) => route(cell),
-        (Freed::Cell(token, _), None) => {
-            poison::poison(cell.as_ptr(), entry.cell_size);
-            entry.free.push(token.slot);
-        }
-        (retired @ Freed::Retired { .. }, route) => {
-            poison::poison(cell.as_ptr(), entry.cell_size);
-            if let Some(route) = route {
-                route(retired);
-            }
-        }
+/// Sends a released cell down its class's route: by default the class's vacant list; a
+/// route receives a [`Freed::Cell`] token (and hears of a `retired` slot as
+/// [`Freed::Retired`], so it can count the object gone). A cell that is not handed to a
+/// route (vacant, or its slot retired) is poisoned for ASan
+/// ([`poison`](respawn_allocator::poison)).
+#[inline(always)]
+fn route(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, retired: bool, ended: Ended) {
+    if entry.route.is_none() && !retired {
+        poison::poison(cell.as_ptr(), entry.cell_size);
+        entry.free.push(index);
+        return;
     }
+    route_slow(entry, index, cell, retired, ended);
+}
+
+/// [`route`] for a class with a free route, or a retired slot.
+#[inline(never)]
+fn route_slow(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, retired: bool, ended: Ended) {
+    let class = entry.id;
+    if retired {
+        poison::poison(cell.as_ptr(), entry.cell_size);
+        if let Some(route) = &mut entry.route {
+            route(Freed::Retired { class, slot: index, ended });
+        }
+        return;
+    }
+    let route = entry.route.as_mut().expect("a vacant list's cell takes the fast path");
+    route(Freed::Cell(FreedCell { class, slot: index, cell }, ended));
 }
 
 /// The bases of a class's slabs, shared read-only with rayon's tasks.
@@ -1182,25 +1299,18 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// Takes a prepared slab and makes its cells vacant slots.
     #[cold]
     fn grow(&mut self) -> Result<(), ArenaError> {
-        let grant = self.alloc.alloc_slab(self.entry.id)?;
-        let slab = grant.index as usize;
-        let e = &mut *self.entry;
-        if e.bases.len() <= slab {
-            e.bases.resize(slab + 1, ptr::null_mut());
-            e.live.resize(((slab + 1) << e.shift).div_ceil(64), 0);
+        grow(self.table, self.entry, self.alloc)
+    }
+
+    /// A vacant slot for the next object: the warmest, or the first of a new slab.
+    #[inline(always)]
+    fn vacant(&mut self) -> Result<u32, ArenaError> {
+        match self.entry.free.pop() {
+            Some(index) => Ok(index),
+            // The store's parts, not the store: a cold call must not make the hot path
+            // build the store in memory.
+            None => grow_for_one(self.table, self.entry, self.alloc),
         }
-        e.bases[slab] = grant.base.as_ptr();
-        #[cfg(miri)]
-        e.range().cells.as_ref().expect("a class range has cells").bases[slab]
-            .store(grant.base.as_ptr(), Ordering::Release);
-        debug_assert_eq!(e.range().cell(grant.index << e.shift), Some(grant.base), "cell arithmetic disagrees");
-        // SAFETY: the range is this class's, and a slab is granted once, so its block of
-        // slots was never set up.
-        let first =
-            unsafe { self.table.set_up_block(e.range(), grant.index, e.id.index() as u16, ObjectFlags::VACANT) };
-        // Reversed, so the slab fills front to back.
-        e.free.extend((first..first + grant.cells).rev());
-        Ok(())
     }
 
     /// Places `value` in a vacant cell and returns its handle.
@@ -1209,20 +1319,10 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// As [`Arena::try_insert`].
     #[inline]
     pub fn try_insert(&mut self, value: T) -> Result<Handle<T>, Rejected<T, ArenaError>> {
-        match self.entry.free.pop() {
-            Some(index) => Ok(self.place(index, value)),
-            None => self.grow_and_insert(value),
+        match self.vacant() {
+            Ok(index) => Ok(self.place(index, value)),
+            Err(error) => Err(Rejected { error, value }),
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn grow_and_insert(&mut self, value: T) -> Result<Handle<T>, Rejected<T, ArenaError>> {
-        if let Err(error) = self.grow() {
-            return Err(Rejected { error, value });
-        }
-        let index = self.entry.free.pop().expect("a granted slab has cells");
-        Ok(self.place(index, value))
     }
 
     /// Writes `value` into vacant slot `index`'s cell and makes it live.
@@ -1230,7 +1330,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     fn place(&mut self, index: u32, value: T) -> Handle<T> {
         let n = index - self.entry.start;
         let slot = self.entry.slot(n);
-        let cell = self.entry.cell_ptr(n);
+        let cell = self.entry.cell_of::<T>(n);
         debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "vacant list holds occupied slot {index}");
         poison::unpoison(cell, self.entry.cell_size);
         // SAFETY: a vacant slot's cell is ours, uninitialised, sized and aligned for `T`.
@@ -1247,9 +1347,9 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// If [`try_insert`](Self::try_insert) fails.
     #[inline]
     pub fn insert(&mut self, value: T) -> Handle<T> {
-        match self.entry.free.pop() {
-            Some(index) => self.place(index, value),
-            None => self.grow_and_insert(value).unwrap_or_else(|r| insert_failed::<T>(r.error)),
+        match self.vacant() {
+            Ok(index) => self.place(index, value),
+            Err(error) => insert_failed::<T>(error),
         }
     }
 
@@ -1261,13 +1361,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// # Errors
     /// As [`try_insert`](Self::try_insert): [`ArenaError::Alloc`] or [`ArenaError::TableFull`].
     pub fn take_cell(&mut self) -> Result<FreedCell, ArenaError> {
-        let index = match self.entry.free.pop() {
-            Some(index) => index,
-            None => {
-                self.grow()?;
-                self.entry.free.pop().expect("a granted slab has cells")
-            }
-        };
+        let index = self.vacant()?;
         let n = index - self.entry.start;
         let slot = self.entry.slot(n);
         slot.flags.store((ObjectFlags::VACANT | ObjectFlags::ASYNC).bits(), Ordering::Release);
@@ -1313,29 +1407,30 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     pub fn stow(&mut self, h: Handle<T>) -> Result<Option<FreedCell>, ArenaError> {
         let (n, slot, flags) = self.slot(h)?;
         check_releasable(self.table, h.index(), slot)?;
-        self.stow_at(h.index(), n, flags)
+        self.stow_at(h.index(), n, flags, h.generation().get())
     }
 
-    /// The stow of the visible, releasable object in slot `index` (cell number `n`, `flags`).
+    /// The stow of the visible, releasable object of `generation` in slot `index` (cell
+    /// number `n`, `flags`).
     #[inline]
-    fn stow_at(&mut self, index: u32, n: u32, flags: ObjectFlags) -> Result<Option<FreedCell>, ArenaError> {
+    fn stow_at(
+        &mut self,
+        index: u32,
+        n: u32,
+        flags: ObjectFlags,
+        generation: u32,
+    ) -> Result<Option<FreedCell>, ArenaError> {
         // SAFETY: cells are non-null.
-        let cell = unsafe { NonNull::new_unchecked(self.entry.cell_ptr(n)) };
-        match release(self.table, self.entry, self.outers, index, n, cell, flags, self.max_generation, Ended::Removed) {
-            Freed::Cell(token, _) => {
-                // A plain store: the membership flags are the arena's to write.
-                let slot = self.entry.slot(n);
-                slot.flags.store((ObjectFlags::VACANT | ObjectFlags::IN_POOL).bits(), Ordering::Release);
-                Ok(Some(token))
-            }
-            Freed::Retired { .. } => {
-                // SAFETY: the slot held a `T` until `release` retired it just now; nobody
-                // else can reach the cell any more, so this is its one drop.
-                unsafe { ptr::drop_in_place(cell.cast::<T>().as_ptr()) };
-                poison::poison(cell.as_ptr(), self.entry.cell_size);
-                Ok(None)
-            }
+        let cell = unsafe { NonNull::new_unchecked(self.entry.cell_of::<T>(n)) };
+        let vacant = ObjectFlags::VACANT.union(ObjectFlags::IN_POOL);
+        if release(self.table, self.entry, self.outers, index, n, flags, generation, vacant, self.max_generation) {
+            // SAFETY: the slot held a `T` until `release` retired it just now; nobody else
+            // can reach the cell any more, so this is its one drop.
+            unsafe { ptr::drop_in_place(cell.cast::<T>().as_ptr()) };
+            poison::poison(cell.as_ptr(), self.entry.cell_size);
+            return Ok(None);
         }
+        Ok(Some(FreedCell { class: self.entry.id, slot: index, cell }))
     }
 
     /// The object `h` names, if it resolves.
@@ -1359,20 +1454,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// of the class (outside the range) takes the cold path.
     #[inline(always)]
     fn locate(&self, h: Handle<T>) -> Option<*mut u8> {
-        let n = h.index().wrapping_sub(self.entry.start);
-        let Some(slot) = self.entry.try_slot(n) else { return self.locate_permanent(h) };
-        let flags = slot.check_flags(h.generation())?;
-        if flags.intersects(ObjectFlags::HIDDEN) {
-            return None;
-        }
-        Some(self.entry.cell_ptr(n))
-    }
-
-    #[cold]
-    fn locate_permanent(&self, h: Handle<T>) -> Option<*mut u8> {
-        let slot = self.table.resolve(h.raw()).ok()?;
-        (usize::from(slot.class()) == self.entry.id.index()).then_some(())?;
-        Some(self.table.cell(h.index())?.as_ptr())
+        locate_in(self.entry, self.table, h)
     }
 
     /// The cell number, slot and flags of the visible object of this class that `h` names
@@ -1387,8 +1469,8 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     fn visible(&self, h: Handle<T>) -> Option<(u32, &Slot, ObjectFlags)> {
         let n = h.index().wrapping_sub(self.entry.start);
         let slot = self.entry.try_slot(n)?;
-        let flags = slot.check_flags(h.generation())?;
-        (!flags.intersects(ObjectFlags::HIDDEN)).then_some((n, slot, flags))
+        let flags = slot.check_without(h.generation(), ObjectFlags::HIDDEN)?;
+        Some((n, slot, flags))
     }
 
     #[cold]
@@ -1411,19 +1493,23 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         if flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0 {
             return Err(ArenaError::Rooted);
         }
+        let (table, generation) = (self.table, h.generation().get());
         // SAFETY: `slot` resolved `h` to a live, visible object of this class.
-        Ok(unsafe { take::<T>(self.table, self.entry, self.outers, h.index(), n, flags, self.max_generation) })
+        Ok(unsafe { take::<T>(table, self.entry, self.outers, h.index(), n, flags, generation, self.max_generation) })
     }
 
     /// Moves the object out, if `h` resolves.
     #[inline(always)]
     pub fn remove(&mut self, h: Handle<T>) -> Option<T> {
-        let (n, slot, flags) = self.visible(h)?;
-        if flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0 {
+        let n = h.index().wrapping_sub(self.entry.start);
+        let slot = self.entry.try_slot(n)?;
+        let flags = slot.check_without(h.generation(), ObjectFlags::HIDDEN.union(ObjectFlags::ROOT_SET))?;
+        if slot.root_count() > 0 {
             return None;
         }
-        // SAFETY: `slot` resolved `h` to a live, visible object of this class.
-        Some(unsafe { take::<T>(self.table, self.entry, self.outers, h.index(), n, flags, self.max_generation) })
+        let (table, generation) = (self.table, h.generation().get());
+        // SAFETY: `slot` resolved `h` to a live, visible, unrooted object of this class.
+        Some(unsafe { take::<T>(table, self.entry, self.outers, h.index(), n, flags, generation, self.max_generation) })
     }
 
     /// The object `h` names, if it may be released now (visible, of this class, not rooted,
@@ -1439,7 +1525,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         if flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0 {
             return Err(ArenaError::Rooted);
         }
-        let cell = self.entry.cell_ptr(n).cast::<T>();
+        let cell = self.entry.cell_of::<T>(n).cast::<T>();
         // SAFETY: live, visible, of this class: the cell holds a `T`; `&mut self` makes the
         // borrow unique.
         Ok((Releasable { handle: h.raw(), n, flags }, unsafe { &mut *cell }))
@@ -1455,7 +1541,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let Some(flags) = self.entry.slot(r.n).check_flags(r.handle.generation()) else {
             return Err(ArenaError::Stale);
         };
-        self.stow_at(r.handle.index(), r.n, flags)
+        self.stow_at(r.handle.index(), r.n, flags, r.handle.generation().get())
     }
 
     /// See [`Arena::retain`].

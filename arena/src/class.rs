@@ -197,12 +197,28 @@ impl ClassEntry {
     #[cfg(not(loom))]
     #[inline(always)]
     pub(crate) fn cell_ptr(&self, n: u32) -> *mut u8 {
+        self.cell_ptr_sized(n, self.cell_size)
+    }
+
+    /// [`cell_ptr`](Self::cell_ptr) for a typed caller, whose `size_of::<T>()` is the cell
+    /// size (a cell is the class's layout padded to its alignment, which a Rust type's size
+    /// already is): the multiply becomes a constant.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) fn cell_of<T>(&self, n: u32) -> *mut u8 {
+        self.cell_ptr_sized(n, std::mem::size_of::<T>())
+    }
+
+    #[cfg(not(loom))]
+    #[inline(always)]
+    fn cell_ptr_sized(&self, n: u32, cell_size: usize) -> *mut u8 {
+        debug_assert_eq!(cell_size, self.cell_size, "cell size of another class");
         debug_assert!(!self.bases[(n >> self.shift) as usize].is_null(), "cell {n} in a slab the class does not own");
         #[cfg(not(miri))]
         {
             // `slab × stride + i × size` = `n × size + slab × gap`: one mask fewer.
             let slab = (n >> self.shift) as usize;
-            self.at.cells.as_ptr().wrapping_add(n as usize * self.cell_size + slab * self.at.gap)
+            self.at.cells.as_ptr().wrapping_add(n as usize * cell_size + slab * self.at.gap)
         }
         #[cfg(miri)]
         {
@@ -255,13 +271,18 @@ impl ClassEntry {
         self.live[(n >> 6) as usize] & (1u64 << (n & 63)) != 0
     }
 
-    #[inline]
+    /// Sets or clears cell `n`'s live bit. `n` lies in a slab the class owns, whose words
+    /// `grow` added to the bitmap.
+    #[inline(always)]
     pub(crate) fn set_live(&mut self, n: u32, live: bool) {
         let (word, bit) = ((n >> 6) as usize, 1u64 << (n & 63));
+        debug_assert!(word < self.live.len(), "cell {n} beyond the live bitmap");
+        // SAFETY: `grow` sizes the bitmap for every slab the class owns, and `n` is in one.
+        let word = unsafe { self.live.get_unchecked_mut(word) };
         if live {
-            self.live[word] |= bit;
+            *word |= bit;
         } else {
-            self.live[word] &= !bit;
+            *word &= !bit;
         }
     }
 }

@@ -35,6 +35,10 @@ bitflags! {
         /// Member of a collector cluster (which one, the collector records apart: the slot
         /// keeps only hot data). Cleared with the rest when the object is released.
         const IN_CLUSTER = 1 << 11;
+        /// The object is a sub-object: its slot's `outer` names an owner. Kept by the arena
+        /// alone, in step with `outer`, so that a release learns from its one flag load
+        /// whether it has links to cut (with `HAS_SUBOBJECTS`), without loading `outer`.
+        const HAS_OUTER = 1 << 12;
     }
 }
 
@@ -49,7 +53,11 @@ impl ObjectFlags {
     /// `UNREACHABLE` is not among them: the collector sets and clears it atomically from
     /// many threads during a mark, under `&mut Arena`, and brings the live bitmap of the
     /// objects that stay unreachable in step before it returns.
-    pub const MEMBERSHIP: Self = Self::VACANT.union(Self::GARBAGE).union(Self::IN_POOL).union(Self::HAS_SUBOBJECTS);
+    pub const MEMBERSHIP: Self =
+        Self::VACANT.union(Self::GARBAGE).union(Self::IN_POOL).union(Self::HAS_SUBOBJECTS).union(Self::HAS_OUTER);
     /// Flags no caller may set or clear: the arena keeps them.
-    pub const ARENA_OWNED: Self = Self::VACANT.union(Self::HAS_SUBOBJECTS);
+    pub const ARENA_OWNED: Self = Self::VACANT.union(Self::HAS_SUBOBJECTS).union(Self::HAS_OUTER);
+    /// Flags that send a release down its cold path: links to cut (an owner, or a
+    /// sub-object).
+    pub const LINKED: Self = Self::HAS_SUBOBJECTS.union(Self::HAS_OUTER);
 }

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //!   owner 7 ── first_child ──► 12 ◄─► 40 ◄─► 41        (next / prev, NONE at both ends)
-//!   slot 12, 40, 41: outer = 7;   slot 7: flag HAS_SUBOBJECTS
+//!   slot 12, 40, 41: outer = 7, flag HAS_OUTER;   slot 7: flag HAS_SUBOBJECTS
 //! ```
 //!
 //! Linking and unlinking are O(1) and allocate only when a range's objects reach cells not
@@ -29,8 +29,8 @@ struct Link {
 const UNLINKED: Link = Link { first_child: NONE, next: NONE, prev: NONE };
 
 /// The owner → sub-object lists of an arena. Invariants, for every slot `s`:
-/// `table[s].outer == p` ⇔ `s` is in `p`'s list; `p` has `HAS_SUBOBJECTS` ⇔ its list is
-/// non-empty. Only the arena writes either side, under `&mut Arena`.
+/// `table[s].outer == p` ⇔ `s` is in `p`'s list ⇔ (for `p ≠ NONE`) `s` has `HAS_OUTER`;
+/// `p` has `HAS_SUBOBJECTS` ⇔ its list is non-empty. Only the arena writes either side, under `&mut Arena`.
 #[derive(Debug, Default)]
 pub(crate) struct Outers {
     /// By block of the index space, then by index within the block.
@@ -65,7 +65,9 @@ impl Outers {
         }
         self.link_mut(parent).first_child = child;
         // SAFETY: the caller resolved `child` through the table.
-        unsafe { table.slot_unchecked(child) }.outer.store(parent, Ordering::Relaxed);
+        let c = unsafe { table.slot_unchecked(child) };
+        c.outer.store(parent, Ordering::Relaxed);
+        c.flags.fetch_or(ObjectFlags::HAS_OUTER.bits(), Ordering::AcqRel);
         // SAFETY: the caller resolved `parent` through the table.
         let p = unsafe { table.slot_unchecked(parent) };
         p.flags.fetch_or(ObjectFlags::HAS_SUBOBJECTS.bits(), Ordering::AcqRel);
@@ -80,6 +82,7 @@ impl Outers {
             return;
         }
         slot.outer.store(NONE, Ordering::Relaxed);
+        slot.flags.fetch_and(!ObjectFlags::HAS_OUTER.bits(), Ordering::AcqRel);
         let Link { next, prev, .. } = self.link(child);
         if prev == NONE {
             self.link_mut(parent).first_child = next;
@@ -106,7 +109,9 @@ impl Outers {
             let next = link.next;
             (link.next, link.prev) = (NONE, NONE);
             // SAFETY: a listed child is a live slot of the table.
-            unsafe { table.slot_unchecked(child) }.outer.store(NONE, Ordering::Relaxed);
+            let c = unsafe { table.slot_unchecked(child) };
+            c.outer.store(NONE, Ordering::Relaxed);
+            c.flags.fetch_and(!ObjectFlags::HAS_OUTER.bits(), Ordering::AcqRel);
             child = next;
         }
         self.link_mut(parent).first_child = NONE;

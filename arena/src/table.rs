@@ -100,8 +100,18 @@ impl Slot {
     /// [`check`](Self::check) without an error value: `None` for a stale handle.
     #[inline(always)]
     pub fn check_flags(&self, generation: NonZeroU32) -> Option<ObjectFlags> {
+        self.check_without(generation, ObjectFlags::VACANT)
+    }
+
+    /// The object's flags if a handle of `generation` names it and it has none of `refused`
+    /// (which holds `VACANT`): one flag test and one generation compare, in the order
+    /// [`check`](Self::check) explains. The typed paths refuse `HIDDEN`, and a release
+    /// `ROOT_SET` with it.
+    #[inline(always)]
+    pub fn check_without(&self, generation: NonZeroU32, refused: ObjectFlags) -> Option<ObjectFlags> {
+        debug_assert!(refused.contains(ObjectFlags::VACANT), "a vacant slot's generation names no object");
         let flags = self.flags();
-        if flags.contains(ObjectFlags::VACANT) || self.generation.load(Ordering::Relaxed) != generation.get() {
+        if flags.intersects(refused) || self.generation.load(Ordering::Relaxed) != generation.get() {
             return None;
         }
         Some(flags)
@@ -119,21 +129,20 @@ impl Slot {
         unsafe { NonZeroU32::new_unchecked(generation) }
     }
 
-    /// Ends the slot's object for every handle: flags it `VACANT` and, unless the slot
-    /// retires at its generation ceiling `max_generation`, moves it to the next generation.
-    /// Returns whether the slot retired. A cell `routed` to a free route is flagged `ASYNC`
-    /// too (it belongs to the route's owner until it comes back through `adopt` or
-    /// `recycle`, which a layout picture shows). The flag store comes first, as the reader
-    /// in [`check`](Self::check) expects.
-    #[inline]
-    pub(crate) fn vacate(&self, routed: bool, max_generation: u32) -> bool {
-        let generation = self.generation.load(Ordering::Relaxed);
+    /// Ends the slot's object of `generation` (the generation its handle carried, which the
+    /// caller checked) for every handle: flags it `vacant` (`VACANT`, with `ASYNC` for a cell
+    /// routed to a free route or `IN_POOL` for a stowed one) and moves it to the next
+    /// generation — unless the slot retires at its generation ceiling `max_generation`, when
+    /// it is flagged plain `VACANT` (no route or pool owns it) and keeps its generation.
+    /// Returns whether the slot retired. The flag store comes first, as the reader in
+    /// [`check`](Self::check) expects.
+    #[inline(always)]
+    pub(crate) fn vacate(&self, generation: u32, vacant: ObjectFlags, max_generation: u32) -> bool {
+        debug_assert_eq!(generation, self.generation.load(Ordering::Relaxed), "vacating another generation");
+        debug_assert!(vacant.contains(ObjectFlags::VACANT), "vacate without VACANT");
         let retire = generation >= max_generation;
-        let vacant = match routed && !retire {
-            true => ObjectFlags::VACANT | ObjectFlags::ASYNC,
-            false => ObjectFlags::VACANT,
-        };
-        self.flags.store(vacant.bits(), Ordering::Release);
+        let flags = if retire { ObjectFlags::VACANT } else { vacant };
+        self.flags.store(flags.bits(), Ordering::Release);
         if !retire {
             self.generation.store(generation + 1, Ordering::Release);
         }
@@ -726,7 +735,7 @@ mod loom_model {
                     Err(e) => assert!(matches!(e, ArenaError::Stale)),
                 })
             };
-            assert!(!slot.vacate(false, u32::MAX - 1), "retired below the ceiling");
+            assert!(!slot.vacate(1, ObjectFlags::VACANT, u32::MAX - 1), "retired below the ceiling");
             let generation = slot.occupy();
             assert_eq!(generation.get(), 2);
             assert!(matches!(slot.check(G1), Err(ArenaError::Stale)));
@@ -748,7 +757,7 @@ mod loom_model {
                     slot.check(G1.saturating_add(1))
                 })
             };
-            assert!(slot.vacate(true, 1), "a slot at the ceiling must retire");
+            assert!(slot.vacate(1, ObjectFlags::VACANT | ObjectFlags::ASYNC, 1), "a slot at the ceiling must retire");
             assert!(matches!(slot.check(G1), Err(ArenaError::Stale)));
             assert_eq!(slot.flags(), ObjectFlags::VACANT, "a retired slot is not routed");
             assert!(matches!(reader.join().unwrap(), Err(ArenaError::Stale)), "generation 2 was never issued");

@@ -138,7 +138,7 @@ impl<'a> Tracer<'a> {
         }
         // An object with nothing to follow (a leaf class, no owner, no cluster) is kept by
         // the cleared flag alone: no need to push and visit it.
-        if slot.outer().is_some() || flags.contains(ObjectFlags::IN_CLUSTER) || self.traced(slot.class()) {
+        if flags.intersects(ObjectFlags::HAS_OUTER | ObjectFlags::IN_CLUSTER) || self.traced(slot.class()) {
             // The slot is in cache now; its object is not, and the visit will need it.
             // Start that load while the current object's other handles are claimed.
             if let Some(cell) = self.table.cell(index) {

@@ -51,8 +51,8 @@ pub(crate) struct Cold {
 /// Tallies only the game thread writes.
 #[derive(Debug, Default)]
 struct Tally {
+    /// Spawns; the hits are the spawns less the misses.
     spawns: u64,
-    hits: u64,
     misses: u64,
     overflow: u64,
     released: u64,
@@ -75,6 +75,11 @@ pub(crate) struct ClassPool<T: Poolable> {
     /// Set once `new` has queued the first `capacity` cells: growth after that counts as
     /// `grown`.
     built: bool,
+    /// The pool may own more than `max` cells: set by the only ways past it (a spawn that
+    /// overflows at `max`, a plain insert counted in `in_use`), cleared by the first
+    /// `Reuse` release that finds the pool back within `max`. While it is clear a `Reuse`
+    /// release skips counting the cells the pool owns (five shared counters).
+    over_max: bool,
 }
 
 impl<T: Poolable> fmt::Debug for ClassPool<T> {
@@ -92,6 +97,8 @@ impl<T: Poolable> ClassPool<T> {
         config: PoolConfig,
         create: Create<T>,
     ) -> Result<Self, PoolError> {
+        // The one check of `class` for the pool's life (`store` relies on it).
+        heap.arena_mut_bypassing_gc().store_of::<T>(class)?;
         let depot = Arc::new(Depot::for_config(&config));
         let route_depot = Arc::clone(&depot);
         heap.arena_mut_bypassing_gc().set_free_route::<T>(Some(Box::new(move |cell| route(&route_depot, cell))))?;
@@ -117,6 +124,7 @@ impl<T: Poolable> ClassPool<T> {
             create,
             tally: Tally::default(),
             built: false,
+            over_max: false,
         };
         if config.precreate {
             pool.grow(heap, config.capacity)?;
@@ -133,9 +141,11 @@ impl<T: Poolable> ClassPool<T> {
 
     /// The class's typed store. The pool owns its class's lifecycle: it adopts, stows and
     /// routes cells beside the collector, and counts each itself.
-    #[inline]
-    fn store<'h>(&self, heap: &'h mut Heap) -> Result<ClassStore<'h, T>, ArenaError> {
-        heap.arena_mut_bypassing_gc().store_of::<T>(self.class)
+    #[inline(always)]
+    fn store<'h>(&self, heap: &'h mut Heap) -> ClassStore<'h, T> {
+        // SAFETY: `new` checked that `class` is `T`'s in this heap's arena (`store_of`), and
+        // a pool never leaves the heap it was made for (its `Pools` owns both).
+        unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<T>(self.class) }
     }
 
     #[inline]
@@ -156,10 +166,22 @@ impl<T: Poolable> ClassPool<T> {
         self.depot.owned()
     }
 
+    /// One more object of the class alive in the world (a spawn, a plain insert).
     #[inline]
-    fn add_live(&mut self, n: isize) {
-        let live = self.depot.count_live(n);
+    fn count_spawned(&mut self) {
+        let live = self.depot.count_live(1);
         self.tally.high_water = self.tally.high_water.max(live);
+    }
+
+    /// Whether the pool owns more than `max` cells, told by [`over_max`](Self::over_max)
+    /// without counting while the pool cannot have got there; cleared once it is back.
+    #[inline]
+    fn above_max(&mut self) -> bool {
+        if !self.over_max {
+            return false;
+        }
+        self.over_max = self.owned() > self.config.max;
+        self.over_max
     }
 
     /// Takes up to `n` cells from the arena (within `max`) and queues them for the workers.
@@ -168,7 +190,7 @@ impl<T: Poolable> ClassPool<T> {
         if n == 0 || self.config.workers == 0 {
             return Ok(());
         }
-        let mut store = self.store(heap)?;
+        let mut store = self.store(heap);
         let mut taken = 0;
         let mut failed = None;
         self.depot.request_growth(std::iter::from_fn(|| {
@@ -201,7 +223,7 @@ impl<T: Poolable> ClassPool<T> {
             let start = Instant::now();
             let value = (self.create)();
             let nanos = start.elapsed().as_nanos() as u64;
-            let cell = self.store(heap)?.take_cell()?;
+            let cell = self.store(heap).take_cell()?;
             // SAFETY: `take_cell` hands over an uninitialised cell of `T`'s class, ours
             // alone until it is adopted; written once, here.
             unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
@@ -263,14 +285,12 @@ impl<T: Poolable> ClassPool<T> {
             respawn_allocator::prefetch(next.cell().as_ptr());
         }
         self.tally.spawns += 1;
-        self.tally.hits += 1;
         self.sync_local();
         let object = cell.cell().cast::<T>();
-        let mut store = self.store(heap)?;
         // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
         // free route, stow) and holds an object a worker built or `Reuse` reset.
-        let handle = unsafe { store.adopt(cell) };
-        self.add_live(1);
+        let handle = unsafe { self.store(heap).adopt(cell) };
+        self.count_spawned();
         // SAFETY: adopted just now; `&mut Heap` makes it ours for the call.
         let object = unsafe { &mut *object.as_ptr() };
         init(object);
@@ -293,12 +313,13 @@ impl<T: Poolable> ClassPool<T> {
         recycle_spare(&self.depot, heap);
         // Counted once the object exists: a panicking `create` spawned nothing.
         let value = (self.create)();
-        let mut store = self.store(heap)?;
+        let mut store = self.store(heap);
         let handle = store.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
         self.tally.spawns += 1;
         self.tally.misses += 1;
         self.tally.overflow += u64::from(at_max);
-        self.add_live(1);
+        self.over_max |= at_max;
+        self.count_spawned();
         let object = store.get_mut(handle).expect("inserted just now");
         init(object);
         object.on_spawn();
@@ -308,7 +329,7 @@ impl<T: Poolable> ClassPool<T> {
     /// Puts a stowed (reset) object among the ready ones.
     #[inline]
     fn shelve(&mut self, stowed: Option<FreedCell>) {
-        self.add_live(-1);
+        self.depot.count_live(-1);
         let Some(cell) = stowed else {
             // The slot retired; `stow` dropped the object.
             self.depot.count_retired();
@@ -359,10 +380,7 @@ impl<T: Poolable> ClassPool<T> {
     /// path (its sub-objects must be checked before anything changes).
     #[inline]
     pub(crate) fn destroy(&mut self, heap: &mut Heap, h: Handle<T>) -> Fast {
-        let mut store = match self.store(heap) {
-            Ok(store) => store,
-            Err(e) => return Fast::Done(Err(e.into())),
-        };
+        let mut store = self.store(heap);
         let (found, object) = match store.releasable(h) {
             Ok(found) => found,
             Err(e) => return Fast::Done(Err(refused(heap, h.raw(), e))),
@@ -373,8 +391,14 @@ impl<T: Poolable> ClassPool<T> {
         }
         object.on_release();
         self.tally.released += 1;
-        match self.config.policy {
-            Policy::Reuse if self.owned() <= self.config.max => {
+        let mut policy = self.config.policy;
+        if policy == Policy::Reuse && self.above_max() {
+            // Overflow objects are out: the release ends the object instead, so that the pool
+            // shrinks back to `max`.
+            policy = Policy::Purge;
+        }
+        match policy {
+            Policy::Reuse => {
                 object.reset();
                 match store.stow_released(found) {
                     Ok(stowed) => self.shelve(stowed),
@@ -383,7 +407,7 @@ impl<T: Poolable> ClassPool<T> {
                 Fast::Done(Ok(()))
             }
             Policy::Default => Fast::Done(heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal)),
-            Policy::Purge | Policy::Reuse => Fast::Done(self.purge(heap, h.raw())),
+            Policy::Purge => Fast::Done(self.purge(heap, h.raw())),
         }
     }
 }
@@ -424,7 +448,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
                     return self.purge(heap, raw);
                 }
                 let h = Handle::<T>::from_raw(raw);
-                let mut store = self.store(heap)?;
+                let mut store = self.store(heap);
                 store.get_mut(h).ok_or(PoolError::Stale)?.reset();
                 let stowed = store.stow(h)?;
                 self.shelve(stowed);
@@ -434,7 +458,8 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn note_inserted(&mut self) {
-        self.add_live(1);
+        self.count_spawned();
+        self.over_max = true;
     }
 
     fn maintain(&mut self, heap: &mut Heap) {
@@ -454,7 +479,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             class: self.name,
             policy: self.config.policy,
             spawns: t.spawns,
-            hits: t.hits,
+            hits: t.spawns - t.misses,
             misses: t.misses,
             overflow: t.overflow,
             ready: d.published + d.held + self.local(),

@@ -57,8 +57,20 @@ impl PoolSlot {
     /// The pool as `ClassPool<T>`, if it is `T`'s.
     #[inline]
     fn typed_mut<T: Poolable>(&mut self) -> Option<&mut ClassPool<T>> {
-        // SAFETY: the type id says the pool is a `ClassPool<T>`; `&mut self` lends it uniquely.
-        (self.type_id == TypeId::of::<T>()).then(|| unsafe { self.pool.cast::<ClassPool<T>>().as_mut() })
+        // SAFETY: the type id says the pool is `T`'s.
+        (self.type_id == TypeId::of::<T>()).then(|| unsafe { self.class_mut::<T>() })
+    }
+
+    /// The pool as `ClassPool<T>`, unchecked.
+    ///
+    /// # Safety
+    /// The pool is `T`'s.
+    #[inline(always)]
+    unsafe fn class_mut<T: Poolable>(&mut self) -> &mut ClassPool<T> {
+        debug_assert!(self.type_id == TypeId::of::<T>(), "pool of another type");
+        // SAFETY: the caller's word that the pool is a `ClassPool<T>`; `&mut self` lends it
+        // uniquely, and the thin cast keeps its address.
+        unsafe { self.pool.cast::<ClassPool<T>>().as_mut() }
     }
 }
 
@@ -88,9 +100,11 @@ impl Drop for PoolSlot {
 pub struct Pools {
     /// By class index; `None` for classes without a pool.
     pools: Vec<Option<PoolSlot>>,
-    /// The class `spawn` found last and its type: a run of spawns of one class compares one
-    /// `TypeId` instead of hashing it. Classes are never unregistered, so it never goes
-    /// stale; `usize::MAX` before the first spawn.
+    /// The class a typed call (`spawn`, `destroy`) found last and its type: a run of calls
+    /// on one class compares one `TypeId` instead of hashing it or reading the table's
+    /// directory. Always `T`'s own class (or `usize::MAX` before the first call and while
+    /// `T` is unregistered), so the pool at its index, if any, is a `ClassPool<T>`. Classes
+    /// are never unregistered, so it never goes stale.
     recent: (TypeId, usize),
     heap: Heap,
 }
@@ -204,8 +218,10 @@ impl Pools {
         };
         // Split borrows: the pool and the heap are distinct fields.
         let Self { pools, heap, .. } = self;
-        if let Some(pool) = pools.get_mut(class).and_then(Option::as_mut).and_then(PoolSlot::typed_mut::<T>) {
-            return pool.spawn(heap, strict, init);
+        if let Some(Some(slot)) = pools.get_mut(class) {
+            // SAFETY: `class` is `T`'s (`recent` and `find_class` name `T`'s class), and the
+            // pool at a class's index is that class's.
+            return unsafe { slot.class_mut::<T>() }.spawn(heap, strict, init);
         }
         let mut value = T::create();
         init(&mut value);
@@ -258,16 +274,36 @@ impl Pools {
     /// [`ArenaError::Permanent`] (for the object or one of its sub-objects).
     #[inline]
     pub fn destroy<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        // The typed path: the handle's index names its class (no type hash); the class's
-        // pool, if it is `T`'s, releases it with one resolve.
+        // The typed path: `T`'s class is the recent one (one compare), or the handle's index
+        // names it (the table's directory); the class's pool, if it is `T`'s, releases the
+        // object with one resolve, which also checks that the handle lies in the class.
+        let class = match self.recent {
+            (ty, class) if ty == TypeId::of::<T>() => class,
+            _ => return self.destroy_by_range(h),
+        };
         let Self { pools, heap, .. } = self;
-        if let Some(class) = heap.table().class_at(h.index()) {
-            if let Some(Some(slot)) = pools.get_mut(usize::from(class)) {
+        if let Some(Some(slot)) = pools.get_mut(class) {
+            debug_assert!(slot.type_id == TypeId::of::<T>(), "the recent class's pool is another type's");
+            // SAFETY: `recent` names `T`'s class, whose pool this is; `&mut self` owns it.
+            if let Fast::Done(result) = unsafe { (slot.destroy)(slot.pool, heap, h.raw()) } {
+                return result;
+            }
+        }
+        self.destroy_checked(h)
+    }
+
+    /// [`destroy`](Self::destroy) when `T` is not the recent class: the handle's range names
+    /// the class, whose pool is used if it is `T`'s (which then becomes the recent class).
+    #[inline(never)]
+    fn destroy_by_range<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
+        let Self { pools, heap, recent } = self;
+        if let Some(class) = heap.table().class_at(h.index()).map(usize::from) {
+            if let Some(Some(slot)) = pools.get_mut(class) {
                 if slot.type_id == TypeId::of::<T>() {
+                    *recent = (TypeId::of::<T>(), class);
                     // SAFETY: the type id says the pool is `T`'s; `&mut self` owns it.
-                    match unsafe { (slot.destroy)(slot.pool, heap, h.raw()) } {
-                        Fast::Done(result) => return result,
-                        Fast::Owner => {}
+                    if let Fast::Done(result) = unsafe { (slot.destroy)(slot.pool, heap, h.raw()) } {
+                        return result;
                     }
                 }
             }
