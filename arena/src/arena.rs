@@ -913,6 +913,42 @@ fn locate_in<T: 'static>(entry: &ClassEntry, table: &ObjectTable, h: Handle<T>) 
     Some(entry.cell_of::<T>(n))
 }
 
+/// The stow of the visible, releasable `T` of `generation` in slot `index` (cell number `n`,
+/// at `cell`, with `flags`): see [`ClassStore::stow`].
+///
+/// # Safety
+/// Slot `index` of `entry`'s class holds a live `T` of that generation, at `cell`.
+#[inline(always)]
+unsafe fn stow_at<T>(
+    table: &ObjectTable,
+    entry: &mut ClassEntry,
+    outers: &mut Outers,
+    max_generation: u32,
+    (index, n, cell, flags, generation): (u32, u32, NonNull<u8>, ObjectFlags, u32),
+) -> Option<FreedCell> {
+    debug_assert_eq!(cell.as_ptr(), entry.cell_of::<T>(n), "cell of another slot");
+    let vacant = ObjectFlags::VACANT.union(ObjectFlags::IN_POOL);
+    if release(table, entry, outers, index, n, flags, generation, vacant, max_generation) {
+        // SAFETY: the slot held a `T` until `release` retired it just now; nobody else can
+        // reach the cell any more, so this is its one drop.
+        unsafe { ptr::drop_in_place(cell.cast::<T>().as_ptr()) };
+        poison::poison(cell.as_ptr(), entry.cell_size);
+        return None;
+    }
+    Some(FreedCell { class: entry.id, slot: index, cell })
+}
+
+/// Why a handle typed as `entry`'s class does not name a visible object in its range.
+#[cold]
+#[inline(never)]
+fn why_not_in(table: &ObjectTable, entry: &ClassEntry, raw: RawHandle) -> ArenaError {
+    match table.resolve(raw) {
+        Err(e) => e,
+        Ok(slot) if usize::from(slot.class()) == entry.id.index() => ArenaError::Permanent,
+        Ok(_) => ArenaError::WrongClass { expected: entry.name, found: "another class" },
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn locate_permanent(entry: &ClassEntry, table: &ObjectTable, raw: RawHandle) -> Option<*mut u8> {
@@ -1240,16 +1276,26 @@ impl<T> fmt::Debug for Iter<'_, T> {
     }
 }
 
-/// An object [`ClassStore::releasable`] found releasable: its handle and cell number, for
-/// [`ClassStore::stow_released`]. Not `Clone`: it is used once.
-#[derive(Debug)]
-pub struct Releasable {
-    handle: RawHandle,
+/// An object [`ClassStore::releasable`] found releasable (visible, of the store's class,
+/// not rooted, not permanent), held with its store borrowed: nothing can release it, or
+/// touch the class, between the check and [`stow`](Self::stow), so a release path resolves
+/// the handle once and stows without a second look. Dropping it changes nothing.
+pub struct Releasable<'s, T> {
+    // The store's parts, reborrowed (not the store: holding `&mut ClassStore` would make
+    // the caller keep the store in memory).
+    table: &'s ObjectTable,
+    entry: &'s mut ClassEntry,
+    outers: &'s mut Outers,
+    max_generation: u32,
+    index: u32,
+    /// The cell number.
     n: u32,
     flags: ObjectFlags,
+    generation: NonZeroU32,
+    cell: NonNull<T>,
 }
 
-impl Releasable {
+impl<T: Send + Sync + 'static> Releasable<'_, T> {
     /// The object's flags when it was found (`HAS_SUBOBJECTS` tells an owner).
     #[inline]
     pub fn flags(&self) -> ObjectFlags {
@@ -1258,8 +1304,36 @@ impl Releasable {
 
     /// The object's handle.
     #[inline]
-    pub fn handle(&self) -> RawHandle {
-        self.handle
+    pub fn handle(&self) -> Handle<T> {
+        Handle::from_raw(RawHandle::new(self.index, self.generation))
+    }
+
+    /// The object, to run its release hooks on.
+    #[inline]
+    pub fn object(&mut self) -> &mut T {
+        // SAFETY: the cell holds the live `T` that `releasable` found, and the store stays
+        // borrowed, so this is the one reference.
+        unsafe { self.cell.as_mut() }
+    }
+
+    /// [`ClassStore::stow`]s the object: its slot is released (every handle to it goes
+    /// stale, its sub-objects are cut loose) and flagged `IN_POOL`, and the returned token
+    /// owns the cell with the object still in it. `None`: the slot reached the generation
+    /// ceiling and retired, and the object was dropped here.
+    #[inline]
+    pub fn stow(self) -> Option<FreedCell> {
+        let at = (self.index, self.n, self.cell.cast(), self.flags, self.generation.get());
+        // SAFETY: `releasable` found this live `T` there, and the borrow kept it so.
+        unsafe { stow_at::<T>(self.table, self.entry, self.outers, self.max_generation, at) }
+    }
+}
+
+impl<T> fmt::Debug for Releasable<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Releasable")
+            .field("handle", &RawHandle::new(self.index, self.generation))
+            .field("flags", &self.flags)
+            .finish()
     }
 }
 
@@ -1407,30 +1481,11 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     pub fn stow(&mut self, h: Handle<T>) -> Result<Option<FreedCell>, ArenaError> {
         let (n, slot, flags) = self.slot(h)?;
         check_releasable(self.table, h.index(), slot)?;
-        self.stow_at(h.index(), n, flags, h.generation().get())
-    }
-
-    /// The stow of the visible, releasable object of `generation` in slot `index` (cell
-    /// number `n`, `flags`).
-    #[inline]
-    fn stow_at(
-        &mut self,
-        index: u32,
-        n: u32,
-        flags: ObjectFlags,
-        generation: u32,
-    ) -> Result<Option<FreedCell>, ArenaError> {
         // SAFETY: cells are non-null.
         let cell = unsafe { NonNull::new_unchecked(self.entry.cell_of::<T>(n)) };
-        let vacant = ObjectFlags::VACANT.union(ObjectFlags::IN_POOL);
-        if release(self.table, self.entry, self.outers, index, n, flags, generation, vacant, self.max_generation) {
-            // SAFETY: the slot held a `T` until `release` retired it just now; nobody else
-            // can reach the cell any more, so this is its one drop.
-            unsafe { ptr::drop_in_place(cell.cast::<T>().as_ptr()) };
-            poison::poison(cell.as_ptr(), self.entry.cell_size);
-            return Ok(None);
-        }
-        Ok(Some(FreedCell { class: self.entry.id, slot: index, cell }))
+        let at = (h.index(), n, cell, flags, h.generation().get());
+        // SAFETY: `slot` resolved `h` to a live `T` of this class in that cell.
+        Ok(unsafe { stow_at::<T>(self.table, self.entry, self.outers, self.max_generation, at) })
     }
 
     /// The object `h` names, if it resolves.
@@ -1461,7 +1516,12 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// (not a permanent one: those are never released), or why not.
     #[inline]
     fn slot(&self, h: Handle<T>) -> Result<(u32, &Slot, ObjectFlags), ArenaError> {
-        self.visible(h).ok_or_else(|| self.why_not(h))
+        match self.visible(h) {
+            Some(found) => Ok(found),
+            // The store's parts, not the store: a cold call must not make the hot path build
+            // the store in memory.
+            None => Err(why_not_in(self.table, self.entry, h.raw())),
+        }
     }
 
     /// [`slot`](Self::slot) without the reason.
@@ -1471,16 +1531,6 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let slot = self.entry.try_slot(n)?;
         let flags = slot.check_without(h.generation(), ObjectFlags::HIDDEN)?;
         Some((n, slot, flags))
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn why_not(&self, h: Handle<T>) -> ArenaError {
-        match self.table.resolve(h.raw()) {
-            Err(e) => e,
-            Ok(slot) if usize::from(slot.class()) == self.entry.id.index() => ArenaError::Permanent,
-            Ok(_) => ArenaError::WrongClass { expected: self.entry.name, found: "another class" },
-        }
     }
 
     /// Moves the object out and releases its slot; every handle to it goes stale.
@@ -1520,28 +1570,24 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// [`ArenaError::Stale`], [`ArenaError::Hidden`], [`ArenaError::WrongClass`],
     /// [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
     #[inline]
-    pub fn releasable(&mut self, h: Handle<T>) -> Result<(Releasable, &mut T), ArenaError> {
+    pub fn releasable(&mut self, h: Handle<T>) -> Result<Releasable<'_, T>, ArenaError> {
         let (n, slot, flags) = self.slot(h)?;
         if flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0 {
             return Err(ArenaError::Rooted);
         }
-        let cell = self.entry.cell_of::<T>(n).cast::<T>();
-        // SAFETY: live, visible, of this class: the cell holds a `T`; `&mut self` makes the
-        // borrow unique.
-        Ok((Releasable { handle: h.raw(), n, flags }, unsafe { &mut *cell }))
-    }
-
-    /// [`stow`](Self::stow) for an object [`releasable`](Self::releasable) found, without
-    /// resolving its handle again (one generation compare checks it is still the same).
-    ///
-    /// # Errors
-    /// [`ArenaError::Stale`] if the object was released in between; nothing changes then.
-    #[inline]
-    pub fn stow_released(&mut self, r: Releasable) -> Result<Option<FreedCell>, ArenaError> {
-        let Some(flags) = self.entry.slot(r.n).check_flags(r.handle.generation()) else {
-            return Err(ArenaError::Stale);
-        };
-        self.stow_at(r.handle.index(), r.n, flags, r.handle.generation().get())
+        // SAFETY: cells are non-null.
+        let cell = unsafe { NonNull::new_unchecked(self.entry.cell_of::<T>(n).cast::<T>()) };
+        Ok(Releasable {
+            table: self.table,
+            entry: &mut *self.entry,
+            outers: &mut *self.outers,
+            max_generation: self.max_generation,
+            index: h.index(),
+            n,
+            flags,
+            generation: h.generation(),
+            cell,
+        })
     }
 
     /// See [`Arena::retain`].

@@ -381,15 +381,14 @@ impl<T: Poolable> ClassPool<T> {
     #[inline]
     pub(crate) fn destroy(&mut self, heap: &mut Heap, h: Handle<T>) -> Fast {
         let mut store = self.store(heap);
-        let (found, object) = match store.releasable(h) {
+        let mut found = match store.releasable(h) {
             Ok(found) => found,
             Err(e) => return Fast::Done(Err(refused(heap, h.raw(), e))),
         };
-        let flags = found.flags();
-        if flags.contains(ObjectFlags::HAS_SUBOBJECTS) {
+        if found.flags().contains(ObjectFlags::HAS_SUBOBJECTS) {
             return Fast::Owner;
         }
-        object.on_release();
+        found.object().on_release();
         self.tally.released += 1;
         let mut policy = self.config.policy;
         if policy == Policy::Reuse && self.above_max() {
@@ -399,15 +398,19 @@ impl<T: Poolable> ClassPool<T> {
         }
         match policy {
             Policy::Reuse => {
-                object.reset();
-                match store.stow_released(found) {
-                    Ok(stowed) => self.shelve(stowed),
-                    Err(e) => return Fast::Done(Err(e.into())),
-                }
+                found.object().reset();
+                let stowed = found.stow();
+                self.shelve(stowed);
                 Fast::Done(Ok(()))
             }
-            Policy::Default => Fast::Done(heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal)),
-            Policy::Purge => Fast::Done(self.purge(heap, h.raw())),
+            Policy::Default => {
+                drop(found);
+                Fast::Done(heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal))
+            }
+            Policy::Purge => {
+                drop(found);
+                Fast::Done(self.purge(heap, h.raw()))
+            }
         }
     }
 }
