@@ -403,14 +403,9 @@ impl<T: Poolable> ClassPool<T> {
                 self.shelve(stowed);
                 Fast::Done(Ok(()))
             }
-            Policy::Default => {
-                drop(found);
-                Fast::Done(heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal))
-            }
-            Policy::Purge => {
-                drop(found);
-                Fast::Done(self.purge(heap, h.raw()))
-            }
+            // `found`'s borrow of the heap ends with its last use above.
+            Policy::Default => Fast::Done(heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal)),
+            Policy::Purge => Fast::Done(self.purge(heap, h.raw())),
         }
     }
 }
