@@ -1033,29 +1033,42 @@ fn release(
 ) -> bool {
     debug_assert_eq!(index - entry.start, n, "cell number of another slot");
     debug_assert!(!flags.contains(ObjectFlags::VACANT), "releasing vacant slot {index}");
+    if generation >= max_generation {
+        retire(table, entry, outers, index, n, flags);
+        return true;
+    }
     if flags.intersects(ObjectFlags::LINKED) {
         unlink(table, outers, index);
     }
-    let retire = entry.slot(n).vacate(generation, vacant, max_generation);
+    entry.slot(n).vacate(generation, vacant);
     entry.set_live(n, false);
     entry.len -= 1;
-    if retire {
-        // Wrapping would let an old handle alias a new object: the slot stays vacant at its
-        // last generation, so no handle resolves to it again.
-        entry.retired += 1;
+    false
+}
+
+/// [`release`] at the generation ceiling: wrapping would let an old handle alias a new
+/// object, so the slot retires, vacant for good at its last generation.
+#[cold]
+#[inline(never)]
+fn retire(table: &ObjectTable, entry: &mut ClassEntry, outers: &mut Outers, index: u32, n: u32, flags: ObjectFlags) {
+    if flags.intersects(ObjectFlags::LINKED) {
+        unlink(table, outers, index);
     }
-    retire
+    entry.slot(n).retire();
+    entry.set_live(n, false);
+    entry.len -= 1;
+    entry.retired += 1;
 }
 
 /// The flags a released slot takes when it is not retired: plain `VACANT` for the class's
-/// vacant list, `VACANT | ASYNC` for a cell its free route receives (it belongs to the
-/// route's owner until it comes back through `adopt` or `recycle`, which a layout picture
-/// shows).
+/// vacant list, `VACANT | ASYNC` for a cell its free route receives (`routed`: it belongs to
+/// the route's owner until it comes back through `adopt` or `recycle`, which a layout
+/// picture shows).
 #[inline(always)]
-fn vacant_flags(entry: &ClassEntry) -> ObjectFlags {
-    match entry.route {
-        Some(_) => ObjectFlags::VACANT.union(ObjectFlags::ASYNC),
-        None => ObjectFlags::VACANT,
+fn vacant_flags(routed: bool) -> ObjectFlags {
+    match routed {
+        true => ObjectFlags::VACANT.union(ObjectFlags::ASYNC),
+        false => ObjectFlags::VACANT,
     }
 }
 
@@ -1087,9 +1100,9 @@ unsafe fn take<T>(
     // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here
     // because the slot is released right after.
     let value = unsafe { cell.cast::<T>().read() };
-    let vacant = vacant_flags(entry);
-    let retired = release(table, entry, outers, index, n, flags, generation, vacant, max_generation);
-    route(entry, index, cell, retired, Ended::Removed);
+    let routed = entry.route.is_some();
+    let retired = release(table, entry, outers, index, n, flags, generation, vacant_flags(routed), max_generation);
+    route(entry, index, cell, routed, retired, Ended::Removed);
     value
 }
 
@@ -1115,17 +1128,17 @@ unsafe fn destroy_at(
     let cell = unsafe { NonNull::new_unchecked(entry.cell_ptr(n)) };
     let slot = entry.slot(n);
     let (flags, generation) = (slot.flags(), slot.generation());
-    let vacant = vacant_flags(entry);
-    let retired = release(table, entry, outers, index, n, flags, generation, vacant, max_generation);
+    let routed = entry.route.is_some();
+    let retired = release(table, entry, outers, index, n, flags, generation, vacant_flags(routed), max_generation);
     let Some(drop_fn) = entry.drop_fn else {
-        route(entry, index, cell, retired, ended);
+        route(entry, index, cell, routed, retired, ended);
         return;
     };
     let unwinding = RetireOnUnwind { entry, index, cell, retired, ended };
     // SAFETY: the cell holds an object of this class, released just now, dropped once.
     unsafe { drop_fn(cell.as_ptr()) };
     let entry = unwinding.disarm();
-    route(entry, index, cell, retired, ended);
+    route(entry, index, cell, routed, retired, ended);
 }
 
 /// Retires a released slot whose object's destructor panicked, and tells the route: armed
@@ -1156,18 +1169,18 @@ impl Drop for RetireOnUnwind<'_> {
             // it. Counted with the ceiling's retirements.
             self.entry.retired += 1;
         }
-        route(self.entry, self.index, self.cell, true, self.ended);
+        route_slow(self.entry, self.index, self.cell, true, self.ended);
     }
 }
 
-/// Sends a released cell down its class's route: by default the class's vacant list; a
-/// route receives a [`Freed::Cell`] token (and hears of a `retired` slot as
-/// [`Freed::Retired`], so it can count the object gone). A cell that is not handed to a
-/// route (vacant, or its slot retired) is poisoned for ASan
-/// ([`poison`](respawn_allocator::poison)).
+/// Sends a released cell down its class's route: by default (not `routed`) the class's
+/// vacant list, where it is poisoned for ASan ([`poison`](respawn_allocator::poison)); a
+/// class with a route, or a `retired` slot, takes [`route_slow`]. (`routed` is read once
+/// by the caller, for the vacant flags too.)
 #[inline(always)]
-fn route(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, retired: bool, ended: Ended) {
-    if entry.route.is_none() && !retired {
+fn route(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, routed: bool, retired: bool, ended: Ended) {
+    if !routed && !retired {
+        debug_assert!(entry.route.is_none(), "a routed class's cell on its vacant list");
         poison::poison(cell.as_ptr(), entry.cell_size);
         entry.free.push(index);
         return;
@@ -1175,7 +1188,9 @@ fn route(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, retired: bool, e
     route_slow(entry, index, cell, retired, ended);
 }
 
-/// [`route`] for a class with a free route, or a retired slot.
+/// [`route`] for a class with a free route, or a `retired` slot: a route receives a
+/// [`Freed::Cell`] token, and hears of a retired slot as [`Freed::Retired`] so it can count
+/// the object gone; a retired slot's cell is poisoned.
 #[inline(never)]
 fn route_slow(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, retired: bool, ended: Ended) {
     let class = entry.id;

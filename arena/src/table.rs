@@ -132,21 +132,24 @@ impl Slot {
     /// Ends the slot's object of `generation` (the generation its handle carried, which the
     /// caller checked) for every handle: flags it `vacant` (`VACANT`, with `ASYNC` for a cell
     /// routed to a free route or `IN_POOL` for a stowed one) and moves it to the next
-    /// generation — unless the slot retires at its generation ceiling `max_generation`, when
-    /// it is flagged plain `VACANT` (no route or pool owns it) and keeps its generation.
-    /// Returns whether the slot retired. The flag store comes first, as the reader in
-    /// [`check`](Self::check) expects.
+    /// generation. The flag store comes first, as the reader in [`check`](Self::check)
+    /// expects. Below the generation ceiling only: at it, the arena [`retire`](Self::retire)s
+    /// the slot instead.
     #[inline(always)]
-    pub(crate) fn vacate(&self, generation: u32, vacant: ObjectFlags, max_generation: u32) -> bool {
+    pub(crate) fn vacate(&self, generation: u32, vacant: ObjectFlags) {
         debug_assert_eq!(generation, self.generation.load(Ordering::Relaxed), "vacating another generation");
         debug_assert!(vacant.contains(ObjectFlags::VACANT), "vacate without VACANT");
-        let retire = generation >= max_generation;
-        let flags = if retire { ObjectFlags::VACANT } else { vacant };
-        self.flags.store(flags.bits(), Ordering::Release);
-        if !retire {
-            self.generation.store(generation + 1, Ordering::Release);
-        }
-        retire
+        debug_assert!(generation < u32::MAX, "vacating a slot at the generation ceiling");
+        self.flags.store(vacant.bits(), Ordering::Release);
+        self.generation.store(generation + 1, Ordering::Release);
+    }
+
+    /// Ends the slot's object for every handle and for good: flagged plain `VACANT` (no
+    /// route or pool owns its cell) at the generation it has, which no later handle carries.
+    /// The arena does this at the generation ceiling, where the next generation would wrap.
+    #[cold]
+    pub(crate) fn retire(&self) {
+        self.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
     }
 
     /// Sets the slot up for its cell's first object: vacant, generation 1, no owner.
@@ -735,7 +738,7 @@ mod loom_model {
                     Err(e) => assert!(matches!(e, ArenaError::Stale)),
                 })
             };
-            assert!(!slot.vacate(1, ObjectFlags::VACANT, u32::MAX - 1), "retired below the ceiling");
+            slot.vacate(1, ObjectFlags::VACANT);
             let generation = slot.occupy();
             assert_eq!(generation.get(), 2);
             assert!(matches!(slot.check(G1), Err(ArenaError::Stale)));
@@ -744,8 +747,8 @@ mod loom_model {
         });
     }
 
-    /// At the generation ceiling the slot retires: vacant for good, and neither the last
-    /// generation nor the next resolves, whatever a concurrent reader sees.
+    /// At the generation ceiling the arena retires the slot: vacant for good, and neither
+    /// the last generation nor the next resolves, whatever a concurrent reader sees.
     #[test]
     fn slot_retires_at_the_ceiling() {
         loom::model(|| {
@@ -757,7 +760,7 @@ mod loom_model {
                     slot.check(G1.saturating_add(1))
                 })
             };
-            assert!(slot.vacate(1, ObjectFlags::VACANT | ObjectFlags::ASYNC, 1), "a slot at the ceiling must retire");
+            slot.retire();
             assert!(matches!(slot.check(G1), Err(ArenaError::Stale)));
             assert_eq!(slot.flags(), ObjectFlags::VACANT, "a retired slot is not routed");
             assert!(matches!(reader.join().unwrap(), Err(ArenaError::Stale)), "generation 2 was never issued");
