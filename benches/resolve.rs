@@ -42,10 +42,16 @@ trait Peer {
     /// The key of the object under live position `i`.
     fn key(&self, i: usize) -> Self::Key;
     /// The id of the object `k` names (a resolve and one load from the object).
+    ///
+    /// Every peer's `read`, `take` and `put` is `#[inline(always)]`, so each is measured
+    /// inlined into the loop, as criterion's closures inline them (left to the compiler,
+    /// it inlined slab's and not respawn's, charging one side a call per operation).
     fn read(&mut self, k: Self::Key) -> u32;
     /// Removes the object under live position `i` (reading it).
+    #[inline(always)]
     fn take(&mut self, i: usize);
     /// Inserts `p` under live position `i`, whose object was taken.
+    #[inline(always)]
     fn put(&mut self, i: usize, p: Projectile);
 }
 
@@ -62,9 +68,11 @@ impl Peer for DenseVec {
     fn read(&mut self, i: usize) -> u32 {
         self.0[i].id
     }
+    #[inline(always)]
     fn take(&mut self, i: usize) {
         black_box(self.0[i].id);
     }
+    #[inline(always)]
     fn put(&mut self, i: usize, p: Projectile) {
         self.0[i] = p;
     }
@@ -83,10 +91,12 @@ impl Peer for Boxes {
     fn read(&mut self, i: usize) -> u32 {
         self.0[i].as_ref().expect("live box").id
     }
+    #[inline(always)]
     fn take(&mut self, i: usize) {
         let old = self.0[i].take().expect("live box");
         black_box(old.id);
     }
+    #[inline(always)]
     fn put(&mut self, i: usize, p: Projectile) {
         self.0[i] = Some(Box::new(p));
     }
@@ -107,9 +117,11 @@ impl Peer for SlabPeer {
     fn read(&mut self, k: usize) -> u32 {
         self.0[k].id
     }
+    #[inline(always)]
     fn take(&mut self, i: usize) {
         black_box(self.0.remove(self.1[i]).id);
     }
+    #[inline(always)]
     fn put(&mut self, i: usize, p: Projectile) {
         self.1[i] = self.0.insert(p);
     }
@@ -130,9 +142,11 @@ impl Peer for SlotMapPeer {
     fn read(&mut self, k: DefaultKey) -> u32 {
         self.0[k].id
     }
+    #[inline(always)]
     fn take(&mut self, i: usize) {
         black_box(self.0.remove(self.1[i]).expect("live key").id);
     }
+    #[inline(always)]
     fn put(&mut self, i: usize, p: Projectile) {
         self.1[i] = self.0.insert(p);
     }
@@ -154,9 +168,11 @@ impl Peer for ArenaPeer {
     fn read(&mut self, h: Handle<Projectile>) -> u32 {
         self.0.get(h).expect("live handle").id
     }
+    #[inline(always)]
     fn take(&mut self, i: usize) {
         black_box(self.0.remove(self.1[i]).expect("live handle").id);
     }
+    #[inline(always)]
     fn put(&mut self, i: usize, p: Projectile) {
         self.1[i] = self.0.insert(p);
     }
@@ -177,9 +193,11 @@ impl Peer for StorePeer<'_> {
     fn read(&mut self, h: Handle<Projectile>) -> u32 {
         self.0.get(h).expect("live handle").id
     }
+    #[inline(always)]
     fn take(&mut self, i: usize) {
         black_box(self.0.remove(self.1[i]).expect("live handle").id);
     }
+    #[inline(always)]
     fn put(&mut self, i: usize, p: Projectile) {
         self.1[i] = self.0.insert(p);
     }
@@ -231,9 +249,11 @@ impl Peer for WorldPeer {
     fn read(&mut self, h: Handle<Projectile>) -> u32 {
         self.0.get(h).expect("live handle").id
     }
+    #[inline(always)]
     fn take(&mut self, i: usize) {
         self.0.destroy(self.1[i]).expect("live projectile");
     }
+    #[inline(always)]
     fn put(&mut self, i: usize, p: Projectile) {
         self.1[i] = self.0.spawn_with(move |q: &mut Projectile| *q = p);
         self.2 += 1;
