@@ -13,7 +13,8 @@
 //! distinct index, and a published index leaves the queue exactly once. The queue's lock is
 //! the happens-before edge that makes the worker's page writes visible to the taker. The
 //! lock is taken once per slab (hundreds or thousands of cells), never per cell.
-//! `tests/loom.rs` checks these claims under every interleaving loom explores.
+//! The loom model `slab_handoff_between_worker_and_caller` below checks these claims under
+//! every interleaving loom explores (`scripts/loom.sh`).
 
 use std::collections::VecDeque;
 

@@ -50,7 +50,7 @@ impl Default for ArenaConfig {
 pub struct ArenaClassStats {
     /// The class's name (its Rust type).
     pub name: &'static str,
-    /// Objects held, whatever their flags.
+    /// Objects in the class's cells with a live slot, as [`Arena::len`] counts them.
     pub len: usize,
     /// Vacant slots (with their cells) ready for new objects.
     pub vacant: usize,
@@ -795,7 +795,10 @@ impl Arena {
         }
     }
 
-    /// Objects of class `T` held (whatever their flags).
+    /// Objects of class `T` in the class's cells with a live slot: visible ones and hidden
+    /// ones awaiting their end (`GARBAGE`, `UNREACHABLE`), not permanent ones (see
+    /// [`ArenaClassStats::permanent`]) and not the ones a pool keeps in released slots
+    /// (stowed, `IN_POOL`, or being built).
     pub fn len<T: 'static>(&self) -> usize {
         self.class_of::<T>().map_or(0, |id| self.classes[id.index()].len)
     }
@@ -1375,7 +1378,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         self.entry.id
     }
 
-    /// Objects held (whatever their flags).
+    /// Objects in the class's cells with a live slot (see [`Arena::len`]).
     pub fn len(&self) -> usize {
         self.entry.len
     }
@@ -1578,8 +1581,10 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     }
 
     /// The object `h` names, if it may be released now (visible, of this class, not rooted,
-    /// not permanent), with the [`Releasable`] that [`stow_released`](Self::stow_released)
-    /// takes: the whole release path resolves the handle once. Nothing changes on an error.
+    /// not permanent), as a [`Releasable`] that lends the object to release hooks and then
+    /// [`stow`](Releasable::stow)s it: the whole release path resolves the handle once, and
+    /// the store stays borrowed in between. Nothing changes on an error, or if the
+    /// `Releasable` is dropped.
     ///
     /// # Errors
     /// [`ArenaError::Stale`], [`ArenaError::Hidden`], [`ArenaError::WrongClass`],

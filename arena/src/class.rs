@@ -154,7 +154,7 @@ pub(crate) struct ClassEntry {
     pub(crate) live: Vec<u64>,
     /// Vacant slots, reused last in first out (the warmest cell first).
     pub(crate) free: Vec<u32>,
-    /// Objects constructed in the class's cells, whatever their flags.
+    /// Objects in the class's cells whose slots are live (visible or hidden, not vacant).
     pub(crate) len: usize,
     /// Slots retired: the generation ceiling, or a panicking destructor.
     pub(crate) retired: usize,

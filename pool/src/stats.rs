@@ -71,8 +71,9 @@ pub struct PoolStats {
     /// `build_queue` when the queue has been full: releases (or growth) then found no room.
     pub lag_high_water: usize,
     /// The build queue's room: cells it can hold before releases go back to the arena. The
-    /// largest of `capacity`, `grow_by` and a magazine (128) per worker plus one, at most
-    /// `max` (1 for a pool without workers); fixed when the pool is built.
+    /// larger of `grow_by` and a magazine (128) per worker plus one, at most `max` (1 for a
+    /// pool without workers); fixed when the pool is built. (The first `capacity` cells,
+    /// and any growth step beyond the room, wait in a backlog the workers drain next.)
     pub build_queue: usize,
     /// Bytes the pool's own structures take, beside its objects: the build queue's and the
     /// magazine queues' buffers (committed when the pool is built, so they scale with
