@@ -46,10 +46,11 @@ if [[ $only == all || $only == gc ]]; then
   MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-gc --test gc -- "${GC_RAYON[0]}"
   MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-gc --test model
 fi
-# The pools and the World run worker threads that park on a condition variable; under Miri
-# the sync shim (allocator/src/sync.rs) gives them std's Mutex and Condvar, which strict
-# provenance accepts (parking_lot's queue casts integers to pointers). Clocks need no flag:
-# Instant, sleep and wait_for run on Miri's virtual clock under isolation. A small World's
+# The pools and the World run worker threads that park (std's park_timeout, unparked by the
+# game thread) and share a few locks; under Miri the sync shim (allocator/src/sync.rs) gives
+# them std's Mutex, which strict provenance accepts (parking_lot's queue casts integers to
+# pointers). Clocks need no flag: Instant, sleep and park_timeout run on Miri's virtual clock
+# under isolation. A small World's
 # collection stays on the calling thread (rayon only for tables bigger than one task), so
 # these passes touch no rayon. The config tests read TOML files: isolation is lifted there.
 if [[ $only == all || $only == pool ]]; then

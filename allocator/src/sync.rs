@@ -79,6 +79,29 @@ impl<T> Mutex<T> {
             self.inner.lock().expect("loom mutex poisoned")
         }
     }
+
+    /// The lock if it is free now, else `None` (poisoning ignored, as in [`lock`](Self::lock)).
+    /// A thread that only ever takes a lock this way never waits in the lock's queue, so an
+    /// unlock never hands the lock to it while it is not running (`parking_lot`'s fair
+    /// unlock hands a contended lock straight to a parked waiter).
+    pub fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
+        #[cfg(not(any(loom, miri)))]
+        {
+            self.inner.try_lock()
+        }
+        #[cfg(all(miri, not(loom)))]
+        {
+            match self.inner.try_lock() {
+                Ok(guard) => Some(guard),
+                Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) => None,
+            }
+        }
+        #[cfg(loom)]
+        {
+            self.inner.try_lock().ok()
+        }
+    }
 }
 
 /// A reader-writer lock: `parking_lot::RwLock`, std's under Miri, loom's under `cfg(loom)`,
@@ -233,6 +256,24 @@ impl Condvar {
     /// Wakes every waiting thread.
     pub fn notify_all(&self) {
         self.inner.notify_all();
+    }
+}
+
+/// Blocks the calling thread until its park token is made available
+/// ([`thread::Thread::unpark`]) or `timeout` passes, as `std::thread::park_timeout`; it may
+/// also return spuriously, so callers re-check their condition in a loop. A token made
+/// available before the call makes it return at once: an unpark is never lost.
+///
+/// Under loom the timeout is ignored (loom has no clock, and no `park_timeout`): the thread
+/// parks until it is unparked, so a wake-up the protocol loses shows up as a deadlock in the
+/// model instead of being covered by the timeout.
+pub fn park_timeout(timeout: std::time::Duration) {
+    #[cfg(not(loom))]
+    std::thread::park_timeout(timeout);
+    #[cfg(loom)]
+    {
+        let _ = timeout;
+        loom::thread::park();
     }
 }
 

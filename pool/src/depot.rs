@@ -27,7 +27,7 @@
 //! | game thread: growth and upkeep | [`on_the_way`](Depot::on_the_way), [`request_growth`](Depot::request_growth), [`request`](Depot::request), [`kick`](Depot::kick), [`drain_spare`](Depot::drain_spare), [`nudge`](Depot::nudge), [`snapshot`](Depot::snapshot), [`side_bytes`](Depot::side_bytes) |
 //! | game thread: shutdown | [`stop`](Depot::stop), then (workers joined) [`drain_published`](Depot::drain_published) |
 //! | free route | [`route`](Depot::route) (a World's pool), [`route_purged`](Depot::route_purged) (a standalone pool's `Purge` drop), [`give_back`](Depot::give_back), [`count_returned`](Depot::count_returned) |
-//! | worker ([`work`]) | `stopping`, `take_to_build`, `built` or `build_failed`, `take_empty`, `publish`, `wants_partial`, `park`, `abandon_held` |
+//! | worker ([`work`]) | `enlist` (once, at start), `stopping`, `take_to_build`, `built` or `build_failed`, `take_empty`, `publish`, `wants_partial`, `park`, `abandon_held` |
 //!
 //! (A standalone pool has no single game thread: any thread that pulls and returns plays
 //! that part with its own magazines, and the pool counts its cells itself, so `live` and
@@ -38,10 +38,10 @@
 //! | field | written by | ordering | why |
 //! |---|---|---|---|
 //! | `to_build` | route and growth push (the game thread; any thread for a standalone `Purge` drop); workers pop; `drain_published` after the join | the queue's own: a push happens before the pop that takes the cell | the token is the cell's ownership: a worker writes the object only after its pop |
-//! | `backlog`, `backlogged`, `burst` | growth (`request_growth`: what `to_build` has no room for) pushes under the lock, then counts (Relaxed) before its `kick`; workers pop under the lock after `to_build` is empty; `drain_published` after the join | the lock; `backlogged` is a hint read before taking it | the lock hands the token over; the count rises before the kick's fence, so a parking worker sees it (the same Dekker as `to_build`) |
+//! | `backlog`, `backlogged`, `burst` | growth (`request_growth`: what `to_build` has no room for) and `request` (a burst beyond `to_build` while the stock is short) push under the lock, then count (Relaxed) before their `kick`; workers pop under the lock after `to_build` is empty (taken by `worker_lock`: a pop and a count; the buffer's trim allocates and frees outside it); `drain_published` after the join | the lock; `backlogged` is a hint read before taking it | the lock hands the token over; the count rises before the kick's fence, so a parking worker sees it (the same Dekker as `to_build`) |
 //! | `full` | workers and the game thread push (`publish`, `publish_local`); the game thread pops (`take_full`) | the queue's own | a worker's writes into the magazine's cells happen before its push, so whoever pops sees built objects (loom model `magazine_exchange`) |
 //! | `empty` | the game thread pushes (`return_empty`); workers and the game thread pop | the queue's own | only buffers move; no object |
-//! | `spare` | route and workers (`give_back`); drained by the game thread | the lock | rare; the lock also keeps the vector's buffer between drains |
+//! | `spare` | route (`give_back`) and workers (`build_failed`, by `worker_lock`: one push); drained by the game thread | the lock | rare; the lock also keeps the vector's buffer between drains |
 //! | `ready` | `publish_local` (+n after the push, Release); `take_full` (−n after the pop, Relaxed) | Release / Acquire in `published` | whoever reads a count can pop the magazine it counts; a pop overtaking its publish's count dips the sum below zero, read through `settled` |
 //! | `building` | `request` (+1 before the push, Relaxed); a worker (−1 after `held` +1, Release; −1 on a failed `create` and at shutdown, Relaxed) | Release / Acquire in `on_the_way` and `snapshot` | an object moves downstream (`building` → `held` → `ready`), each move Released on the counter it leaves and read upstream first: a moving object is counted twice, never missed |
 //! | `held` | a worker (+1 Relaxed per build; −n Release in `publish`, Relaxed at exit) | as `building` | as `building` |
@@ -49,10 +49,23 @@
 //! | `live` | the game thread alone (`count_live`, `route`: load and store, no read-modify-write) | Relaxed | one writer; its readers (the route's `max` check, stats) run on the game thread too. On a cache line of its own, so a spawn never waits for a worker's core |
 //! | `local` | the game thread alone (`mirror_local`) | Relaxed | a mirror for the route's `max` check, on the same thread; padded like `live` |
 //! | `hungry` | the game thread (`go_hungry` sets, `take_full` clears); workers read | Relaxed | a hint: the wake-up it needs travels with the [`kick`](Depot::kick) that follows it (SeqCst fence) |
-//! | `shutdown` | `stop` (Release) | Acquire in the worker loop; Relaxed in `park` (under the lock) and the route | a worker that sees it returns with everything done before `stop` visible; the route only sends cells back instead of queueing them |
-//! | `sleepers` | `park` (+1 / −1 under the lock) | Relaxed, between SeqCst fences | Dekker with `kick`: either the kicker sees a sleeper and notifies under the lock, or the sleeper sees the work (loom model `magazine_exchange`) |
+//! | `shutdown` | `stop` (Release) | Acquire in the worker loop; Relaxed in `park` (after its fence, or after the unpark that `stop`'s kick sends) and the route | a worker that sees it returns with everything done before `stop` visible; the route only sends cells back instead of queueing them |
+//! | `sleepers[i].parked` | worker `i` alone: `park` raises it (Release) before its SeqCst fence and lowers it (Relaxed) once it stops parking; `kick` reads every worker's (Acquire) after its SeqCst fence | Release / Acquire, between SeqCst fences | Dekker with `kick`: either the kicker sees the flag and unparks the worker, or the worker sees the work; an unpark before the worker's `park_timeout` makes it return at once, and the unpark orders the work before the worker's next look (loom models `magazine_exchange`, `shutdown_drops_each_object_once`: a lost wake-up deadlocks them). No lock: the game thread never waits for a worker here |
+//! | `sleepers[i].thread` | worker `i` (`enlist`, once, at start, before its first `park`) | `OnceLock`, and the flag's Release / Acquire | `kick` reads it only after seeing the flag the worker raised after setting it |
+//! | `enlisted` | each worker once (`enlist`: `fetch_add`) | Relaxed | hands each worker its own slot; nothing else is ordered by it |
 //! | `counters` | their owning side (worker, route, game thread) | Relaxed | tallies for stats; nothing is ordered by them |
-//! | `max`, `stock`, `workers` | set at creation | — | immutable |
+//! | `max`, `stock`, `workers`, the number of `sleepers` | set at creation | — | immutable |
+//!
+//! **No waiting on a worker.** Workers run at a lower priority than the game thread (see
+//! `background_priority`), so on a busy machine a worker that holds a lock may not run
+//! again for milliseconds; the game thread must not wait for one on its route. A parked
+//! worker holds nothing: it parks its thread (`park_timeout`) and `kick` unparks it,
+//! lock-free. The two locks the route can take (`backlog` on a burst beyond `to_build`,
+//! `spare` on a give-back) are held by a worker only for a few instructions: a pop from the
+//! backlog (its buffer is trimmed outside the lock), or a push onto the spare list after a
+//! `create` panicked. A worker takes them without queueing (`worker_lock`), so no unlock
+//! hands one to a worker that is not running; what remains is a preemption inside those
+//! few instructions, which the game thread may wait out (see `worker_lock`).
 //!
 //! Growth takes cells on the consuming thread (a World's arena is the game thread's alone)
 //! and queues them ([`request_growth`](Depot::request_growth)); the initial `capacity` is
@@ -62,12 +75,16 @@
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use respawn_arena::{Ended, Freed, FreedCell};
 
-use crate::sync::{back_off, fence, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::sync::{
+    back_off, fence, park_timeout, spin_wait, thread, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Mutex,
+    MutexGuard, Ordering,
+};
 
 /// Cells per magazine: one trade with the depot per this many spawns.
 #[cfg(not(loom))]
@@ -267,6 +284,17 @@ struct Counters {
     retired: AtomicU64,
 }
 
+/// A worker's place in the depot's parking: where [`kick`](Depot::kick) finds it.
+#[derive(Debug, Default)]
+struct Sleeper {
+    /// The worker's thread, to unpark. Set once, when the worker starts, before it first
+    /// raises `parked`.
+    thread: OnceLock<thread::Thread>,
+    /// Raised (Release) before the worker's last look for work in [`park`](Depot::park) and
+    /// lowered once it stops parking.
+    parked: AtomicBool,
+}
+
 /// State shared by a pool's game-thread side, its free route and its workers. Every field
 /// is private: the module docs list the protocol steps that reach them, and who writes
 /// each field with which ordering.
@@ -328,10 +356,11 @@ pub(crate) struct Depot<C = FreedCell> {
     hungry: AtomicBool,
     /// Set once by [`stop`](Self::stop): workers return, routed cells go back to the arena.
     shutdown: AtomicBool,
-    /// Workers parked or about to park.
-    sleepers: AtomicUsize,
-    lock: Mutex<()>,
-    wake: Condvar,
+    /// One per worker: its thread (set when it starts, see [`enlist`](Self::enlist)) and
+    /// whether it is parked or about to park. `kick` unparks the raised ones, taking no lock.
+    sleepers: Box<[Sleeper]>,
+    /// Slots of `sleepers` the workers started so far have taken.
+    enlisted: AtomicUsize,
     /// Tallies for stats, written by whichever side the event happens on.
     counters: CachePadded<Counters>,
 }
@@ -448,9 +477,8 @@ impl<C: Token> Depot<C> {
             workers,
             hungry: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
-            sleepers: AtomicUsize::new(0),
-            lock: Mutex::new(()),
-            wake: Condvar::new(),
+            sleepers: (0..workers).map(|_| Sleeper::default()).collect(),
+            enlisted: AtomicUsize::new(0),
             counters: CachePadded::new(Counters::default()),
         }
     }
@@ -664,15 +692,23 @@ impl<C: Token> Depot<C> {
         self.spare.lock().push(cell);
     }
 
-    /// Wakes the workers if any is parked. Cheap when none is: one fence and one load.
+    /// Wakes the workers that are parked. Cheap when none is: one fence and a load per
+    /// worker. Takes no lock: the game thread never waits here for a worker, which runs at a
+    /// lower priority and may not be scheduled for milliseconds (the lock and condition
+    /// variable this replaced made a purge slice wait up to 1.7 ms for a parking worker).
     pub(crate) fn kick(&self) {
-        // Pairs with the fence in `park`: either the worker sees the work, or we see it
-        // parking and notify under the lock it waits with (loom models `magazine_exchange`
-        // and `shutdown_drops_each_object_once`: a lost wake-up deadlocks them).
+        // Pairs with the fence in `park`: either the worker sees the work, or we see its flag
+        // raised and unpark it; an unpark before its `park_timeout` makes that return at once
+        // (loom models `magazine_exchange` and `shutdown_drops_each_object_once`: a lost
+        // wake-up deadlocks them).
         fence(Ordering::SeqCst);
-        if self.sleepers.load(Ordering::Relaxed) > 0 {
-            let _guard = self.lock.lock();
-            self.wake.notify_all();
+        for sleeper in self.sleepers.iter() {
+            // Acquire, paired with the Release that raised the flag: the thread is set.
+            if sleeper.parked.load(Ordering::Acquire) {
+                if let Some(thread) = sleeper.thread.get() {
+                    thread.unpark();
+                }
+            }
         }
     }
 
@@ -682,14 +718,31 @@ impl<C: Token> Depot<C> {
         self.kick();
     }
 
-    /// A worker with nothing to do waits here until there is work, the game thread is
-    /// hungry for the partial magazine it holds, or the pool shuts down; or, holding one,
-    /// until it has been idle for [`IDLE_FLUSH`]. Returns whether that idle time ran out.
-    fn park(&self, holding: bool) -> bool {
+    /// A worker starting takes a slot in `sleepers` and puts its thread there, so that
+    /// [`kick`](Self::kick) can unpark it. Once per worker, before its first
+    /// [`park`](Self::park); returns the slot.
+    fn enlist(&self) -> usize {
+        let me = self.enlisted.fetch_add(1, Ordering::Relaxed);
+        let sleeper = self.sleepers.get(me).expect("more workers started than the depot was made for");
+        if sleeper.thread.set(thread::current()).is_err() {
+            unreachable!("sleeper slot {me} taken twice");
+        }
+        me
+    }
+
+    /// A worker with nothing to do (the one in slot `me`) waits here until there is work,
+    /// the game thread is hungry for the partial magazine it holds, or the pool shuts down;
+    /// or, holding one, until it has been idle for [`IDLE_FLUSH`]. Returns whether that idle
+    /// time ran out. Holds no lock while it waits: `kick` finds it by its flag.
+    fn park(&self, me: usize, holding: bool) -> bool {
         let flush_at = IDLE_FLUSH.filter(|_| holding).map(|idle| Instant::now() + idle);
         let mut idle = false;
-        let mut guard = self.lock.lock();
-        self.sleepers.fetch_add(1, Ordering::Relaxed);
+        let sleeper = &self.sleepers[me];
+        // Release: `kick` that sees the flag sees the thread `enlist` set.
+        sleeper.parked.store(true, Ordering::Release);
+        // Pairs with the fence in `kick` (Dekker): the flag is raised before each look for
+        // work below, and stays raised until the loop ends, so a kick either comes after the
+        // look and sees the flag (and unparks), or before it and its work is seen.
         fence(Ordering::SeqCst);
         while !(self.shutdown.load(Ordering::Relaxed)
             || self.has_work()
@@ -706,10 +759,14 @@ impl<C: Token> Depot<C> {
                 }
                 wait = wait.min(at - now);
             }
-            guard = self.wake.wait_for(guard, wait);
+            // Returns at an unpark (one made since the flag went up included), at the
+            // timeout, or spuriously: the loop looks again. The unpark orders the kicker's
+            // work before the look.
+            park_timeout(wait);
         }
-        self.sleepers.fetch_sub(1, Ordering::Relaxed);
-        drop(guard);
+        // A kick that still sees the flag leaves a spare unpark: the next park returns at
+        // once and looks again.
+        sleeper.parked.store(false, Ordering::Relaxed);
         idle
     }
 
@@ -764,25 +821,40 @@ impl<C: Token> Depot<C> {
         }
     }
 
-    /// The backlog's next cell; trims its buffer once it is empty.
+    /// The backlog's next cell (a worker's step); trims its buffer once it is empty.
     #[cold]
     fn take_backlog(&self) -> Option<C> {
         if self.backlogged.load(Ordering::Relaxed) == 0 {
             return None;
         }
-        let mut backlog = self.backlog.lock();
+        let mut backlog = worker_lock(&self.backlog);
         let cell = backlog.pop()?;
         self.backlogged.fetch_sub(1, Ordering::Relaxed);
-        if backlog.is_empty() {
-            // Keep room for the deepest burst of releases (they recur with each collection:
-            // no allocation each time), not for the warm-up's precreation. (Within twice the
-            // burst, left as it is: trimming to the exact burst would reallocate each time.)
-            let keep = self.burst.load(Ordering::Relaxed).max(self.backlog_floor());
-            if backlog.capacity() > 2 * keep {
-                backlog.shrink_to(keep);
-            }
+        // Keep room for the deepest burst of releases (they recur with each collection: no
+        // allocation each time), not for the warm-up's precreation. (Within twice the burst,
+        // left as it is: trimming to the exact burst would reallocate each time.)
+        let keep = self.burst.load(Ordering::Relaxed).max(self.backlog_floor());
+        let oversized = backlog.is_empty() && backlog.capacity() > 2 * keep;
+        drop(backlog);
+        if oversized {
+            self.trim_backlog(keep);
         }
         Some(cell)
+    }
+
+    /// Swaps the empty backlog's oversized buffer for one of `keep` cells. Both the new
+    /// buffer's allocation and the old one's release happen outside the lock, which the
+    /// route may be waiting for: under it, only the swap.
+    #[cold]
+    fn trim_backlog(&self, keep: usize) {
+        let mut buffer = Vec::with_capacity(keep);
+        let mut backlog = worker_lock(&self.backlog);
+        // Still empty and oversized: a release may have refilled it meanwhile.
+        if backlog.is_empty() && backlog.capacity() > 2 * keep {
+            mem::swap(&mut *backlog, &mut buffer);
+        }
+        drop(backlog);
+        drop(buffer);
     }
 
     /// A worker out of work asks whether to hand over its partial magazine: only when the
@@ -810,11 +882,13 @@ impl<C: Token> Depot<C> {
         self.building.fetch_sub(1, Ordering::Release);
     }
 
-    /// A worker's `create` panicked: the cell, still empty, goes back to the arena.
+    /// A worker's `create` panicked: the cell, still empty, goes back to the arena (as
+    /// [`give_back`](Self::give_back), taking the lock the worker's way).
     fn build_failed(&self, cell: C) {
         self.counters.create_panics.fetch_add(1, Ordering::Relaxed);
         self.building.fetch_sub(1, Ordering::Relaxed);
-        self.give_back(cell);
+        self.counters.returned.fetch_add(1, Ordering::Relaxed);
+        worker_lock(&self.spare).push(cell);
     }
 
     /// A worker returning at shutdown drops the `n` objects of its partial magazine.
@@ -917,6 +991,34 @@ impl Depot<FreedCell> {
     }
 }
 
+/// How a worker takes a lock the game thread's route also takes (`backlog`, `spare`): by
+/// trying until it is free, never by waiting in the lock's queue. A contended
+/// `parking_lot` unlock may hand the lock straight to a parked waiter (its fair unlock),
+/// and a worker runs at a lower priority (see `background_priority`): handed to a worker
+/// that is not yet running, the lock would keep the game thread waiting until the worker is
+/// scheduled, milliseconds on a busy machine. Taken this way, a worker holds such a lock
+/// only while it runs its few instructions under it (a pop from the backlog; a push onto
+/// the spare list, which allocates only if the list outgrew its buffer, after a `create`
+/// panicked), and the game thread waits at most for those — or for a preemption inside
+/// them, which the short section makes rare, and which the core the blocked game thread
+/// frees makes short.
+fn worker_lock<T>(lock: &Mutex<T>) -> MutexGuard<'_, T> {
+    let mut tries = 0u32;
+    loop {
+        if let Some(guard) = lock.try_lock() {
+            return guard;
+        }
+        // The game thread holds it for a push or a drain: spin a little, then sleep briefly
+        // (a drain of the spare list or a growth step can take a while).
+        tries += 1;
+        if tries < 64 {
+            spin_wait();
+        } else {
+            back_off(Duration::from_micros(20));
+        }
+    }
+}
+
 /// A counter sum read while other threads move objects between counters: a transient dip
 /// below zero (see [`Depot::ready`]) reads as zero.
 #[inline]
@@ -927,6 +1029,7 @@ fn settled(sum: usize) -> usize {
 /// A precreation worker: builds an object in each cell from `to_build`, fills magazines,
 /// publishes them; parks when there is nothing to do; returns at shutdown.
 pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Arc<dyn Fn() -> T + Send + Sync>) {
+    let me = depot.enlist();
     let mut current: Option<Magazine<C>> = None;
     // Parked holding a partial magazine and woke with no work for `IDLE_FLUSH`.
     let mut idle = false;
@@ -944,7 +1047,7 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
                     Err(magazine) => current = Some(magazine),
                 }
             }
-            idle = depot.park(current.as_ref().is_some_and(|m| !m.is_empty()));
+            idle = depot.park(me, current.as_ref().is_some_and(|m| !m.is_empty()));
             continue;
         };
         idle = false;
@@ -980,6 +1083,66 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
         // SAFETY: every cell in a worker's magazine holds an object it built; the worker is
         // its only owner and drops it once.
         unsafe { magazine.drop_objects::<T>() };
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::ptr::NonNull;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::{Depot, Token, MAGAZINE};
+    use crate::sync::{Arc, Ordering};
+
+    /// A cell nobody builds in: no worker runs here.
+    struct Cell;
+
+    impl Token for Cell {
+        fn cell(&self) -> NonNull<u8> {
+            NonNull::dangling()
+        }
+    }
+
+    /// The priority inversion the depot's parking had: a worker inside `park`, descheduled
+    /// (it runs at a lower priority), held the lock `kick` took, so a purge slice's route
+    /// waited until the worker was scheduled again (1.7 ms in the storm). Here the test
+    /// thread stands in for a worker stalled inside `park` for good — enlisted, its flag
+    /// raised, never reaching `park_timeout` — while another thread plays the game thread:
+    /// a magazine's worth of releases (the last one kicks), a burst beyond the build queue
+    /// into the backlog (each one kicks), a hungry spawn and the upkeep's nudge. All of it
+    /// must return though the worker never moves; the channel's timeout only turns a hang
+    /// into a failure, nothing is timed. (Against the lock and condition variable this
+    /// replaced — the worker holding the depot's lock with itself counted in `sleepers` —
+    /// the first kick never returns.)
+    #[test]
+    fn a_worker_stalled_in_park_never_blocks_the_route() {
+        let mut depot = Depot::<Cell>::new(4 * MAGAZINE, MAGAZINE, 1);
+        // Below its stock, so the burst beyond `to_build` waits in the backlog.
+        depot.stock = 4 * MAGAZINE;
+        let depot = Arc::new(depot);
+        let me = depot.enlist();
+        depot.sleepers[me].parked.store(true, Ordering::Release);
+        let (done, finished) = mpsc::channel();
+        let game = {
+            let depot = Arc::clone(&depot);
+            std::thread::spawn(move || {
+                for _ in 0..3 * MAGAZINE {
+                    depot.request(Cell);
+                }
+                depot.go_hungry();
+                depot.nudge();
+                done.send(()).unwrap();
+            })
+        };
+        let returned = finished.recv_timeout(Duration::from_secs(120));
+        assert!(returned.is_ok(), "the route waited for a worker stalled in park");
+        game.join().unwrap();
+        assert_eq!(depot.to_build.len(), MAGAZINE);
+        assert_eq!(depot.backlogged.load(Ordering::Relaxed), 2 * MAGAZINE);
+        // The worker resuming finds the work (and a spare unpark), and lowers its flag.
+        assert!(!depot.park(me, false), "parked with work waiting");
+        assert!(!depot.sleepers[me].parked.load(Ordering::Relaxed));
     }
 }
 

@@ -1,5 +1,5 @@
 //! The pool's synchronisation primitives: respawn-allocator's [shim](respawn_allocator::sync)
-//! (loom's atomics, locks and threads under `cfg(loom)`, std's locks under Miri) and the
+//! (loom's atomics, locks, threads and parking under `cfg(loom)`, std's locks under Miri) and the
 //! bounded queue the workers and the game thread trade through.
 //!
 //! The queue is crossbeam's `ArrayQueue` except under loom, where a locked `VecDeque` with
@@ -9,7 +9,8 @@
 //! around the queue, not the queue.
 
 pub(crate) use respawn_allocator::sync::{
-    back_off, fence, Arc, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Condvar, Mutex, Ordering,
+    back_off, fence, park_timeout, spin_wait, thread, Arc, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Mutex,
+    MutexGuard, Ordering,
 };
 
 #[cfg(not(loom))]
