@@ -148,9 +148,10 @@ impl<T: Poolable> ClassPool<T> {
         unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<T>(self.class) }
     }
 
+    /// Objects of the class alive in the world: the game thread's hand less its magazines.
     #[inline]
-    fn sync_local(&self) {
-        self.depot.mirror_local(self.local());
+    fn live(&self) -> usize {
+        self.depot.in_hand().saturating_sub(self.local())
     }
 
     /// Objects ready or being built, with this thread's magazines counted directly (the
@@ -166,11 +167,38 @@ impl<T: Poolable> ClassPool<T> {
         self.depot.owned()
     }
 
-    /// One more object of the class alive in the world (a spawn, a plain insert).
+    /// One more object of the class alive in the world: taken from a magazine (`from_hand`,
+    /// already counted in the hand) or entered from outside (an inline build, a plain
+    /// insert).
     #[inline]
-    fn count_spawned(&mut self) {
-        let live = self.depot.count_live(1);
-        self.tally.high_water = self.tally.high_water.max(live);
+    fn count_spawned(&mut self, from_hand: bool) {
+        if !from_hand {
+            self.depot.count_in_hand(1);
+        }
+        self.tally.high_water = self.tally.high_water.max(self.live());
+    }
+
+    /// Puts a ready object in the game thread's magazines; `Err` (the cell back, nothing
+    /// changed) only if they and the depot are full. Within the hand, so uncounted, unless a
+    /// full magazine goes to the depot.
+    #[inline]
+    fn push_ready(&mut self, cell: FreedCell) -> Result<(), FreedCell> {
+        if !self.magazines.loaded.is_full() {
+            self.magazines.loaded.push(cell);
+            return Ok(());
+        }
+        self.push_ready_slow(cell)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_ready_slow(&mut self, cell: FreedCell) -> Result<(), FreedCell> {
+        let before = self.local();
+        let pushed = self.magazines.push(&self.depot, cell);
+        // A full magazine published to the depot left the game thread's hand.
+        let published = (before + usize::from(pushed.is_ok())).saturating_sub(self.local());
+        self.depot.count_in_hand(-(published as isize));
+        pushed
     }
 
     /// Whether the pool owns more than `max` cells, told by [`over_max`](Self::over_max)
@@ -227,14 +255,15 @@ impl<T: Poolable> ClassPool<T> {
             // SAFETY: `take_cell` hands over an uninitialised cell of `T`'s class, ours
             // alone until it is adopted; written once, here.
             unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
-            if let Err(cell) = self.magazines.push(&self.depot, cell) {
+            self.depot.count_in_hand(1);
+            if let Err(cell) = self.push_ready(cell) {
                 // The depot is full (the pool holds `max` already): the object goes.
                 // SAFETY: written just above; nobody else has seen the cell.
                 unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
                 self.depot.give_back(cell);
+                self.depot.count_in_hand(-1);
                 break;
             }
-            self.sync_local();
             self.depot.prefilled(nanos);
             built += 1;
         }
@@ -256,6 +285,8 @@ impl<T: Poolable> ClassPool<T> {
         match self.magazines.refill(&self.depot) {
             Refilled::Previous => {}
             Refilled::Depot => {
+                // The depot's magazine came into the game thread's hand (`loaded` was empty).
+                self.depot.count_in_hand(self.magazines.loaded.len() as isize);
                 if self.config.precreate && self.available() < self.config.low_watermark {
                     let _ = self.grow(heap, self.config.grow_by);
                 }
@@ -285,12 +316,11 @@ impl<T: Poolable> ClassPool<T> {
             respawn_allocator::prefetch(next.cell().as_ptr());
         }
         self.tally.spawns += 1;
-        self.sync_local();
         let object = cell.cell().cast::<T>();
         // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
         // free route, stow) and holds an object a worker built or `Reuse` reset.
         let handle = unsafe { self.store(heap).adopt(cell) };
-        self.count_spawned();
+        self.count_spawned(true);
         // SAFETY: adopted just now; `&mut Heap` makes it ours for the call.
         let object = unsafe { &mut *object.as_ptr() };
         init(object);
@@ -319,7 +349,7 @@ impl<T: Poolable> ClassPool<T> {
         self.tally.misses += 1;
         self.tally.overflow += u64::from(at_max);
         self.over_max |= at_max;
-        self.count_spawned();
+        self.count_spawned(false);
         let object = store.get_mut(handle).expect("inserted just now");
         init(object);
         object.on_spawn();
@@ -329,19 +359,19 @@ impl<T: Poolable> ClassPool<T> {
     /// Puts a stowed (reset) object among the ready ones.
     #[inline]
     fn shelve(&mut self, stowed: Option<FreedCell>) {
-        self.depot.count_live(-1);
         let Some(cell) = stowed else {
-            // The slot retired; `stow` dropped the object.
+            // The slot retired; `stow` dropped the object, which leaves the hand.
+            self.depot.count_in_hand(-1);
             self.depot.count_retired();
             return;
         };
         self.tally.recycled_reuse += 1;
-        if let Err(cell) = self.magazines.push(&self.depot, cell) {
+        if let Err(cell) = self.push_ready(cell) {
             // SAFETY: `stow` left the reset object in the cell, ours alone; dropped once.
             unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
             self.depot.give_back(cell);
+            self.depot.count_in_hand(-1);
         }
-        self.sync_local();
     }
 
     /// `Purge`: the collector's destroy pipeline without a mark; cells come back through
@@ -456,7 +486,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn note_inserted(&mut self) {
-        self.count_spawned();
+        self.count_spawned(false);
         self.over_max = true;
     }
 
@@ -483,7 +513,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             ready: d.published + d.held + self.local(),
             held: d.held,
             building: d.building,
-            in_use: d.live,
+            in_use: d.in_hand.saturating_sub(self.local()),
             high_water: t.high_water,
             precreated: d.precreated,
             released: t.released,
@@ -530,11 +560,12 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         }
         // SAFETY: every cell in the game thread's magazines holds a ready object the pool
         // alone owns, and the workers are joined, so each drop here is the object's one.
+        let local = self.local();
         unsafe {
             self.magazines.drop_objects::<T>();
             self.depot.drain_published::<T>();
         }
-        self.sync_local();
+        self.depot.count_in_hand(-(local as isize));
     }
 }
 

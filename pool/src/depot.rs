@@ -22,16 +22,16 @@
 //!
 //! | side | steps |
 //! |---|---|
-//! | game thread: spawn | [`Magazines::pop`], [`Magazines::refill`] ([`take_full`](Depot::take_full), [`return_empty`](Depot::return_empty)), [`go_hungry`](Depot::go_hungry), [`count_live`](Depot::count_live), [`mirror_local`](Depot::mirror_local) |
-//! | game thread: `Reuse` release | [`owned`](Depot::owned), [`Magazines::push`] (`take_empty`, [`publish_local`](Depot::publish_local)), [`count_live`](Depot::count_live), [`count_retired`](Depot::count_retired) |
+//! | game thread: spawn | [`Magazines::pop`], [`Magazines::refill`] ([`take_full`](Depot::take_full), [`return_empty`](Depot::return_empty)), [`go_hungry`](Depot::go_hungry), [`count_in_hand`](Depot::count_in_hand) (a miss, a refill) |
+//! | game thread: `Reuse` release | [`owned`](Depot::owned) (after an overflow), [`Magazines::push`] (`take_empty`, [`publish_local`](Depot::publish_local)), [`count_in_hand`](Depot::count_in_hand) (a publish, a retirement), [`count_retired`](Depot::count_retired) |
 //! | game thread: growth and upkeep | [`on_the_way`](Depot::on_the_way), [`request_growth`](Depot::request_growth), [`request`](Depot::request), [`kick`](Depot::kick), [`drain_spare`](Depot::drain_spare), [`nudge`](Depot::nudge), [`snapshot`](Depot::snapshot), [`side_bytes`](Depot::side_bytes) |
 //! | game thread: shutdown | [`stop`](Depot::stop), then (workers joined) [`drain_published`](Depot::drain_published) |
 //! | free route | [`route`](Depot::route) (a World's pool), [`route_purged`](Depot::route_purged) (a standalone pool's `Purge` drop), [`give_back`](Depot::give_back), [`count_returned`](Depot::count_returned) |
 //! | worker ([`work`]) | `enlist` (once, at start), `stopping`, `take_to_build`, `built` or `build_failed`, `take_empty`, `publish`, `wants_partial`, `park`, `abandon_held` |
 //!
 //! (A standalone pool has no single game thread: any thread that pulls and returns plays
-//! that part with its own magazines, and the pool counts its cells itself, so `live` and
-//! `local` stay zero.)
+//! that part with its own magazines, and the pool counts its cells itself, so `in_hand`
+//! stays zero.)
 //!
 //! Who writes each field, and with which ordering (in the manner of the arena's `Slot`):
 //!
@@ -46,8 +46,7 @@
 //! | `building` | `request` (+1 before the push, Relaxed); a worker (−1 after `held` +1, Release; −1 on a failed `create` and at shutdown, Relaxed) | Release / Acquire in `on_the_way` and `snapshot` | an object moves downstream (`building` → `held` → `ready`), each move Released on the counter it leaves and read upstream first: a moving object is counted twice, never missed |
 //! | `held` | a worker (+1 Relaxed per build; −n Release in `publish`, Relaxed at exit) | as `building` | as `building` |
 //! | `deepest` | `request` (Relaxed `fetch_max`, only when exceeded) | Relaxed | a high-water tally; nothing is ordered by it |
-//! | `live` | the game thread alone (`count_live`, `route`: load and store, no read-modify-write) | Relaxed | one writer; its readers (the route's `max` check, stats) run on the game thread too. On a cache line of its own, so a spawn never waits for a worker's core |
-//! | `local` | the game thread alone (`mirror_local`) | Relaxed | a mirror for the route's `max` check, on the same thread; padded like `live` |
+//! | `in_hand` | the game thread alone (`count_in_hand`, `route`: load and store, no read-modify-write) | Relaxed | one writer; its readers (the route's `max` check, growth, stats) run on the game thread too. A spawn from a magazine and a `Reuse` release into one leave it alone. On a cache line of its own, so the game thread never waits for a worker's core |
 //! | `hungry` | the game thread (`go_hungry` sets, `take_full` clears); workers read | Relaxed | a hint: the wake-up it needs travels with the [`kick`](Depot::kick) that follows it (SeqCst fence) |
 //! | `shutdown` | `stop` (Release) | Acquire in the worker loop; Relaxed in `park` (after its fence, or after the unpark that `stop`'s kick sends) and the route | a worker that sees it returns with everything done before `stop` visible; the route only sends cells back instead of queueing them |
 //! | `sleepers[i].parked` | worker `i` alone: `park` raises it (Release) before its SeqCst fence and lowers it (Relaxed) once it stops parking; `kick` reads every worker's (Acquire) after its SeqCst fence | Release / Acquire, between SeqCst fences | Dekker with `kick`: either the kicker sees the flag and unparks the worker, or the worker sees the work; an unpark before the worker's `park_timeout` makes it return at once, and the unpark orders the work before the worker's next look (loom models `magazine_exchange`, `shutdown_drops_each_object_once`: a lost wake-up deadlocks them). No lock: the game thread never waits for a worker here |
@@ -339,17 +338,17 @@ pub(crate) struct Depot<C = FreedCell> {
     held: AtomicUsize,
     /// The most cells `to_build` has held at once (the stats' `lag_high_water`).
     deepest: AtomicUsize,
-    /// Objects of the class alive in the world (spawned and not yet released or routed
-    /// back). Written by the game thread only, on every spawn: on a cache line of its own,
-    /// away from the counters workers write, so a spawn never waits for a worker's core.
-    /// (A standalone pool counts its cells itself and leaves this at zero.)
-    live: CachePadded<AtomicUsize>,
-    /// The pool's ceiling on cells it owns (`live + ready + building` and the game
-    /// thread's magazines).
+    /// Objects of the class in the game thread's hand: alive in the world (spawned and not
+    /// yet released or routed back) or ready in its two magazines. A spawn that pops a
+    /// magazine and a `Reuse` release that pushes one move an object within the hand, so
+    /// neither touches this; it moves when an object enters or leaves the world from
+    /// outside the magazines (an inline build, a plain insert, the route) and when whole
+    /// magazines are traded with the depot. Written by the game thread only: on a cache line
+    /// of its own, away from the counters workers write. (A standalone pool counts its cells
+    /// itself and leaves this at zero.)
+    in_hand: CachePadded<AtomicUsize>,
+    /// The pool's ceiling on cells it owns (`in_hand + ready + held + building`).
     max: usize,
-    /// Ready objects in the game thread's magazines (mirrored for the route's `max` check);
-    /// padded like `live`.
-    local: CachePadded<AtomicUsize>,
     /// Number of worker threads (0: routed cells go straight back to the arena).
     workers: usize,
     /// The game thread found no full magazine: workers publish partial ones.
@@ -383,8 +382,9 @@ pub(crate) struct DepotStats {
     pub(crate) held: usize,
     /// Cells queued or being built.
     pub(crate) building: usize,
-    /// Objects alive in the world (the World's pools only).
-    pub(crate) live: usize,
+    /// Objects alive in the world or in the game thread's magazines (the World's pools
+    /// only): less the magazines' objects, the pool's `in_use`.
+    pub(crate) in_hand: usize,
     /// Cells queued in `to_build` now, not yet taken by a worker.
     pub(crate) lag: usize,
     /// The most cells `to_build` has held at once.
@@ -471,9 +471,8 @@ impl<C: Token> Depot<C> {
             building: AtomicUsize::new(0),
             held: AtomicUsize::new(0),
             deepest: AtomicUsize::new(0),
-            live: CachePadded::new(AtomicUsize::new(0)),
+            in_hand: CachePadded::new(AtomicUsize::new(0)),
             max,
-            local: CachePadded::new(AtomicUsize::new(0)),
             workers,
             hungry: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
@@ -502,37 +501,35 @@ impl<C: Token> Depot<C> {
         settled(self.ready.load(Ordering::Acquire))
     }
 
-    /// Cells the pool owns outside the world: ready (the depot's, the workers' and the game
-    /// thread's) and being built.
+    /// Cells the pool owns outside the game thread's hand: ready in the depot or a
+    /// worker's magazine, and being built.
     #[inline]
     fn pooled(&self) -> usize {
         let ready = self.ready.load(Ordering::Relaxed).wrapping_add(self.held.load(Ordering::Relaxed));
-        settled(
-            ready.wrapping_add(self.local.load(Ordering::Relaxed)).wrapping_add(self.building.load(Ordering::Relaxed)),
-        )
+        settled(ready.wrapping_add(self.building.load(Ordering::Relaxed)))
     }
 
     /// Cells a World's pool owns: objects alive in the world, ready, being built.
     #[inline]
     pub(crate) fn owned(&self) -> usize {
-        self.live.load(Ordering::Relaxed) + self.pooled()
+        self.in_hand() + self.pooled()
     }
 
-    /// The game thread's spawn or plain insert (`+1`) or `Reuse` release (`-1`): moves the
-    /// count of objects alive in the world and returns it. Game thread only, so a load and
-    /// a store, no read-modify-write.
+    /// Objects in the game thread's hand: alive in the world or in its magazines.
     #[inline]
-    pub(crate) fn count_live(&self, delta: isize) -> usize {
-        let live = self.live.load(Ordering::Relaxed).saturating_add_signed(delta);
-        self.live.store(live, Ordering::Relaxed);
-        live
+    pub(crate) fn in_hand(&self) -> usize {
+        self.in_hand.load(Ordering::Relaxed)
     }
 
-    /// The game thread's magazines hold `n` ready objects now (mirrored for the route's
-    /// `max` check, which runs on the same thread).
+    /// Objects entered the game thread's hand (`delta > 0`: an inline build, a plain
+    /// insert, a prefill, a magazine from the depot) or left it (an object routed back, a
+    /// retired slot, a cell given back, a magazine published): moves the count and returns
+    /// it. Game thread only, so a load and a store, no read-modify-write.
     #[inline]
-    pub(crate) fn mirror_local(&self, n: usize) {
-        self.local.store(n, Ordering::Relaxed);
+    pub(crate) fn count_in_hand(&self, delta: isize) -> usize {
+        let in_hand = self.in_hand().saturating_add_signed(delta);
+        self.in_hand.store(in_hand, Ordering::Relaxed);
+        in_hand
     }
 
     /// A spawn found nothing published: the workers hand over the partial magazines they
@@ -605,7 +602,7 @@ impl<C: Token> Depot<C> {
             published,
             held,
             building: self.building.load(Ordering::Acquire),
-            live: self.live.load(Ordering::Relaxed),
+            in_hand: self.in_hand(),
             lag: self.to_build.len() + self.backlogged.load(Ordering::Relaxed),
             lag_high_water: self.deepest.load(Ordering::Relaxed),
             build_queue: self.to_build.capacity(),
@@ -969,8 +966,8 @@ impl Depot<FreedCell> {
     /// object is gone all the same.
     #[inline]
     pub(crate) fn route(&self, freed: Freed) {
-        // Only the game thread writes `live` (the route runs there, inside the collector).
-        let live = self.count_live(-1);
+        // Only the game thread writes `in_hand` (the route runs there, inside the collector).
+        let in_hand = self.count_in_hand(-1);
         let cell = match freed {
             Freed::Cell(cell, ended) => {
                 let c = &self.counters;
@@ -983,7 +980,7 @@ impl Depot<FreedCell> {
                 return;
             }
         };
-        if self.shutdown.load(Ordering::Relaxed) || live + self.pooled() >= self.max {
+        if self.shutdown.load(Ordering::Relaxed) || in_hand + self.pooled() >= self.max {
             self.give_back(cell);
         } else {
             self.request(cell);
