@@ -558,9 +558,9 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             // A worker that panicked outside `create` has nothing left to clean up here.
             let _ = worker.join();
         }
+        let local = self.local();
         // SAFETY: every cell in the game thread's magazines holds a ready object the pool
         // alone owns, and the workers are joined, so each drop here is the object's one.
-        let local = self.local();
         unsafe {
             self.magazines.drop_objects::<T>();
             self.depot.drain_published::<T>();
