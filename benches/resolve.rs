@@ -48,10 +48,8 @@ trait Peer {
     /// it inlined slab's and not respawn's, charging one side a call per operation).
     fn read(&mut self, k: Self::Key) -> u32;
     /// Removes the object under live position `i` (reading it).
-    #[inline(always)]
     fn take(&mut self, i: usize);
     /// Inserts `p` under live position `i`, whose object was taken.
-    #[inline(always)]
     fn put(&mut self, i: usize, p: Projectile);
 }
 
