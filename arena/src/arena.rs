@@ -138,9 +138,9 @@ pub struct Arena {
     by_type: HashMap<TypeId, ClassId, BuildHasherDefault<TypeIdHasher>>,
     /// The class a typed call found last, and its type: a run of inserts, gets and removes
     /// of one class compares one `TypeId` instead of probing `by_type` or the table's
-    /// directory. Always a registered class and its own type (set by `find_or_register`
-    /// and `class_by_range` only); classes are never unregistered, so the pair never goes
-    /// stale.
+    /// directory. Always a registered class and its own type (set by `find_or_register`,
+    /// `class_by_range` and every typed store, `store_of_unchecked`); classes are never
+    /// unregistered, so the pair never goes stale.
     recent: (TypeId, ClassId),
     config: ArenaConfig,
     alloc: ChunkAllocator,
@@ -296,6 +296,13 @@ impl Arena {
             "{id:?} is not {}'s class",
             type_name::<T>()
         );
+        // Every typed view keeps `recent` on the class last used, so that the arena's own
+        // typed calls (a `get` between a pool's spawns and releases) find it with one
+        // compare.
+        // (`recent` pairs a class with its own type, so the id alone tells a change.)
+        if self.recent.1 != id {
+            self.recent = (TypeId::of::<T>(), id);
+        }
         // SAFETY: the caller's `id` is a class of this arena (classes are never removed).
         let entry = unsafe { self.classes.get_unchecked_mut(id.index()) };
         ClassStore {
