@@ -581,3 +581,63 @@ fn a_release_burst_larger_than_the_build_queue_goes_back_to_the_arena() {
     drop(world);
     drops.assert_each_once();
 }
+
+/// A class with a drop counter whose destructor panics for the objects marked `bomb`.
+#[derive(Trace, Object)]
+struct Brittle {
+    #[trace(skip)]
+    bomb: bool,
+    #[trace(skip)]
+    id: u64,
+    #[trace(skip)]
+    drops: Option<Drops>,
+}
+
+impl Poolable for Brittle {
+    fn create() -> Self {
+        Self { bomb: false, id: u64::MAX, drops: None }
+    }
+}
+
+impl Drop for Brittle {
+    fn drop(&mut self) {
+        if let Some(drops) = &self.drops {
+            drops.note_drop(self.id);
+        }
+        assert!(!self.bomb, "a destructor panics while the world drops");
+    }
+}
+
+#[test]
+fn a_destructor_panicking_while_the_world_drops_still_drops_every_other_object() {
+    // Live objects (dropped with the arena) and ready ones in a `Reuse` pool's magazines
+    // (dropped by the pool's shutdown), with a panicking destructor among each: every
+    // other object is dropped all the same, and the first panic reaches the caller.
+    let drops = Drops::default();
+    let config = PoolConfig {
+        capacity: 0,
+        max: 256,
+        low_watermark: 0,
+        grow_by: 0,
+        precreate: false,
+        workers: 0,
+        ..PoolConfig::ON_DEMAND
+    };
+    assert_eq!(config.policy, Policy::Reuse);
+    let mut world = World::builder().pool::<Brittle>(config).build().unwrap();
+    let spawn = |world: &mut World, bomb: bool| {
+        let (id, drops) = (drops.make(), drops.clone());
+        world.spawn_with(move |b: &mut Brittle| (b.bomb, b.id, b.drops) = (bomb, id, Some(drops)))
+    };
+    let live: Vec<_> = (0..60).map(|i| spawn(&mut world, [10, 30, 50].contains(&i))).collect();
+    // Twenty of them (bomb 30 among them) go back to the pool, ready (`reset` keeps them as
+    // they are); bombs 10 and 50 stay alive.
+    for &h in &live[20..40] {
+        world.destroy(h).unwrap();
+    }
+    assert_eq!(world.pool_stats::<Brittle>().unwrap().ready, 20);
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(world)));
+    assert!(dropped.is_err(), "the first destructor's panic reaches the caller");
+    assert_eq!((drops.made(), drops.count()), (60, 60), "every object dropped, the panicking ones included");
+    drops.assert_each_once();
+}

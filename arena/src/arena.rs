@@ -17,7 +17,7 @@ use crate::class::{ClassEntry, Ended, FreeRoute, Freed, FreedCell};
 use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
 use crate::table::{Cells, ObjectTable, Range, Slot, PERMANENT_SLOTS};
-use crate::{ArenaError, Handle, ObjectFlags, RawHandle, Root};
+use crate::{ArenaError, DropAll, Handle, ObjectFlags, RawHandle, Root};
 
 /// Settings of an [`Arena`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -894,7 +894,9 @@ impl Arena {
 impl Drop for Arena {
     fn drop(&mut self) {
         // Walk the table rather than the live bitmaps: hidden objects (garbage, in pool)
-        // have no live bit but are still constructed.
+        // have no live bit but are still constructed. A panicking destructor does not stop
+        // the walk: every other object is dropped, then the first panic goes on.
+        let mut drops = DropAll::new();
         for (first, run) in self.table.runs() {
             for (k, slot) in run.iter().enumerate() {
                 if slot.flags().contains(ObjectFlags::VACANT) {
@@ -905,10 +907,11 @@ impl Drop for Arena {
                 if let Some(drop_fn) = self.classes[slot.class() as usize].drop_fn {
                     // SAFETY: a non-vacant slot's cell holds an object of its class; marking
                     // it vacant first means a panicking destructor cannot lead to a second drop.
-                    unsafe { drop_fn(cell.as_ptr()) };
+                    drops.run(|| unsafe { drop_fn(cell.as_ptr()) });
                 }
             }
         }
+        drop(drops);
     }
 }
 

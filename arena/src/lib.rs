@@ -51,6 +51,7 @@ mod layout;
 #[cfg(not(loom))]
 mod outer;
 mod table;
+mod unwind;
 
 #[cfg(not(loom))]
 pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, Iter, Releasable};
@@ -68,3 +69,4 @@ pub use respawn_allocator::{ClassId, SlabConfig};
 #[cfg(not(loom))]
 pub use table::ObjectTable;
 pub use table::{Slot, BLOCK_SLOTS, NONE};
+pub use unwind::DropAll;

@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use respawn_allocator::sync::spawn_running;
-use respawn_arena::{ArenaError, ClassId, ClassStore, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
+use respawn_arena::{ArenaError, ClassId, ClassStore, DropAll, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
 use respawn_gc::Heap;
 
 use crate::depot::{self, Depot, Magazines, Refilled};
@@ -559,13 +559,14 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             let _ = worker.join();
         }
         let local = self.local();
+        self.depot.count_in_hand(-(local as isize));
+        // A panicking destructor in one step does not skip the other.
+        let mut drops = DropAll::new();
         // SAFETY: every cell in the game thread's magazines holds a ready object the pool
         // alone owns, and the workers are joined, so each drop here is the object's one.
-        unsafe {
-            self.magazines.drop_objects::<T>();
-            self.depot.drain_published::<T>();
-        }
-        self.depot.count_in_hand(-(local as isize));
+        drops.run(|| unsafe { self.magazines.drop_objects::<T>() });
+        // SAFETY: as above, for the depot's published magazines.
+        drops.run(|| unsafe { self.depot.drain_published::<T>() });
     }
 }
 

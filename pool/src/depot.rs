@@ -78,7 +78,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use respawn_arena::{Ended, Freed, FreedCell};
+use respawn_arena::{DropAll, Ended, Freed, FreedCell};
 
 use crate::sync::{
     back_off, fence, park_timeout, spin_wait, thread, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Mutex,
@@ -163,9 +163,11 @@ impl<C: Token> Magazine<C> {
     /// # Safety
     /// Every cell holds an initialised `T` that the caller owns alone (nobody else drops it).
     pub(crate) unsafe fn drop_objects<T>(&mut self) {
+        // A panicking destructor does not stop the others (the first panic goes on after).
+        let mut drops = DropAll::new();
         for cell in self.0.drain(..) {
             // SAFETY: the caller's contract; each cell leaves the magazine as it is dropped.
-            unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
+            drops.run(|| unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) });
         }
     }
 }
@@ -253,11 +255,11 @@ impl<C: Token> Magazines<C> {
     /// # Safety
     /// As [`Magazine::drop_objects`].
     pub(crate) unsafe fn drop_objects<T>(&mut self) {
+        let mut drops = DropAll::new();
         // SAFETY: the caller's contract, for both magazines.
-        unsafe {
-            self.loaded.drop_objects::<T>();
-            self.previous.drop_objects::<T>();
-        }
+        drops.run(|| unsafe { self.loaded.drop_objects::<T>() });
+        // SAFETY: as above.
+        drops.run(|| unsafe { self.previous.drop_objects::<T>() });
     }
 }
 
@@ -936,10 +938,11 @@ impl<C: Token> Depot<C> {
     /// # Safety
     /// Every worker has returned, and `T` is the class the workers built.
     pub(crate) unsafe fn drain_published<T>(&self) {
+        let mut drops = DropAll::new();
         while let Some(mut magazine) = self.take_full() {
             // SAFETY: a published magazine's cells hold objects the workers built; with the
             // workers gone, the pool alone owns them.
-            unsafe { magazine.drop_objects::<T>() };
+            drops.run(|| unsafe { magazine.drop_objects::<T>() });
         }
         while self.take_to_build().is_some() {
             self.building.fetch_sub(1, Ordering::Relaxed);

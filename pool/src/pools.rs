@@ -5,7 +5,7 @@ use std::fmt;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
-use respawn_arena::{ArenaError, ClassId, Handle, RawHandle};
+use respawn_arena::{ArenaError, ClassId, DropAll, Handle, RawHandle};
 use respawn_gc::{GcError, Heap, Object};
 
 use crate::class_pool::{ClassPool, Create, ErasedPool, Fast};
@@ -420,8 +420,11 @@ impl Pools {
 
     /// Joins every pool's workers and drops every ready object. Also done on drop.
     pub fn shutdown(&mut self) {
+        // Every pool shuts down (its workers joined, its objects dropped) even if a
+        // destructor in another panics; the first panic goes on after.
+        let mut drops = DropAll::new();
         for pool in self.pools.iter_mut().flatten() {
-            pool.erased_mut().shutdown();
+            drops.run(|| pool.erased_mut().shutdown());
         }
     }
 }
