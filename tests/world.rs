@@ -641,3 +641,51 @@ fn a_destructor_panicking_while_the_world_drops_still_drops_every_other_object()
     assert_eq!((drops.made(), drops.count()), (60, 60), "every object dropped, the panicking ones included");
     drops.assert_each_once();
 }
+
+/// Panics in its `begin_destroy` hook while `armed`.
+#[derive(Trace)]
+struct Stubborn {
+    #[trace(skip)]
+    armed: bool,
+}
+
+impl Object for Stubborn {
+    fn begin_destroy(&mut self) {
+        assert!(!self.armed, "begin_destroy panicked");
+    }
+}
+
+impl Poolable for Stubborn {
+    fn create() -> Self {
+        Self { armed: false }
+    }
+}
+
+#[test]
+fn an_object_whose_begin_destroy_panics_is_retired_and_leaves_the_pool_in_use_count() {
+    for policy in [Policy::Purge, Policy::Default] {
+        let config =
+            PoolConfig { capacity: 0, max: 1, low_watermark: 0, grow_by: 0, policy, precreate: false, workers: 0 };
+        let mut world = World::builder()
+            .pool::<Stubborn>(config)
+            .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
+            .build()
+            .unwrap();
+        let h = world.try_spawn::<Stubborn>().unwrap();
+        world.get_mut(h).unwrap().armed = true;
+        let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            world.destroy(h).unwrap();
+            world.collect_garbage();
+        }));
+        assert!(ended.is_err(), "{policy:?}: the hook's panic reaches the caller");
+        assert!(world.get(h).is_none(), "{policy:?}");
+        let stats = world.pool_stats::<Stubborn>().unwrap();
+        assert_eq!((stats.in_use, stats.retired), (0, 1), "{policy:?}: {stats:?}");
+        assert_eq!(world.heap().stats::<Stubborn>().map(|s| s.retired), Some(1), "{policy:?}: the slot retired");
+        // The pool is at its max (1) only if the object still counted: it does not.
+        let next = world.try_spawn::<Stubborn>().unwrap_or_else(|e| panic!("{policy:?}: {e}"));
+        world.destroy(next).unwrap();
+        world.collect_garbage();
+        assert_eq!(world.pool_stats::<Stubborn>().unwrap().in_use, 0, "{policy:?}");
+    }
+}

@@ -586,6 +586,25 @@ impl Arena {
         Ok(())
     }
 
+    /// Ends the object `raw` names, whatever its class, and retires its slot for good: the
+    /// object is dropped, no handle resolves to the slot again, its cell is never reused,
+    /// and the class's free route hears [`Freed::Retired`] (so a pool counts the object
+    /// gone). For an object whose end went wrong — the collector's `begin_destroy` hook
+    /// panicked, leaving it in a state its class did not plan for.
+    ///
+    /// # Errors
+    /// As [`destroy`](Self::destroy); nothing changes.
+    pub fn retire(&mut self, raw: RawHandle, ended: Ended) -> Result<(), ArenaError> {
+        let slot = self.table.resolve_live(raw)?;
+        check_releasable(&self.table, raw.index(), slot)?;
+        let class = slot.class() as usize;
+        let entry = &mut self.classes[class];
+        // A ceiling of 0: every generation is at it, so the release retires the slot.
+        // SAFETY: `resolve_live` found an object of `class` in slot `raw.index()`.
+        unsafe { destroy_at(&self.table, entry, &mut self.outers, raw.index(), 0, ended) };
+        Ok(())
+    }
+
     /// Sets `cell`'s route: what happens to each cell whose object has ended (removed,
     /// destroyed). The default, `None`, makes the slot vacant for the class's next object;
     /// a route receives a [`Freed::Cell`] token instead (the pool queues it for precreation)

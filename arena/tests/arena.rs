@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use respawn_arena::{
-    Arena, ArenaConfig, ArenaError, Freed, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig, BLOCK_SLOTS,
+    Arena, ArenaConfig, ArenaError, Ended, Freed, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig, BLOCK_SLOTS,
 };
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
@@ -218,6 +218,39 @@ impl Drop for Grenade {
         self.drops.fetch_add(1, Ordering::SeqCst);
         assert!(!self.armed, "the grenade went off");
     }
+}
+
+/// `retire` ends an object for good: dropped once, stale, its slot never handed out
+/// again, the route told `Retired`; a rooted object or a stale handle is refused.
+#[test]
+fn retire_drops_the_object_and_never_reuses_its_slot() {
+    let mut arena = Arena::with_config(SMALL);
+    arena.register::<Counted>().unwrap();
+    let heard: Arc<Mutex<Vec<Freed>>> = Arc::default();
+    let sink = Arc::clone(&heard);
+    arena.set_free_route::<Counted>(Some(Box::new(move |freed| sink.lock().unwrap().push(freed)))).unwrap();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let doomed = arena.insert(Counted(Arc::clone(&drops), 0));
+    let kept = arena.insert(Counted(Arc::clone(&drops), 1));
+    let root = arena.root(kept).unwrap();
+    assert!(matches!(arena.retire(kept.raw(), Ended::Collected), Err(ArenaError::Rooted)));
+    drop(root);
+
+    arena.retire(doomed.raw(), Ended::Collected).unwrap();
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped once");
+    assert!(arena.get(doomed).is_none(), "stale");
+    assert!(matches!(arena.retire(doomed.raw(), Ended::Collected), Err(ArenaError::Stale)));
+    let heard_now = std::mem::take(&mut *heard.lock().unwrap());
+    assert!(
+        matches!(heard_now.as_slice(), [Freed::Retired { slot, ended: Ended::Collected, .. }] if *slot == doomed.index()),
+        "the route heard {heard_now:?}"
+    );
+    arena.set_free_route::<Counted>(None).unwrap();
+    let more: Vec<_> = (2..100).map(|i| arena.insert(Counted(Arc::clone(&drops), i))).collect();
+    assert!(more.iter().all(|h| h.index() != doomed.index()), "a retired slot was reused");
+    assert_eq!(arena.stats::<Counted>().unwrap().retired, 1);
+    drop(arena);
+    assert_eq!(drops.load(Ordering::SeqCst), 100, "every object dropped exactly once");
 }
 
 #[test]

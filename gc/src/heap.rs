@@ -3,6 +3,7 @@
 use std::any::type_name;
 use std::fmt;
 use std::num::NonZeroU32;
+use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
@@ -724,8 +725,8 @@ impl Heap {
             return Ending::Kept;
         }
         if slot.flags().contains(ObjectFlags::BEGIN_DESTROYED) {
-            // Its end began already (a sub-object waiting for `finish_destroy`, or whose
-            // `begin_destroy` panicked): never a second `begin_destroy`.
+            // Its end began already (a sub-object waiting for `finish_destroy`): never a
+            // second `begin_destroy`.
             return Ending::Waiting;
         }
         let class = usize::from(slot.class());
@@ -736,7 +737,15 @@ impl Heap {
             debug_assert!(flagged.is_ok(), "resolved just now");
             // SAFETY: `raw` resolved to a live object of `class`; `&mut self` holds it
             // exclusively.
-            unsafe { (gc.begin_destroy)(cell) };
+            let began = panic::catch_unwind(AssertUnwindSafe(|| unsafe { (gc.begin_destroy)(cell) }));
+            if let Err(payload) = began {
+                // The hook panicked: the object ends now, its slot retired (never reused:
+                // the hook may have left it half torn down) and counted gone by its class's
+                // route; then the panic goes on to the caller.
+                let retired = self.arena.retire(raw, ended);
+                debug_assert!(retired.is_ok(), "resolved and unrooted just now");
+                panic::resume_unwind(payload);
+            }
             // SAFETY: as above.
             if !unsafe { (gc.is_ready)(cell) } {
                 self.waiting.push((raw, ended));
