@@ -24,6 +24,9 @@ pub enum GcError {
     Locked,
     /// A setting is out of range; the message says what to change.
     BadSettings(&'static str),
+    /// The heap's own threads ([`GcSettings::threads`](crate::GcSettings::threads)) could
+    /// not be started.
+    Threads,
 }
 
 impl fmt::Display for GcError {
@@ -37,6 +40,7 @@ impl fmt::Display for GcError {
             Self::UnknownCluster => f.write_str("no such cluster (dissolved already?)"),
             Self::Locked => f.write_str("workers hold the GC lock; try the collection again later"),
             Self::BadSettings(msg) => write!(f, "bad GC settings: {msg}"),
+            Self::Threads => f.write_str("the collector's threads could not be started (GcSettings::threads)"),
         }
     }
 }

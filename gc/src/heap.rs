@@ -17,6 +17,7 @@ use respawn_arena::{
 use crate::cluster::{ClusterId, Clusters};
 use crate::mark::{Frontier, Marker, Tracer};
 use crate::settings::{CollectOptions, GcSettings, GcStats, GcStep, PurgeProgress};
+use crate::threads::Threads;
 use crate::{GcError, Object, Trace};
 
 /// A class's collector entry points, type-erased (the class's vtable).
@@ -281,6 +282,9 @@ pub struct Heap {
     order: Vec<RawHandle>,
     /// Time since the last collection, for [`update`](Self::update).
     since_collection: Duration,
+    /// Where the parallel mark and `par_tick` run: rayon's global pool, or the heap's own
+    /// ([`GcSettings::threads`]), joined when the heap drops.
+    threads: Threads,
 }
 
 impl fmt::Debug for Heap {
@@ -322,7 +326,9 @@ impl Heap {
     /// [`GcError::BadSettings`].
     pub fn from_arena(arena: Arena, settings: GcSettings) -> Result<Self, GcError> {
         settings.validate()?;
+        let threads = Threads::new(settings.threads)?;
         Ok(Self {
+            threads,
             arena,
             classes: Vec::new(),
             clusters: Clusters::default(),
@@ -480,7 +486,16 @@ impl Heap {
 
     /// Like [`tick`](Self::tick), split across rayon's threads slab by slab.
     pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
-        self.arena.par_tick(f);
+        self.in_threads(|heap| heap.arena.par_tick(f));
+    }
+
+    /// Runs `work` on this thread with rayon's calls inside it going to the heap's own pool,
+    /// if it has one ([`GcSettings::threads`]).
+    fn in_threads<R: Send>(&mut self, work: impl FnOnce(&mut Self) -> R + Send) -> R {
+        match self.threads.pool() {
+            Some(pool) => pool.install(|| work(self)),
+            None => work(self),
+        }
     }
 
     /// Memory figures of class `T`, if registered. As [`Arena::stats`].
@@ -530,6 +545,10 @@ impl Heap {
     /// [`GcError::BadSettings`]; the old settings stay.
     pub fn set_settings(&mut self, settings: GcSettings) -> Result<(), GcError> {
         settings.validate()?;
+        if settings.threads != self.settings.threads {
+            // The old pool's threads are joined as it is replaced.
+            self.threads = Threads::new(settings.threads)?;
+        }
         self.settings = settings;
         Ok(())
     }
@@ -836,7 +855,8 @@ impl Heap {
         let start = Instant::now();
         let lock = self.lock.clone();
         let _exclusive = lock.0.write();
-        self.collect_locked(options, start.elapsed())
+        let locked = start.elapsed();
+        self.in_threads(|heap| heap.collect_locked(options, locked))
     }
 
     /// Runs a collection if no worker holds the GC lock (UE's `TryCollectGarbage`).
@@ -846,7 +866,7 @@ impl Heap {
     pub fn try_collect_garbage(&mut self, options: CollectOptions) -> Result<GcStats, GcError> {
         let lock = self.lock.clone();
         let Some(_exclusive) = lock.0.try_write() else { return Err(GcError::Locked) };
-        Ok(self.collect_locked(options, Duration::ZERO))
+        Ok(self.in_threads(|heap| heap.collect_locked(options, Duration::ZERO)))
     }
 
     /// The frame hook: collects when [`GcSettings::time_between_collections`] has passed

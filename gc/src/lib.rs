@@ -8,7 +8,8 @@
 //!
 //! ```text
 //!  collect_garbage(options)
-//!   1 lock     GcLock (workers hold it shared while they publish objects)
+//!   1 lock     GcLock (held shared by threads of the game's own that must not overlap a
+//!              collection, UE's FGCScopeGuard; the pools' workers never touch the table)
 //!   2 mark     table chunks ──rayon──► every slot UNREACHABLE, except roots (Root guards,
 //!              ROOT_SET, keep flags), PERMANENT and pooled objects; roots ► frontier A
 //!   3 reach    frontier A ──rayon tasks, each a 1 Ki DFS stack──► claims (fetch_and on
@@ -53,6 +54,8 @@ mod heap;
 mod mark;
 #[cfg(not(loom))]
 mod settings;
+#[cfg(not(loom))]
+mod threads;
 #[cfg(not(loom))]
 mod trace;
 

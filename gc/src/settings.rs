@@ -23,6 +23,11 @@ pub struct GcSettings {
     /// The time between automatic collections in [`Heap::update`](crate::Heap::update);
     /// `None` collects only when asked.
     pub time_between_collections: Option<Duration>,
+    /// Threads of the heap's own rayon pool, for the parallel mark and `par_tick`: started
+    /// with the heap and joined when it drops, so no thread of the heap outlives it.
+    /// `None` (the presets) uses rayon's global pool, whose threads live until the process
+    /// exits and are shared with the rest of the program.
+    pub threads: Option<usize>,
 }
 
 impl GcSettings {
@@ -33,11 +38,17 @@ impl GcSettings {
         min_objects_per_task: 4096,
         purge_budget: Some(Duration::from_millis(2)),
         time_between_collections: Some(Duration::from_secs(60)),
+        threads: None,
     };
     /// Everything on the calling thread, full purges, collections only when asked: the
     /// deterministic setting for tests and tools.
-    pub const SINGLE_THREADED: Self =
-        Self { parallel: false, min_objects_per_task: 4096, purge_budget: None, time_between_collections: None };
+    pub const SINGLE_THREADED: Self = Self {
+        parallel: false,
+        min_objects_per_task: 4096,
+        purge_budget: None,
+        time_between_collections: None,
+        threads: None,
+    };
     /// For frame-bound games that churn objects: frequent collections (every 10 s), short
     /// purge slices (1 ms).
     pub const LOW_LATENCY: Self = Self {
@@ -45,6 +56,7 @@ impl GcSettings {
         min_objects_per_task: 4096,
         purge_budget: Some(Duration::from_millis(1)),
         time_between_collections: Some(Duration::from_secs(10)),
+        threads: None,
     };
 
     /// Checks the settings.
@@ -59,6 +71,9 @@ impl GcSettings {
             return Err(GcError::BadSettings(
                 "purge_budget is zero, so no purge step could end on time; use None for full purges",
             ));
+        }
+        if self.threads == Some(0) {
+            return Err(GcError::BadSettings("threads is 0; use None for rayon's global pool, or at least 1"));
         }
         if self.time_between_collections == Some(Duration::ZERO) {
             return Err(GcError::BadSettings("time_between_collections is zero; use None to collect only when asked"));

@@ -714,3 +714,90 @@ fn derive_traces_every_shape_and_skips_what_it_is_told() {
     let weak = heap.get(named).unwrap().weak.unwrap();
     assert!(heap.get(weak).is_none(), "a skipped handle is weak");
 }
+
+/// Waits until no thread named `prefix…` is left and says whether that happened (a joined
+/// thread may linger in `/proc` for a moment while the kernel tears it down: this bounds
+/// the wait, it times nothing).
+fn gone(prefix: &str) -> bool {
+    let start = std::time::Instant::now();
+    while threads_named(prefix).unwrap_or(0) > 0 {
+        if start.elapsed() > Duration::from_secs(10) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
+}
+
+/// Threads of this test binary whose name starts with `prefix` (Linux: each thread's
+/// `comm`); `None` elsewhere.
+fn threads_named(prefix: &str) -> Option<usize> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    Some(
+        tasks
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+            .filter(|name| name.starts_with(prefix))
+            .count(),
+    )
+}
+
+/// Threads that ran a `par_tick` task of the threads test, and those of them that have
+/// exited (their thread-locals' destructors run before a join returns).
+static TOUCHED: AtomicUsize = AtomicUsize::new(0);
+static EXITED: AtomicUsize = AtomicUsize::new(0);
+
+struct ExitNote;
+impl Drop for ExitNote {
+    fn drop(&mut self) {
+        EXITED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+thread_local! {
+    static EXIT_NOTE: ExitNote = {
+        TOUCHED.fetch_add(1, Ordering::SeqCst);
+        ExitNote
+    };
+}
+
+/// `GcSettings::threads`: the mark and `par_tick` run on the heap's own threads, and those
+/// are joined when the heap drops (or its settings change): every thread that worked has
+/// exited by then, its thread-locals dropped. (No other test in this binary gives a heap
+/// threads of its own, so the thread names and counts are this test's.)
+#[test]
+fn a_heap_with_threads_of_its_own_works_on_them_and_joins_them() {
+    let settings =
+        GcSettings { parallel: true, min_objects_per_task: 1, threads: Some(2), ..GcSettings::SINGLE_THREADED };
+    let (mut heap, drops) = (Heap::with_config(SMALL, settings).unwrap(), Drops::default());
+    let nodes: Vec<_> = (0..2000).map(|i| node(&mut heap, &drops, i)).collect();
+    for pair in nodes.windows(2) {
+        link(&mut heap, pair[0], pair[1]);
+    }
+    let _root = heap.root(nodes[1000]).unwrap();
+    let stats = heap.collect_garbage(CollectOptions::FULL);
+    assert_eq!((stats.threads, stats.purged), (2, 1000), "marked on the heap's two threads: {stats:?}");
+    let tick = |heap: &mut Heap| {
+        let names = Mutex::new(std::collections::HashSet::new());
+        heap.par_tick::<Node>(|_| {
+            EXIT_NOTE.with(|_| {});
+            names.lock().unwrap().insert(std::thread::current().name().map(str::to_owned));
+        });
+        let names = names.into_inner().unwrap();
+        assert!(
+            names.iter().all(|n| n.as_deref().is_some_and(|n| n.starts_with("respawn-gc #"))),
+            "par_tick ran on the heap's threads only: {names:?}"
+        );
+    };
+    tick(&mut heap);
+    assert!(TOUCHED.load(Ordering::SeqCst) >= 1);
+    // New settings without threads of its own: the old ones are joined.
+    heap.set_settings(GcSettings { threads: None, ..settings }).unwrap();
+    assert_eq!(EXITED.load(Ordering::SeqCst), TOUCHED.load(Ordering::SeqCst), "joined when the settings changed");
+    heap.set_settings(settings).unwrap();
+    assert_eq!(heap.collect_garbage(CollectOptions::FULL).threads, 2, "a new pool of two");
+    tick(&mut heap);
+    drop(heap);
+    assert_eq!(EXITED.load(Ordering::SeqCst), TOUCHED.load(Ordering::SeqCst), "joined when the heap dropped");
+    assert!(gone("respawn-gc #"), "no thread of the heap is left");
+    assert!(GcSettings { threads: Some(0), ..settings }.validate().is_err());
+}
