@@ -352,7 +352,7 @@ impl World {
     pub fn spawn_with<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Handle<T> {
         match self.pools.spawn_with(init) {
             Ok(h) => h,
-            Err(e) => panic!("World::spawn::<{}>: {e}", T::class_name()),
+            Err(e) => spawn_failed(T::class_name(), e),
         }
     }
 
@@ -501,6 +501,7 @@ impl World {
     /// assert!(world.get(next).is_some() && world.get(spark).is_none());
     /// # Ok::<(), PoolError>(())
     /// ```
+    #[inline]
     pub fn destroy<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
         self.pools.destroy(h)
     }
@@ -940,4 +941,12 @@ impl World {
     pub fn heap(&self) -> &Heap {
         self.pools.heap()
     }
+}
+
+/// `World::spawn`'s panic, out of line so that the spawn itself stays small enough to
+/// inline.
+#[cold]
+#[inline(never)]
+fn spawn_failed(class: &str, e: PoolError) -> ! {
+    panic!("World::spawn::<{class}>: {e}")
 }
