@@ -425,32 +425,40 @@ impl Poolable for Fragile {
     }
 }
 
-#[test]
-fn a_panicking_destructor_leaves_the_pool_in_use_count() {
+/// An object whose end panics (`arm` makes it panic: its destructor, its `begin_destroy`)
+/// under `Purge` and `Default`: the panic reaches the caller, the handle is stale, the slot
+/// retired, and the pool no longer counts the object in use.
+fn a_panicking_end_leaves_the_pool_in_use_count<T: Poolable>(arm: impl Fn(&mut T)) {
     for policy in [Policy::Purge, Policy::Default] {
         let config =
             PoolConfig { capacity: 0, max: 1, low_watermark: 0, grow_by: 0, policy, precreate: false, workers: 0 };
         let mut world = World::builder()
-            .pool::<Fragile>(config)
+            .pool::<T>(config)
             .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
             .build()
             .unwrap();
-        let h = world.try_spawn::<Fragile>().unwrap();
-        world.get_mut(h).unwrap().armed = true;
+        let h = world.try_spawn::<T>().unwrap();
+        arm(world.get_mut(h).unwrap());
         let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             world.destroy(h).unwrap();
             world.collect_garbage();
         }));
-        assert!(ended.is_err(), "{policy:?}: the destructor's panic reaches the caller");
+        assert!(ended.is_err(), "{policy:?}: the panic reaches the caller");
         assert!(world.get(h).is_none(), "{policy:?}");
-        let stats = world.pool_stats::<Fragile>().unwrap();
+        let stats = world.pool_stats::<T>().unwrap();
         assert_eq!((stats.in_use, stats.retired), (0, 1), "{policy:?}: {stats:?}");
+        assert_eq!(world.heap().stats::<T>().map(|s| s.retired), Some(1), "{policy:?}: the slot retired");
         // The pool is at its max (1) only if the object still counted: it does not.
-        let next = world.try_spawn::<Fragile>().unwrap_or_else(|e| panic!("{policy:?}: {e}"));
+        let next = world.try_spawn::<T>().unwrap_or_else(|e| panic!("{policy:?}: {e}"));
         world.destroy(next).unwrap();
         world.collect_garbage();
-        assert_eq!(world.pool_stats::<Fragile>().unwrap().in_use, 0, "{policy:?}");
+        assert_eq!(world.pool_stats::<T>().unwrap().in_use, 0, "{policy:?}");
     }
+}
+
+#[test]
+fn a_panicking_destructor_leaves_the_pool_in_use_count() {
+    a_panicking_end_leaves_the_pool_in_use_count(|f: &mut Fragile| f.armed = true);
 }
 
 /// A second class for the cause test: a plain `Default`-pooled object.
@@ -663,29 +671,5 @@ impl Poolable for Stubborn {
 
 #[test]
 fn an_object_whose_begin_destroy_panics_is_retired_and_leaves_the_pool_in_use_count() {
-    for policy in [Policy::Purge, Policy::Default] {
-        let config =
-            PoolConfig { capacity: 0, max: 1, low_watermark: 0, grow_by: 0, policy, precreate: false, workers: 0 };
-        let mut world = World::builder()
-            .pool::<Stubborn>(config)
-            .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
-            .build()
-            .unwrap();
-        let h = world.try_spawn::<Stubborn>().unwrap();
-        world.get_mut(h).unwrap().armed = true;
-        let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            world.destroy(h).unwrap();
-            world.collect_garbage();
-        }));
-        assert!(ended.is_err(), "{policy:?}: the hook's panic reaches the caller");
-        assert!(world.get(h).is_none(), "{policy:?}");
-        let stats = world.pool_stats::<Stubborn>().unwrap();
-        assert_eq!((stats.in_use, stats.retired), (0, 1), "{policy:?}: {stats:?}");
-        assert_eq!(world.heap().stats::<Stubborn>().map(|s| s.retired), Some(1), "{policy:?}: the slot retired");
-        // The pool is at its max (1) only if the object still counted: it does not.
-        let next = world.try_spawn::<Stubborn>().unwrap_or_else(|e| panic!("{policy:?}: {e}"));
-        world.destroy(next).unwrap();
-        world.collect_garbage();
-        assert_eq!(world.pool_stats::<Stubborn>().unwrap().in_use, 0, "{policy:?}");
-    }
+    a_panicking_end_leaves_the_pool_in_use_count(|s: &mut Stubborn| s.armed = true);
 }
