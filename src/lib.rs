@@ -11,7 +11,9 @@ pub use respawn_arena::{
     Handle, ObjectFlags, RawHandle, Releasable, Root, SlabLayout,
 };
 pub use respawn_gc as gc;
-pub use respawn_gc::{CollectOptions, GcError, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, Trace};
+pub use respawn_gc::{
+    CollectOptions, GcError, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, Referencer, Trace, Tracer,
+};
 pub use respawn_pool as pool;
 pub use respawn_pool::{
     ConfigError, ConfigLayers, LocalShared, LocalWeakShared, OwnedPooled, Policy, Pool, PoolConfig, PoolError,

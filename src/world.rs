@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
 use respawn_arena::{ArenaConfig, ClassLayout, Handle, RawHandle, Root};
-use respawn_gc::{CollectOptions, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress};
+use respawn_gc::{CollectOptions, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, Referencer, Tracer};
 use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
 /// Adds one class's pool with its final (merged) configuration.
@@ -657,6 +657,40 @@ impl World {
     /// Whether the world holds no object of `T`.
     pub fn is_empty<T: 'static>(&self) -> bool {
         self.len::<T>() == 0
+    }
+
+    /// Registers an external referencer (UE's `FGCObject`): a system outside the world — a
+    /// spatial hash, a network-id map — whose `report` tells every collection which handles
+    /// it holds; those objects are kept (and traced) until the returned [`Referencer`]
+    /// drops. See [`Heap::add_referencer`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use respawn::{Handle, Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { hull: u32 }
+    /// impl Poolable for Ship {
+    ///     fn create() -> Self { Ship { hull: 100 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Ship>(PoolConfig::DEFAULT).build()?;
+    /// let ship = world.spawn::<Ship>();
+    /// // The network layer's id map holds the ship; nothing in the world does.
+    /// let by_net_id: Arc<Mutex<Vec<Handle<Ship>>>> = Arc::new(Mutex::new(vec![ship]));
+    /// let ids = Arc::clone(&by_net_id);
+    /// let net = world.add_referencer(move |t| ids.lock().unwrap().iter().for_each(|h| t.handle(h.raw())));
+    /// world.collect_garbage();
+    /// assert!(world.get(ship).is_some());
+    /// drop(net); // the network layer shuts down
+    /// world.collect_garbage();
+    /// assert!(world.get(ship).is_none());
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn add_referencer(&mut self, report: impl for<'t> FnMut(&mut Tracer<'t>) + Send + 'static) -> Referencer {
+        self.pools.heap_mut().add_referencer(report)
     }
 
     /// Runs a full collection now and purges what it found; routed cells go back to their

@@ -16,6 +16,7 @@ use respawn_arena::{
 
 use crate::cluster::{ClusterId, Clusters};
 use crate::mark::{Frontier, Marker, Tracer};
+use crate::referencer::{Referencer, Referencers};
 use crate::settings::{CollectOptions, GcSettings, GcStats, GcStep, PurgeProgress};
 use crate::threads::Threads;
 use crate::{GcError, Object, Trace};
@@ -285,6 +286,8 @@ pub struct Heap {
     /// Where the parallel mark and `par_tick` run: rayon's global pool, or the heap's own
     /// ([`GcSettings::threads`]), joined when the heap drops.
     threads: Threads,
+    /// Systems outside the heap that report the handles they hold at each mark.
+    referencers: Referencers,
 }
 
 impl fmt::Debug for Heap {
@@ -329,6 +332,7 @@ impl Heap {
         let threads = Threads::new(settings.threads)?;
         Ok(Self {
             threads,
+            referencers: Referencers::default(),
             arena,
             classes: Vec::new(),
             clusters: Clusters::default(),
@@ -557,6 +561,45 @@ impl Heap {
     /// the arena, gives a class's memory figures.)
     pub fn gc_stats(&self) -> &GcStats {
         &self.stats
+    }
+
+    /// Registers an external referencer (UE's `FGCObject`): a system outside the heap — a
+    /// spatial hash, a network-id map, a script VM — whose `report` runs in every
+    /// collection and tells the collector, through the [`Tracer`], which handles it holds.
+    /// What it reports is kept as if rooted, and traced. Dropping the returned
+    /// [`Referencer`] removes it (from the next collection on).
+    ///
+    /// `report` runs on the collecting thread, after the roots are flagged and before the
+    /// objects are traced; it must not touch the heap.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace)]
+    /// struct Ship { hull: u32 }
+    /// impl Object for Ship {}
+    ///
+    /// let mut heap = Heap::new();
+    /// let ship = heap.insert(Ship { hull: 100 });
+    /// // A network-id map outside the heap: it holds the ship, and says so at each mark.
+    /// let net_ids = Arc::new(Mutex::new(vec![ship]));
+    /// let ids = Arc::clone(&net_ids);
+    /// let registration = heap.add_referencer(move |t| ids.lock().unwrap().iter().for_each(|h| t.handle(h.raw())));
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert_eq!(heap.get(ship).map(|s| s.hull), Some(100));
+    /// drop(registration);
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert!(heap.get(ship).is_none());
+    /// ```
+    pub fn add_referencer(&mut self, report: impl for<'t> FnMut(&mut Tracer<'t>) + Send + 'static) -> Referencer {
+        self.referencers.add(Box::new(report))
+    }
+
+    /// External referencers registered (those whose [`Referencer`] was dropped are forgotten
+    /// at the next collection).
+    pub fn referencers(&self) -> usize {
+        self.referencers.len()
     }
 
     /// A clone of the GC lock, for workers that must not run during a collection.
@@ -915,10 +958,13 @@ impl Heap {
 
         let runs = bumpalo::collections::Vec::from_iter_in(table.runs(), bump).into_bump_slice();
         let marker = Marker { table, classes: &self.classes, clusters: &self.clusters, exclusive: !parallel };
-        let mark = || {
-            // Phase 2: everything unreachable but the kept; the roots into the first frontier.
+        let referencers = &mut self.referencers;
+        let mut mark = || {
+            // Phase 2: everything unreachable but the kept; the roots into the first frontier,
+            // with what the external referencers hold.
             let t = Instant::now();
             let objects = flag_unreachable(runs, options.keep_flags, &current, parallel, min);
+            marker.report_roots(&current, |tracer| referencers.report_all(tracer));
             let (roots, mark_time) = (current.len(), t.elapsed());
             // Phases 3 and 4: reachability, clusters reached whole.
             let t = Instant::now();

@@ -11,7 +11,8 @@
 //!   1 lock     GcLock (held shared by threads of the game's own that must not overlap a
 //!              collection, UE's FGCScopeGuard; the pools' workers never touch the table)
 //!   2 mark     table chunks ──rayon──► every slot UNREACHABLE, except roots (Root guards,
-//!              ROOT_SET, keep flags), PERMANENT and pooled objects; roots ► frontier A
+//!              ROOT_SET, keep flags), PERMANENT and pooled objects; roots ► frontier A,
+//!              and what external referencers (add_referencer) report
 //!   3 reach    frontier A ──rayon tasks, each a 1 Ki DFS stack──► claims (fetch_and on
 //!              UNREACHABLE, once per object) ──spill──► frontier B ──► … until empty
 //!              GARBAGE is never claimed; an object's outer is claimed with it
@@ -53,6 +54,8 @@ mod heap;
 #[cfg(not(loom))]
 mod mark;
 #[cfg(not(loom))]
+mod referencer;
+#[cfg(not(loom))]
 mod settings;
 #[cfg(not(loom))]
 mod threads;
@@ -65,6 +68,8 @@ pub use cluster::ClusterId;
 pub use error::GcError;
 #[cfg(not(loom))]
 pub use heap::{GcLock, GcScope, Heap, Subtree};
+#[cfg(not(loom))]
+pub use referencer::Referencer;
 #[cfg(not(loom))]
 pub use respawn_gc_derive::{Object, Trace};
 #[cfg(not(loom))]

@@ -259,6 +259,19 @@ impl Marker<'_> {
     }
 }
 
+impl Marker<'_> {
+    /// Lets `report` claim what it holds, as roots: a [`Tracer`] whose claims go into
+    /// `frontier` (the roots' frontier, before phase 3 traces it). Run on one thread, after
+    /// phase 2 and before phase 3, when nothing else claims: plain claims suffice.
+    pub(crate) fn report_roots(&self, frontier: &Frontier<'_>, report: impl FnOnce(&mut Tracer<'_>)) {
+        let mut stack = LocalStack::new();
+        let mut tracer =
+            Tracer { table: self.table, classes: self.classes, stack: &mut stack, spill: frontier, exclusive: true };
+        report(&mut tracer);
+        frontier.push(&tracer.stack.items[..tracer.stack.len]);
+    }
+}
+
 fn spill_seeds(seeds: &[AtomicU32], next: &Frontier<'_>) {
     let mut buf = [0u32; 256];
     for run in seeds.chunks(buf.len()) {

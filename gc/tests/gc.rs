@@ -801,3 +801,39 @@ fn a_heap_with_threads_of_its_own_works_on_them_and_joins_them() {
     assert!(gone("respawn-gc #"), "no thread of the heap is left");
     assert!(GcSettings { threads: Some(0), ..settings }.validate().is_err());
 }
+
+/// An external referencer keeps what it reports (and what that references) through every
+/// collection, serial or parallel; once its registration drops, the next collection purges
+/// them. Stale handles and garbage it reports keep nothing.
+#[test]
+fn an_object_kept_only_by_a_referencer_survives_until_the_referencer_goes() {
+    for mut heap in [heap(), parallel_heap()] {
+        let drops = Drops::default();
+        let [a, b, c, d] = [0, 1, 2, 3].map(|i| node(&mut heap, &drops, i));
+        link(&mut heap, a, b); // b is kept through a
+        let stale = node(&mut heap, &drops, 4);
+        heap.destroy_now(stale.raw()).unwrap();
+        assert_eq!(drops.get(4), 1);
+        heap.mark_as_garbage(d.raw()).unwrap();
+        // The referencer's own data: handles in a map outside the heap.
+        let held = Arc::new(Mutex::new(vec![a.raw(), stale.raw(), d.raw()]));
+        let seen = Arc::clone(&held);
+        let registration = heap.add_referencer(move |t| seen.lock().unwrap().iter().for_each(|&h| t.handle(h)));
+        assert_eq!(heap.referencers(), 1);
+        for _ in 0..2 {
+            let stats = heap.collect_garbage(CollectOptions::FULL);
+            assert!(heap.get(a).is_some() && heap.get(b).is_some(), "kept by the referencer: {stats:?}");
+            assert!(heap.get(c).is_none() && heap.get(d).is_none(), "nothing kept c; garbage is never kept");
+            assert_eq!([0, 1, 2, 3].map(|i| drops.get(i)), [0, 0, 1, 1]);
+        }
+        // What the referencer reports changes with its data: b alone now (a goes).
+        *held.lock().unwrap() = vec![b.raw()];
+        heap.collect_garbage(CollectOptions::FULL);
+        assert!(heap.get(a).is_none() && heap.get(b).is_some());
+        drop(registration);
+        heap.collect_garbage(CollectOptions::FULL);
+        assert!(heap.get(b).is_none(), "purged once the referencer is gone");
+        assert_eq!(heap.referencers(), 0);
+        assert_eq!([0, 1, 2, 3, 4].map(|i| drops.get(i)), [1; 5], "each dropped once");
+    }
+}
