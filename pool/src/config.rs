@@ -2,7 +2,7 @@
 //! layers that override what code registered.
 //!
 //! ```text
-//!   code:  world.register::<Projectile>(PoolConfig::PROJECTILES)
+//!   code:  World::builder().pool::<Projectile>(PoolConfig::PROJECTILES)
 //!            │
 //!            ▼  ConfigLayers::apply("Projectile", &mut config)
 //!   conf/pools.toml          [Projectile] capacity = 8192     ← defaults layer
