@@ -2,10 +2,13 @@
 //! report draws. Plain data; every number here was measured during the run.
 
 use respawn::CellState;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// A whole invocation: the settings, the machine, and one entry per scenario, in the order
-/// they ran.
+use crate::baseline::Comparison;
+use crate::verdict::{ScenarioSpread, Tally};
+
+/// A whole invocation: the settings, the machine, one entry per scenario in the order they
+/// ran (the last repeat's), and the deciding figures of every repeat.
 #[derive(Clone, Debug, Serialize)]
 pub struct Run {
     /// The `respawn` package's version.
@@ -16,8 +19,16 @@ pub struct Run {
     pub machine: Machine,
     /// The heap figures come from this counter: `"counting allocator"` or `"dhat"`.
     pub heap_counter: &'static str,
-    /// One entry per scenario.
+    /// Times the whole storm ran (`--repeat`).
+    pub repeats: u32,
+    /// One entry per scenario: the last repeat's figures (the table and the charts).
     pub scenarios: Vec<Scenario>,
+    /// Each scenario's deciding figures over every repeat: the verdict shows their medians
+    /// and spreads.
+    pub spreads: Vec<ScenarioSpread>,
+    /// The run against a saved baseline (`--baseline`), when one was named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
 }
 
 /// The machine and build a run came from, for the report's header.
@@ -87,6 +98,21 @@ pub fn json(run: &Run, pretty: bool) -> String {
 }
 
 impl Run {
+    /// A run of `repeats` repeats: `scenarios` is the last one's figures, `tally` holds the
+    /// deciding figures of all of them.
+    pub fn new(settings: Settings, machine: Machine, repeats: u32, scenarios: Vec<Scenario>, tally: &Tally) -> Self {
+        Run {
+            version: env!("CARGO_PKG_VERSION"),
+            settings,
+            machine,
+            heap_counter: crate::heap::COUNTER,
+            repeats,
+            scenarios,
+            spreads: tally.spreads(),
+            comparison: None,
+        }
+    }
+
     /// The command line that runs this storm again: every setting spelt out, the scenarios
     /// in the order they ran.
     pub fn command_line(&self) -> String {
@@ -105,6 +131,9 @@ impl Run {
             s.purge_budget_us,
             s.seed
         );
+        if self.repeats > 1 {
+            line.push_str(&format!(" --repeat {}", self.repeats));
+        }
         if !self.scenarios.is_empty() {
             let keys: Vec<&str> = self.scenarios.iter().map(|s| s.key).collect();
             line.push_str(&format!(" --scenarios {}", keys.join(",")));
@@ -117,7 +146,7 @@ impl Run {
 }
 
 /// The storm's settings, as the command line gave them (defaults filled in).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     /// Frames per scenario.
     pub frames: u32,

@@ -20,6 +20,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::baseline;
 use crate::figures::{ClassMap, Run, Scenario, CELL_STATES};
 use crate::verdict;
 
@@ -247,6 +248,9 @@ fn document(out: &mut String, run: &Run) -> fmt::Result {
     if !run.scenarios.is_empty() {
         verdict_section(out, run)?;
     }
+    if let Some(c) = &run.comparison {
+        comparison_section(out, run, c)?;
+    }
     intro(out, run)?;
     if run.scenarios.is_empty() {
         out.push_str("<p class=\"note\">No scenarios ran, so there is nothing to compare.</p>\n");
@@ -307,6 +311,9 @@ ul.states-explained li { margin: 3px 0; }
 .legend .stem { display: inline-block; width: 0; height: 12px; margin: 0 8px 0 4px; vertical-align: -1px; }
 .classmap { margin-bottom: 14px; }
 table.verdict td.best { font-weight: 700; }
+.spread { color: #666; font-size: 11px; font-weight: 400; }
+table.comparison td.worse { background: #fbe9e7; }
+table.comparison td.better { background: #e8f5e9; }
 table.verdict tbody th { white-space: normal; }
 ul.costs { margin: 8px 0 0; padding-left: 20px; font-size: 14px; }
 code.command { white-space: pre-wrap; word-break: break-all; }
@@ -369,10 +376,21 @@ fn verdict_section(out: &mut String, run: &Run) -> fmt::Result {
     let v = verdict::of(run);
     let base = run.scenarios.iter().find(|s| s.key == v.baseline).map_or(v.baseline, |s| s.name);
     out.push_str("<section class=\"verdict\">\n<h2>Verdict</h2>\n");
+    let medians = if v.repeats > 1 {
+        format!(
+            "The storm ran {} times: each figure is the median of the runs, with the smallest and \
+             largest beneath it, and ",
+            v.repeats
+        )
+    } else {
+        "Each figure is from one run of the storm (<code>--repeat N</code> runs it N times and \
+         shows medians and spreads), with "
+            .to_owned()
+    };
     writeln!(
         out,
-        "<p class=\"meta\">Each figure with its ratio to {}'s; lower is better in every row, and \
-         the best of each row is in bold.</p>",
+        "<p class=\"meta\">{medians}its ratio to {}'s; lower is better in every row, and the best of \
+         each row is in bold.</p>",
         esc(base)
     )?;
     out.push_str("<div class=\"table-wrap\"><table class=\"verdict\">\n<thead><tr><th></th>");
@@ -390,10 +408,17 @@ fn verdict_section(out: &mut String, run: &Run) -> fmt::Result {
             if let Some(ratio) = row.ratios[i] {
                 write!(out, " data-ratio=\"{ratio}\"")?;
             }
+            if let Some([lo, hi]) = row.spreads[i] {
+                write!(out, " data-min=\"{lo}\" data-max=\"{hi}\"")?;
+            }
             if row.best[i] {
                 out.push_str(" class=\"best\"");
             }
-            write!(out, ">{}</td>", esc(&row.texts[i]))?;
+            write!(out, ">{}", esc(&row.texts[i]))?;
+            if v.repeats > 1 && row.spreads[i].is_some() {
+                write!(out, "<br><span class=\"spread\">{}</span>", esc(&row.spread_texts[i]))?;
+            }
+            out.push_str("</td>");
         }
         out.push_str("</tr>\n");
     }
@@ -404,6 +429,60 @@ fn verdict_section(out: &mut String, run: &Run) -> fmt::Result {
             writeln!(out, "<li>{}</li>", esc(cost))?;
         }
         out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
+    Ok(())
+}
+
+/// The run against a saved baseline: per figure and scenario, the medians then and now, the
+/// change, and what it amounts to.
+fn comparison_section(out: &mut String, run: &Run, c: &baseline::Comparison) -> fmt::Result {
+    out.push_str("<section class=\"comparison\">\n");
+    writeln!(out, "<h2>Against baseline <code>{}</code></h2>", esc(&c.baseline))?;
+    writeln!(
+        out,
+        "<p class=\"meta\">Saved {} from {} run{} of commit {}. Each cell is the baseline's median → \
+         this run's, and the change; lower is better. A change is <b>better</b> or <b>worse</b> \
+         when the two runs' spreads (smallest to largest) do not overlap, and <b>within noise</b> \
+         when they do or when the medians differ by less than 1 %; with one run on either side \
+         there is no spread to judge by.</p>",
+        esc(&baseline::utc(c.saved_at)),
+        c.repeats,
+        if c.repeats == 1 { "" } else { "s" },
+        esc(&c.commit)
+    )?;
+    out.push_str("<div class=\"table-wrap\"><table class=\"comparison\">\n<thead><tr><th></th>");
+    for (i, sc) in run.scenarios.iter().enumerate() {
+        write!(out, "<th>{}{}</th>", swatch(sc, i), esc(sc.name))?;
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for d in &verdict::DECIDING {
+        if !c.changes.iter().any(|ch| ch.figure == d.figure) {
+            continue;
+        }
+        write!(out, "<tr data-figure=\"{}\"><th scope=\"row\">{}</th>", d.figure, esc(&(d.label)(&run.settings)))?;
+        for sc in &run.scenarios {
+            match c.changes.iter().find(|ch| ch.figure == d.figure && ch.key == sc.key) {
+                Some(ch) => write!(
+                    out,
+                    "<td data-key=\"{}\" data-judgement=\"{}\" class=\"{}\">{} → {}<br>{} <span \
+                     class=\"spread\">{}</span></td>",
+                    esc(sc.key),
+                    ch.judgement,
+                    ch.judgement,
+                    esc(&(d.show)(ch.before)),
+                    esc(&(d.show)(ch.after)),
+                    esc(&ch.text),
+                    esc(baseline::judgement_text(ch.judgement)),
+                )?,
+                None => out.push_str("<td class=\"na\">—</td>"),
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+    if !c.missing.is_empty() {
+        writeln!(out, "<p class=\"note\">Not in the baseline: {}.</p>", esc(&c.missing.join(", ")))?;
     }
     out.push_str("</section>\n");
     Ok(())
@@ -1665,7 +1744,10 @@ mod tests {
                 profile: "release",
             },
             heap_counter: "counting allocator",
+            repeats: 1,
             scenarios: ["box", "default", "purge", "reuse"].into_iter().map(|k| scenario(k, frames)).collect(),
+            spreads: Vec::new(),
+            comparison: None,
         }
     }
 

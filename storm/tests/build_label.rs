@@ -141,7 +141,7 @@ fn outside_git_the_label_is_unknown_and_nothing_is_watched() {
     let none = git::checkout(&dir, OsStr::new("respawn-no-such-git-program"));
     assert_eq!(none, git::Checkout { commit: "unknown".to_owned(), watch: Vec::new() });
     // A directory git does not know (a tarball), when the scratch dir is outside any repo.
-    if has_git() && !Command::new("git").arg("-C").arg(&dir).args(["rev-parse"]).status().unwrap().success() {
+    if has_git() && !Command::new("git").arg("-C").arg(&dir).arg("rev-parse").output().unwrap().status.success() {
         assert_eq!(label(&dir), none);
     }
     std::fs::remove_dir_all(dir).unwrap();
