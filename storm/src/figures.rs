@@ -262,7 +262,8 @@ pub struct PoolFigures {
     pub warmup_ms: f64,
 }
 
-/// Heap allocations and memory, from the counting global allocator (or dhat).
+/// Heap allocations and memory: the heap from the counting global allocator, the slabs and
+/// side structures from the World's own statistics.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct MemoryFigures {
     /// Heap allocations during the storm, on every thread (pool workers included).
@@ -273,13 +274,43 @@ pub struct MemoryFigures {
     pub steady_allocations_per_frame: f64,
     /// Bytes allocated on the heap during the storm.
     pub allocated_bytes: u64,
-    /// Most heap bytes live at once during the storm (process-wide).
+    /// Most heap bytes live at once during the storm (process-wide), less what the process
+    /// held before the scenario was set up (earlier scenarios' figures, the command line) and
+    /// the harness's sample buffers: the scenario's own, its World included.
     pub peak_heap_bytes: u64,
-    /// Most bytes of slabs the World's classes held at once (mapped by the chunk
-    /// allocator, outside the heap); 0 for Box.
+    /// Most bytes the World's classes held outside the heap, read at frame ends: their slabs
+    /// (mapped by the chunk allocator) and object-table slots; 0 for Box.
     pub peak_slab_bytes: u64,
     /// `peak_heap_bytes + peak_slab_bytes`.
     pub peak_bytes: u64,
+    /// `peak_bytes` by part, for a World scenario (`None` for Box, all heap).
+    pub peak_parts: Option<PeakParts>,
+}
+
+/// A World scenario's peak memory by part. The parts add up to `peak_bytes` exactly:
+/// `slab_cells + table_slots` is `peak_slab_bytes` (read at the frame end where their sum
+/// was largest), and `pool_side + class_side + other_heap` is `peak_heap_bytes` (the side
+/// structures read at the frame end where their sum was largest; they live on the heap, so
+/// they are part of its peak and `other_heap` is the rest of it).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct PeakParts {
+    /// The slabs carved for the World's classes (projectiles and turrets): granted to the
+    /// arena, or prepared ahead by the allocator's thread with their pages faulted in.
+    /// Mapped, outside the heap.
+    pub slab_cells: u64,
+    /// The object table's slots for the granted slabs (16 bytes per cell), in a committed
+    /// side region outside the heap (`ArenaClassStats::slot_bytes`).
+    pub table_slots: u64,
+    /// The pools' build and magazine queues and their magazines (`PoolStats::side_bytes`),
+    /// on the heap.
+    pub pool_side: u64,
+    /// The classes' own bookkeeping: live bitmaps, vacant lists, slab bases
+    /// (`ArenaClassStats::side_bytes`), on the heap.
+    pub class_side: u64,
+    /// The rest of the heap's peak: the arena's outer links (each projectile is its turret's
+    /// sub-object), the collector's worklists, the frame arena, the allocator's and the
+    /// World's own structures.
+    pub other_heap: u64,
 }
 
 /// Series for the charts.

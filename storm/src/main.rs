@@ -123,20 +123,29 @@ const MAX_SPAWNS: u64 = 50_000_000;
 
 fn main() -> ExitCode {
     #[cfg(feature = "dhat-heap")]
-    let _profiler = dhat::Profiler::new_heap();
-
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let profiler = dhat::Profiler::new_heap();
+    let outcome = match Cli::try_parse() {
+        Ok(cli) => run(cli).map_err(|message| fail(&message)),
         Err(e) if !e.use_stderr() => {
             // --help, --version
             let _ = e.print();
-            return ExitCode::SUCCESS;
+            Err(ExitCode::SUCCESS)
         }
-        Err(e) => return fail(&clap_line(&e)),
+        Err(e) => Err(fail(&clap_line(&e))),
     };
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => fail(&message),
+    match outcome {
+        // The profile is written (and summed up on stderr) as the profiler drops.
+        Ok(()) => {
+            #[cfg(feature = "dhat-heap")]
+            drop(profiler);
+            ExitCode::SUCCESS
+        }
+        // No storm ran: no profile, and stderr keeps its one line.
+        Err(code) => {
+            #[cfg(feature = "dhat-heap")]
+            std::mem::forget(profiler);
+            code
+        }
     }
 }
 

@@ -256,6 +256,7 @@ fn document(out: &mut String, run: &Run) -> fmt::Result {
         out.push_str("<p class=\"note\">No scenarios ran, so there is nothing to compare.</p>\n");
     } else {
         summary_table(out, run)?;
+        memory_table(out, run)?;
         details_table(out, run)?;
         out.push_str("<h2>Over the storm</h2>\n");
         frame_figure(out, run)?;
@@ -314,6 +315,10 @@ table.verdict td.best { font-weight: 700; }
 .spread { color: #666; font-size: 11px; font-weight: 400; }
 table.comparison td.worse { background: #fbe9e7; }
 table.comparison td.better { background: #e8f5e9; }
+table.memory tr.group th, table.memory tr.total th { font-weight: 600; }
+table.memory tbody tr:not(.group):not(.total) th { font-weight: 400; padding-left: 18px; }
+table.memory tr.total td { font-weight: 600; }
+ul.parts { font-size: 13px; color: #444; margin: 6px 0; padding-left: 20px; }
 table.verdict tbody th { white-space: normal; }
 ul.costs { margin: 8px 0 0; padding-left: 20px; font-size: 14px; }
 code.command { white-space: pre-wrap; word-break: break-all; }
@@ -537,7 +542,101 @@ fn summary_table(out: &mut String, run: &Run) -> fmt::Result {
          in a frame (spawn, tick, retire, end of frame) without the pacing sleep; the GC pause is \
          the longest collection; heap allocations count every thread, pool workers included \
          (“/ frame” is the steady state, over the storm's second half); peak memory is the \
-         heap's peak plus the slabs' peak.</p>\n",
+         heap's peak plus what the World mapped (slabs and object table), broken down \
+         below.</p>\n",
+    );
+    Ok(())
+}
+
+/// What each part of the peak memory is, for the memory table: its key in the JSON's
+/// `peak_parts`, its label, and what it holds.
+const PARTS: [(&str, &str, &str); 5] = [
+    (
+        "pool_side",
+        "pool queues + magazines",
+        "the pools' build and magazine queues and the magazines they pass around \
+         (<code>PoolStats::side_bytes</code>); on the heap",
+    ),
+    (
+        "class_side",
+        "class side tables",
+        "each class's live bitmap, vacant list and slab bases (<code>ArenaClassStats::side_bytes</code>); \
+         on the heap",
+    ),
+    (
+        "other_heap",
+        "rest of the heap",
+        "everything else the scenario held on the heap at its peak: the arena's outer links (each \
+         projectile is its turret's sub-object), the collector's worklists, the frame arena, the \
+         allocator's and the World's own structures",
+    ),
+    (
+        "slab_cells",
+        "slab cells",
+        "the slabs carved for the World's classes (projectiles and turrets), granted to the arena or \
+         prepared ahead with their pages faulted in; mapped by the chunk allocator, outside the heap",
+    ),
+    (
+        "table_slots",
+        "object table slots",
+        "the object table's 16-byte slot per cell of a granted slab (<code>ArenaClassStats::slot_bytes</code>); \
+         a committed side region, outside the heap",
+    ),
+];
+
+/// The value of part `key` of `parts`.
+fn part_bytes(parts: &crate::figures::PeakParts, key: &str) -> u64 {
+    match key {
+        "pool_side" => parts.pool_side,
+        "class_side" => parts.class_side,
+        "other_heap" => parts.other_heap,
+        "slab_cells" => parts.slab_cells,
+        _ => parts.table_slots,
+    }
+}
+
+/// Where each scenario's peak memory goes, part by part, with the parts explained.
+fn memory_table(out: &mut String, run: &Run) -> fmt::Result {
+    out.push_str("<h2>Where the peak memory goes</h2>\n<div class=\"table-wrap\"><table class=\"memory\">\n");
+    out.push_str("<thead><tr><th></th>");
+    for (i, sc) in run.scenarios.iter().enumerate() {
+        write!(out, "<th>{}{}</th>", swatch(sc, i), esc(sc.name))?;
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    let row = |out: &mut String, class: &str, label: &str, value: &dyn Fn(&Scenario) -> Option<u64>| -> fmt::Result {
+        write!(out, "<tr class=\"{class}\"><th scope=\"row\">{label}</th>")?;
+        for sc in &run.scenarios {
+            match value(sc) {
+                Some(b) => write!(out, "<td data-key=\"{}\" data-value=\"{b}\">{}</td>", esc(sc.key), bytes(b))?,
+                None => out.push_str("<td class=\"na\">—</td>"),
+            }
+        }
+        out.push_str("</tr>\n");
+        Ok(())
+    };
+    row(out, "total", "peak memory", &|s| Some(s.memory.peak_bytes))?;
+    row(out, "group", "heap", &|s| Some(s.memory.peak_heap_bytes))?;
+    for (key, label, _) in &PARTS[..3] {
+        row(out, key, label, &|s| s.memory.peak_parts.map(|p| part_bytes(&p, key)))?;
+    }
+    row(out, "group", "mapped: slabs and table", &|s| s.memory.peak_parts.map(|_| s.memory.peak_slab_bytes))?;
+    for (key, label, _) in &PARTS[3..] {
+        row(out, key, label, &|s| s.memory.peak_parts.map(|p| part_bytes(&p, key)))?;
+    }
+    out.push_str("</tbody>\n</table></div>\n<ul class=\"parts\">\n");
+    for (_, label, meaning) in &PARTS {
+        writeln!(out, "<li><b>{label}</b>: {meaning}.</li>")?;
+    }
+    out.push_str("</ul>\n");
+    out.push_str(
+        "<p class=\"meta\">The heap is counted by the binary's counting allocator: its peak is the \
+         most bytes live at once during the storm, less what the process held before the scenario \
+         was set up and the harness's sample buffers. The World's parts come from its own \
+         statistics, read at every frame's end; the side structures are on the heap, so they are \
+         part of its peak, and the rest of the heap is the peak less them. The parts add up to the \
+         peak exactly. Box has no World: all its memory is heap, mostly one allocation per \
+         projectile. Thread stacks and the address space the allocator reserves but has not \
+         touched are not counted.</p>\n",
     );
     Ok(())
 }
@@ -592,7 +691,7 @@ const DETAILS: &[(&str, &[Detail])] = &[
         &[
             ("heap bytes allocated", |s| bytes(s.memory.allocated_bytes)),
             ("peak heap", |s| bytes(s.memory.peak_heap_bytes)),
-            ("peak slabs", |s| bytes(s.memory.peak_slab_bytes)),
+            ("peak slabs and table slots", |s| bytes(s.memory.peak_slab_bytes)),
         ],
     ),
 ];
@@ -1725,6 +1824,13 @@ mod tests {
                 peak_heap_bytes: if pooled { 3 << 20 } else { 9 << 20 },
                 peak_slab_bytes: if pooled { 12 << 20 } else { 0 },
                 peak_bytes: if pooled { 15 << 20 } else { 9 << 20 },
+                peak_parts: pooled.then_some(crate::figures::PeakParts {
+                    slab_cells: (11 << 20) + (1 << 19),
+                    table_slots: 1 << 19,
+                    pool_side: 1 << 20,
+                    class_side: 1 << 18,
+                    other_heap: (2 << 20) - (1 << 18),
+                }),
             },
             series: s,
             layout,

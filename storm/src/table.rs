@@ -34,6 +34,11 @@ fn label(figure: &str) -> &'static str {
 /// A row of the terminal's own: its label and how to format a scenario's figure.
 type Extra = (&'static str, fn(&Scenario) -> String);
 
+/// A part of a World scenario's peak memory (`—` for Box, which has only its heap).
+fn part(s: &Scenario, pick: fn(&crate::figures::PeakParts) -> u64) -> String {
+    s.memory.peak_parts.as_ref().map_or(NONE.into(), |p| bytes(pick(p)))
+}
+
 /// Rows the terminal shows beside the summary, after the summary row named first.
 fn extras(after: &str) -> Vec<Extra> {
     match after {
@@ -59,7 +64,12 @@ fn extras(after: &str) -> Vec<Extra> {
         }
         "peak_bytes" => vec![
             ("  heap", |s| bytes(s.memory.peak_heap_bytes)),
-            ("  slabs", |s| if s.pool.is_some() { bytes(s.memory.peak_slab_bytes) } else { NONE.into() }),
+            ("    pool queues + magazines", |s| part(s, |p| p.pool_side)),
+            ("    class side tables", |s| part(s, |p| p.class_side)),
+            ("    rest of the heap", |s| part(s, |p| p.other_heap)),
+            ("  mapped: slabs + table", |s| part(s, |p| p.slab_cells + p.table_slots)),
+            ("    slab cells", |s| part(s, |p| p.slab_cells)),
+            ("    object table slots", |s| part(s, |p| p.table_slots)),
         ],
         _ => Vec::new(),
     }

@@ -8,7 +8,13 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn respawn(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_respawn")).args(args).output().expect("the binary runs")
+    // In the temporary directory: a build with `--features dhat-heap` writes its profile to
+    // the current one.
+    Command::new(env!("CARGO_BIN_EXE_respawn"))
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("the binary runs")
 }
 
 /// A scratch directory of this test's own (tests run in parallel).
@@ -476,10 +482,104 @@ fn a_bad_baseline_is_refused_before_the_storm_saying_why() {
     // Another build's heap counter or profile is a setting too.
     let file = baselines.join("tiny.json");
     let mut saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    saved["heap_counter"] = "dhat".into();
+    saved["heap_counter"] = "an abacus".into();
     std::fs::write(&file, saved.to_string()).unwrap();
     let out = respawn(&with(&["--baseline", "tiny"]).iter().map(String::as_str).collect::<Vec<_>>());
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("(heap counter dhat; this run: heap counter counting allocator)"), "{err}");
+    assert!(err.contains("(heap counter an abacus; this run: heap counter counting allocator"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn each_world_scenario_breaks_its_peak_memory_into_parts_that_add_up() {
+    let dir = scratch("parts");
+    let report = dir.join("r.html");
+    let mut args = TINY.to_vec();
+    args.extend(["--json", "--report", path_str(&report)]);
+    let out = respawn(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let html = std::fs::read_to_string(&report).unwrap();
+    for s in run["scenarios"].as_array().unwrap() {
+        let key = s["key"].as_str().unwrap();
+        let memory = &s["memory"];
+        let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("{key}: {v} in {memory}"));
+        let (heap, mapped, peak) =
+            (n(&memory["peak_heap_bytes"]), n(&memory["peak_slab_bytes"]), n(&memory["peak_bytes"]));
+        assert_eq!(heap + mapped, peak, "{key}: {memory}");
+        assert!(heap > 0, "{key}: the scenario's own heap: {memory}");
+        if key == "box" {
+            assert!(memory["peak_parts"].is_null(), "Box has no World: {memory}");
+            assert_eq!(mapped, 0);
+            // At least the boxes alive at the end (64-byte bullets and larger rockets).
+            assert!(heap >= 64 * n(&s["live_at_end"]), "{memory}");
+            continue;
+        }
+        let p = &memory["peak_parts"];
+        let part = |name: &str| n(&p[name]);
+        for name in ["slab_cells", "table_slots", "pool_side", "class_side", "other_heap"] {
+            assert!(part(name) > 0, "{key}: {name} is measured: {p}");
+        }
+        // As documented: the mapped parts are the slabs' peak, the heap parts the heap's,
+        // and the side structures (on the heap) fit inside the heap's peak.
+        assert_eq!(part("slab_cells") + part("table_slots"), mapped, "{key}: {p}");
+        assert!(part("pool_side") + part("class_side") <= heap, "{key}: {p}");
+        assert_eq!(part("pool_side") + part("class_side") + part("other_heap"), heap, "{key}: {p}");
+        // 16 bytes of slot per cell of 64 bytes or more: a quarter of the cells at most.
+        assert_eq!(part("table_slots") % 16, 0, "{key}: {p}");
+        assert!(part("table_slots") * 4 <= part("slab_cells"), "{key}: {p}");
+        // The report's memory table shows the same bytes.
+        for name in ["slab_cells", "table_slots", "pool_side", "class_side", "other_heap"] {
+            let cell = format!("<td data-key=\"{key}\" data-value=\"{}\">", part(name));
+            let row = html.find(&format!("<tr class=\"{name}\">")).unwrap_or_else(|| panic!("a row for {name}"));
+            let end = row + html[row..].find("</tr>").unwrap();
+            assert!(html[row..end].contains(&cell), "{name} of {key} in the report");
+        }
+    }
+    // The terminal's table breaks the peak down the same way.
+    let mut args = TINY.to_vec();
+    args.extend(["--no-report", "--scenarios", "box,purge"]);
+    let text = String::from_utf8(respawn(&args).stdout).unwrap();
+    for row in [
+        "  heap ",
+        "    pool queues + magazines ",
+        "    class side tables ",
+        "    rest of the heap ",
+        "  mapped: slabs + table ",
+        "    slab cells ",
+        "    object table slots ",
+    ] {
+        let line = text.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("no row {row:?}:\n{text}"));
+        let cells: Vec<&str> = line[row.len()..].split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+        assert_eq!(cells.len(), 2, "{line}");
+        assert!(cells[1].ends_with('B'), "Purge's part in bytes: {line}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Under `--features dhat-heap` the counting wrapper sits over dhat's allocator: each
+/// scenario still gets its own heap peak (dhat keeps one for the whole process), and dhat's
+/// own bookkeeping is not counted as the storm's allocations.
+#[cfg(feature = "dhat-heap")]
+#[test]
+fn under_dhat_each_scenario_has_its_own_heap_peak() {
+    let dir = scratch("dhat");
+    let mut args = TINY.to_vec();
+    args.extend(["--json", "--no-report", "--scenarios", "default,reuse,box"]);
+    // dhat writes its profile to the current directory.
+    let out = Command::new(env!("CARGO_BIN_EXE_respawn")).args(&args).current_dir(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.join("dhat-heap.json").is_file(), "dhat wrote its profile");
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["heap_counter"], "counting allocator over dhat");
+    let memory = |i: usize| &run["scenarios"][i]["memory"];
+    let peak = |i: usize| memory(i)["peak_heap_bytes"].as_u64().unwrap();
+    // Default holds a collection interval of garbage, so its pools are the largest: with one
+    // peak for the whole run, Reuse and Box would show Default's.
+    assert!(peak(1) < peak(0), "Reuse's own peak: {} against Default's {}", memory(1), memory(0));
+    assert!(peak(2) < peak(1), "Box's own peak: {} against Reuse's {}", memory(2), memory(1));
+    // Box allocates one block per shot, 40 a frame: dhat's bookkeeping is not among them.
+    let steady = memory(2)["steady_allocations_per_frame"].as_f64().unwrap();
+    assert!((40.0..41.0).contains(&steady), "{}", memory(2));
     std::fs::remove_dir_all(dir).unwrap();
 }
