@@ -191,6 +191,9 @@ pub struct Scenario {
     pub expired: u64,
     /// Projectiles alive at the end (the storm's last frame).
     pub live_at_end: u64,
+    /// Bytes of the projectiles alive at the end, `size_of` each: Box's boxes (without the
+    /// allocator's per-block overhead), or the World's live objects.
+    pub live_bytes_at_end: u64,
     /// Latency of one spawn call, every spawn, in nanoseconds.
     pub spawn_ns: Summary,
     /// Latency of the rocket spawns alone, in nanoseconds.

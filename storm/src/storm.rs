@@ -310,6 +310,8 @@ trait Game {
     fn end_frame(&mut self) -> GcSample;
     /// The memory the World's structures hold now, by part (`None` without a World).
     fn memory(&self) -> Option<MemoryNow>;
+    /// Bytes of the projectiles alive now, `size_of` each.
+    fn live_bytes(&self) -> u64;
 }
 
 /// The World's memory at one moment, by part, from its own statistics.
@@ -385,6 +387,10 @@ impl Game for Boxes {
 
     fn memory(&self) -> Option<MemoryNow> {
         None
+    }
+
+    fn live_bytes(&self) -> u64 {
+        (self.bullets.len() * size_of::<Bullet>() + self.rockets.len() * size_of::<Rocket>()) as u64
     }
 }
 
@@ -475,6 +481,11 @@ impl Game for Pooled {
             now.pool_side += pool.side_bytes as u64;
         }
         Some(now)
+    }
+
+    fn live_bytes(&self) -> u64 {
+        let bullets = self.world.iter::<Bullet>().count() * size_of::<Bullet>();
+        (bullets + self.world.iter::<Rocket>().count() * size_of::<Rocket>()) as u64
     }
 }
 
@@ -587,6 +598,8 @@ struct Measured {
     peak_mapped: Option<MemoryNow>,
     /// The World's memory at the frame end its side structures were largest.
     peak_side: Option<MemoryNow>,
+    /// Bytes of the projectiles alive at the end.
+    live_bytes: u64,
 }
 
 /// The frame loop: `settings.frames` frames of fire, tick, retire and end of frame, paced
@@ -652,7 +665,7 @@ fn storm(game: &mut impl Game, settings: &Settings, floor: u64, mut progress: im
     }
     let after = heap::read();
     let peak_heap = heap::peak().saturating_sub(harness).saturating_sub(floor);
-    Measured { rec, gc, before, after, peak_heap, peak_mapped, peak_side }
+    Measured { rec, gc, before, after, peak_heap, peak_mapped, peak_side, live_bytes: game.live_bytes() }
 }
 
 /// Runs one scenario's storm and returns its figures. `progress` is called after every
@@ -703,6 +716,7 @@ impl Measured {
             hits: rec.hits,
             expired: rec.expired,
             live_at_end,
+            live_bytes_at_end: self.live_bytes,
             spawn_ns: Summary::of(&mut rec.spawn_ns),
             payload_spawn_ns: Summary::of(&mut rec.rocket_ns),
             frame_us: Summary::of(&mut frame_us),
