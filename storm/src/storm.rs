@@ -145,6 +145,7 @@ pub struct Turrets {
 }
 
 impl Turrets {
+    /// `settings.turrets` turrets in a ring, aimed by the seeded stream.
     pub fn new(settings: &Settings) -> Self {
         let n = settings.turrets.max(1);
         let muzzles = (0..n)
@@ -202,6 +203,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The scenario's key, as `--scenarios` takes it and the JSON writes it.
     pub fn key(self) -> &'static str {
         match self {
             Kind::Box => "box",
