@@ -1,24 +1,28 @@
 //! Records the commit the storm is built from (`RESPAWN_COMMIT`), for its report's header:
-//! `git rev-parse --short=12 HEAD`, or `unknown` outside a git checkout.
+//! `git rev-parse --short=12 HEAD` of the checkout, or `unknown` where git is absent or the
+//! sources are not a checkout (a tarball). Setting `RESPAWN_COMMIT` in the build's
+//! environment labels such a build by hand.
+//!
+//! The build script runs again when HEAD moves, in a plain clone and in a linked worktree
+//! alike: it watches the files git itself names (see `build/git.rs`).
 
-use std::process::Command;
+#[path = "build/git.rs"]
+mod git;
+
+use std::path::Path;
 
 fn main() {
-    let commit = Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
-        .output()
-        .ok()
-        .filter(|out| out.status.success())
-        .and_then(|out| String::from_utf8(out.stdout).ok())
-        .map(|text| text.trim().to_owned())
-        .filter(|text| !text.is_empty())
-        .unwrap_or_else(|| "unknown".to_owned());
-    println!("cargo:rustc-env=RESPAWN_COMMIT={commit}");
-    // Built again when HEAD moves: a checkout changes HEAD, a commit the branch's ref.
-    for path in ["../.git/HEAD", "../.git/refs/heads"] {
-        if std::path::Path::new(path).exists() {
-            println!("cargo:rerun-if-changed={path}");
-        }
-    }
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=build/git.rs");
+    println!("cargo:rerun-if-env-changed=RESPAWN_COMMIT");
+    if let Some(commit) = std::env::var("RESPAWN_COMMIT").ok().filter(|c| !c.trim().is_empty()) {
+        println!("cargo:rustc-env=RESPAWN_COMMIT={}", commit.trim());
+        return;
+    }
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| Path::new(".").to_path_buf(), Into::into);
+    let checkout = git::checkout(&dir, "git".as_ref());
+    println!("cargo:rustc-env=RESPAWN_COMMIT={}", checkout.commit);
+    for path in &checkout.watch {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
 }

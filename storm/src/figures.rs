@@ -2,10 +2,13 @@
 //! report draws. Plain data; every number here was measured during the run.
 
 use respawn::CellState;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// A whole invocation: the settings, the machine, and one entry per scenario, in the order
-/// they ran.
+use crate::baseline::Comparison;
+use crate::verdict::{ScenarioSpread, Tally};
+
+/// A whole invocation: the settings, the machine, one entry per scenario in the order they
+/// ran (the last repeat's), and the deciding figures of every repeat.
 #[derive(Clone, Debug, Serialize)]
 pub struct Run {
     /// The `respawn` package's version.
@@ -16,8 +19,16 @@ pub struct Run {
     pub machine: Machine,
     /// The heap figures come from this counter: `"counting allocator"` or `"dhat"`.
     pub heap_counter: &'static str,
-    /// One entry per scenario.
+    /// Times the whole storm ran (`--repeat`).
+    pub repeats: u32,
+    /// One entry per scenario: the last repeat's figures (the table and the charts).
     pub scenarios: Vec<Scenario>,
+    /// Each scenario's deciding figures over every repeat: the verdict shows their medians
+    /// and spreads.
+    pub spreads: Vec<ScenarioSpread>,
+    /// The run against a saved baseline (`--baseline`), when one was named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
 }
 
 /// The machine and build a run came from, for the report's header.
@@ -87,6 +98,21 @@ pub fn json(run: &Run, pretty: bool) -> String {
 }
 
 impl Run {
+    /// A run of `repeats` repeats: `scenarios` is the last one's figures, `tally` holds the
+    /// deciding figures of all of them.
+    pub fn new(settings: Settings, machine: Machine, repeats: u32, scenarios: Vec<Scenario>, tally: &Tally) -> Self {
+        Run {
+            version: env!("CARGO_PKG_VERSION"),
+            settings,
+            machine,
+            heap_counter: crate::heap::COUNTER,
+            repeats,
+            scenarios,
+            spreads: tally.spreads(),
+            comparison: None,
+        }
+    }
+
     /// The command line that runs this storm again: every setting spelt out, the scenarios
     /// in the order they ran.
     pub fn command_line(&self) -> String {
@@ -105,6 +131,9 @@ impl Run {
             s.purge_budget_us,
             s.seed
         );
+        if self.repeats > 1 {
+            line.push_str(&format!(" --repeat {}", self.repeats));
+        }
         if !self.scenarios.is_empty() {
             let keys: Vec<&str> = self.scenarios.iter().map(|s| s.key).collect();
             line.push_str(&format!(" --scenarios {}", keys.join(",")));
@@ -117,7 +146,7 @@ impl Run {
 }
 
 /// The storm's settings, as the command line gave them (defaults filled in).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     /// Frames per scenario.
     pub frames: u32,
@@ -162,6 +191,9 @@ pub struct Scenario {
     pub expired: u64,
     /// Projectiles alive at the end (the storm's last frame).
     pub live_at_end: u64,
+    /// Bytes of the projectiles alive at the end, `size_of` each: Box's boxes (without the
+    /// allocator's per-block overhead), or the World's live objects.
+    pub live_bytes_at_end: u64,
     /// Latency of one spawn call, every spawn, in nanoseconds.
     pub spawn_ns: Summary,
     /// Latency of the rocket spawns alone, in nanoseconds.
@@ -233,7 +265,8 @@ pub struct PoolFigures {
     pub warmup_ms: f64,
 }
 
-/// Heap allocations and memory, from the counting global allocator (or dhat).
+/// Heap allocations and memory: the heap from the counting global allocator, the slabs and
+/// side structures from the World's own statistics.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct MemoryFigures {
     /// Heap allocations during the storm, on every thread (pool workers included).
@@ -244,13 +277,43 @@ pub struct MemoryFigures {
     pub steady_allocations_per_frame: f64,
     /// Bytes allocated on the heap during the storm.
     pub allocated_bytes: u64,
-    /// Most heap bytes live at once during the storm (process-wide).
+    /// Most heap bytes live at once during the storm (process-wide), less what the process
+    /// held before the scenario was set up (earlier scenarios' figures, the command line) and
+    /// the harness's sample buffers: the scenario's own, its World included.
     pub peak_heap_bytes: u64,
-    /// Most bytes of slabs the World's classes held at once (mapped by the chunk
-    /// allocator, outside the heap); 0 for Box.
+    /// Most bytes the World's classes held outside the heap, read at frame ends: their slabs
+    /// (mapped by the chunk allocator) and object-table slots; 0 for Box.
     pub peak_slab_bytes: u64,
     /// `peak_heap_bytes + peak_slab_bytes`.
     pub peak_bytes: u64,
+    /// `peak_bytes` by part, for a World scenario (`None` for Box, all heap).
+    pub peak_parts: Option<PeakParts>,
+}
+
+/// A World scenario's peak memory by part. The parts add up to `peak_bytes` exactly:
+/// `slab_cells + table_slots` is `peak_slab_bytes` (read at the frame end where their sum
+/// was largest), and `pool_side + class_side + other_heap` is `peak_heap_bytes` (the side
+/// structures read at the frame end where their sum was largest; they live on the heap, so
+/// they are part of its peak and `other_heap` is the rest of it).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct PeakParts {
+    /// The slabs carved for the World's classes (projectiles and turrets): granted to the
+    /// arena, or prepared ahead by the allocator's thread with their pages faulted in.
+    /// Mapped, outside the heap.
+    pub slab_cells: u64,
+    /// The object table's slots for the granted slabs (16 bytes per cell), in a committed
+    /// side region outside the heap (`ArenaClassStats::slot_bytes`).
+    pub table_slots: u64,
+    /// The pools' build and magazine queues and their magazines (`PoolStats::side_bytes`),
+    /// on the heap.
+    pub pool_side: u64,
+    /// The classes' own bookkeeping: live bitmaps, vacant lists, slab bases
+    /// (`ArenaClassStats::side_bytes`), on the heap.
+    pub class_side: u64,
+    /// The rest of the heap's peak: the arena's outer links (each projectile is its turret's
+    /// sub-object), the collector's worklists, the frame arena, the allocator's and the
+    /// World's own structures.
+    pub other_heap: u64,
 }
 
 /// Series for the charts.

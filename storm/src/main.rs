@@ -8,6 +8,7 @@
 //! (a weapon blueprint's construction script), which is what precreation takes off the
 //! game thread. Every scenario fires the same seeded storm.
 
+mod baseline;
 mod figures;
 mod heap;
 mod report;
@@ -25,6 +26,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::figures::{Machine, Run, Settings};
 use crate::storm::Kind;
+use crate::verdict::Tally;
 
 /// The projectile storm: Box per projectile against respawn's pooled World, side by side.
 #[derive(Debug, Parser)]
@@ -76,6 +78,22 @@ struct Cli {
     /// Print the figures as JSON on stdout instead of the table.
     #[arg(long)]
     json: bool,
+    /// Run the whole storm N times; the verdict shows each deciding figure's median and
+    /// its spread (min–max), the table and charts the last run.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = whole(1, 1000))]
+    repeat: u32,
+    /// Save the run's deciding figures as baseline NAME (NAME.json in the baselines
+    /// directory).
+    #[arg(long, value_name = "NAME")]
+    save_baseline: Option<String>,
+    /// Compare the run against saved baseline NAME, figure by figure; it must have been made
+    /// with the same settings.
+    #[arg(long, value_name = "NAME")]
+    baseline: Option<String>,
+    /// Where baselines are kept [default: target/respawn-storm/baselines in the Cargo target
+    /// directory the binary was built in]
+    #[arg(long, value_name = "DIR")]
+    baseline_dir: Option<PathBuf>,
 }
 
 /// A whole number from `min` to `max`, with a message saying which range to use.
@@ -105,20 +123,29 @@ const MAX_SPAWNS: u64 = 50_000_000;
 
 fn main() -> ExitCode {
     #[cfg(feature = "dhat-heap")]
-    let _profiler = dhat::Profiler::new_heap();
-
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let profiler = dhat::Profiler::new_heap();
+    let outcome = match Cli::try_parse() {
+        Ok(cli) => run(cli).map_err(|message| fail(&message)),
         Err(e) if !e.use_stderr() => {
             // --help, --version
             let _ = e.print();
-            return ExitCode::SUCCESS;
+            Err(ExitCode::SUCCESS)
         }
-        Err(e) => return fail(&clap_line(&e)),
+        Err(e) => Err(fail(&clap_line(&e))),
     };
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => fail(&message),
+    match outcome {
+        // The profile is written (and summed up on stderr) as the profiler drops.
+        Ok(()) => {
+            #[cfg(feature = "dhat-heap")]
+            drop(profiler);
+            ExitCode::SUCCESS
+        }
+        // No storm ran: no profile, and stderr keeps its one line.
+        Err(code) => {
+            #[cfg(feature = "dhat-heap")]
+            std::mem::forget(profiler);
+            code
+        }
     }
 }
 
@@ -174,7 +201,22 @@ fn run(cli: Cli) -> Result<(), String> {
     let mut kinds = cli.scenarios.clone();
     kinds.dedup();
     let layers = storm::prepare(&settings, &kinds).map_err(|e| e.to_string())?;
-    // Open the report now, so a bad path is refused before the storm rather than after.
+    // Read the baseline and check the paths now, so that a bad one is refused before the
+    // storm rather than after.
+    let baselines = baseline::dir(cli.baseline_dir.as_deref());
+    let against = match &cli.baseline {
+        Some(name) => {
+            let saved = baseline::load(&baselines, name)?;
+            let profile = Machine::this().profile;
+            baseline::check(&saved, &settings, heap::COUNTER, profile)?;
+            Some(saved)
+        }
+        None => None,
+    };
+    if let Some(name) = &cli.save_baseline {
+        baseline::path(&baselines, name)?;
+        baseline::prepare_dir(&baselines)?;
+    }
     let report = match cli.no_report {
         true => None,
         false => Some(
@@ -184,9 +226,10 @@ fn run(cli: Cli) -> Result<(), String> {
     };
 
     let bar = if std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(u64::from(settings.frames) * kinds.len() as u64);
+        let total = u64::from(settings.frames) * kinds.len() as u64 * u64::from(cli.repeat);
+        let bar = ProgressBar::new(total);
         bar.set_style(
-            ProgressStyle::with_template("{msg:>7} [{bar:30}] {pos}/{len} frames, {eta} left")
+            ProgressStyle::with_template("{msg:>11} [{bar:30}] {pos}/{len} frames, {eta} left")
                 .expect("a valid template")
                 .progress_chars("=> "),
         );
@@ -194,38 +237,50 @@ fn run(cli: Cli) -> Result<(), String> {
     } else {
         ProgressBar::hidden()
     };
+    // Every repeat runs every scenario in order; the last repeat's figures are kept whole,
+    // the others' deciding figures only.
+    let mut tally = Tally::default();
     let mut scenarios = Vec::with_capacity(kinds.len());
-    for &kind in &kinds {
-        bar.set_message(kind.key());
-        let scenario = storm::run(kind, &settings, &layers, || bar.inc(1)).map_err(|e| e.to_string())?;
-        scenarios.push(scenario);
+    for repeat in 1..=cli.repeat {
+        scenarios.clear();
+        for &kind in &kinds {
+            match cli.repeat {
+                1 => bar.set_message(kind.key()),
+                n => bar.set_message(format!("{} {repeat}/{n}", kind.key())),
+            }
+            let scenario = storm::run(kind, &settings, &layers, || bar.inc(1)).map_err(|e| e.to_string())?;
+            tally.add(&settings, &scenario);
+            scenarios.push(scenario);
+        }
     }
     bar.finish_and_clear();
 
-    let run = Run {
-        version: env!("CARGO_PKG_VERSION"),
-        settings,
-        machine: Machine::this(),
-        heap_counter: heap::COUNTER,
-        scenarios,
+    let mut run = Run::new(settings, Machine::this(), cli.repeat, scenarios, &tally);
+    run.comparison = against.as_ref().map(|saved| baseline::compare(&run, saved));
+    let out = |text: &str| writeln!(std::io::stdout(), "{text}").map_err(|e| format!("cannot write to stdout: {e}"));
+    // With --json, stdout holds the JSON alone and the paths written go to stderr.
+    let note = |line: String| -> Result<(), String> {
+        if cli.json {
+            eprintln!("{line}");
+            Ok(())
+        } else {
+            out(&line)
+        }
     };
-    let mut stdout = std::io::stdout().lock();
     if cli.json {
-        let json = figures::json(&run, true);
-        writeln!(stdout, "{json}").map_err(|e| format!("cannot write to stdout: {e}"))?;
+        out(&figures::json(&run, true))?;
     } else {
-        write!(stdout, "{}", table::render(&run)).map_err(|e| format!("cannot write to stdout: {e}"))?;
+        note(table::render(&run).trim_end().to_owned())?;
     }
     if let Some(mut file) = report {
         file.write_all(report::render(&run).as_bytes())
             .map_err(|e| format!("cannot write the report to {}: {e}", cli.report.display()))?;
         let path = std::fs::canonicalize(&cli.report).unwrap_or(cli.report.clone());
-        // With --json, stdout holds the JSON alone.
-        if cli.json {
-            eprintln!("report: {}", path.display());
-        } else {
-            writeln!(stdout, "\nreport: {}", path.display()).map_err(|e| format!("cannot write to stdout: {e}"))?;
-        }
+        note(format!("{}report: {}", if cli.json { "" } else { "\n" }, path.display()))?;
+    }
+    if let Some(name) = &cli.save_baseline {
+        let file = baseline::save(&run, &baselines, name)?;
+        note(format!("baseline saved: {}", file.display()))?;
     }
     #[cfg(feature = "dhat-heap")]
     eprintln!("dhat: the profile goes to dhat-heap.json as the program exits");

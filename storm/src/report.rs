@@ -2,12 +2,15 @@
 //! shares with it (so both show identical strings).
 //!
 //! The report is one HTML5 document with nothing to fetch: one inline `<style>`, the plots
-//! as inline SVG drawn by plotters' SVG backend, the slab occupancy maps as hand-written SVG
-//! rects, and the [`Run`] itself as JSON in a `<script type="application/json">` block.
+//! as inline SVG drawn by plotters' SVG backend, the slab occupancy maps and the bytes by
+//! cell state as hand-written SVG rects (a map cell by cell, or one stacked bar per slab for
+//! a class with many), and the [`Run`] itself as JSON in a `<script type="application/json">`
+//! block.
 //!
 //! ```text
-//! intro ─ summary table ─ details ─ frame time ─ spawn latency ─ GC pauses
-//!       ─ heap allocations ─ live projectiles ─ slab occupancy ─ figures JSON
+//! verdict ─ against a baseline ─ intro ─ summary table ─ where the peak memory goes
+//!         ─ details ─ frame time ─ spawn latency ─ GC pauses ─ heap allocations
+//!         ─ live projectiles ─ bytes by cell state ─ slab occupancy ─ figures JSON
 //! ```
 
 use std::error::Error;
@@ -20,6 +23,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::baseline;
 use crate::figures::{ClassMap, Run, Scenario, CELL_STATES};
 use crate::verdict;
 
@@ -247,11 +251,15 @@ fn document(out: &mut String, run: &Run) -> fmt::Result {
     if !run.scenarios.is_empty() {
         verdict_section(out, run)?;
     }
+    if let Some(c) = &run.comparison {
+        comparison_section(out, run, c)?;
+    }
     intro(out, run)?;
     if run.scenarios.is_empty() {
         out.push_str("<p class=\"note\">No scenarios ran, so there is nothing to compare.</p>\n");
     } else {
         summary_table(out, run)?;
+        memory_table(out, run)?;
         details_table(out, run)?;
         out.push_str("<h2>Over the storm</h2>\n");
         frame_figure(out, run)?;
@@ -307,6 +315,13 @@ ul.states-explained li { margin: 3px 0; }
 .legend .stem { display: inline-block; width: 0; height: 12px; margin: 0 8px 0 4px; vertical-align: -1px; }
 .classmap { margin-bottom: 14px; }
 table.verdict td.best { font-weight: 700; }
+.spread { color: #666; font-size: 11px; font-weight: 400; }
+table.comparison td.worse { background: #fbe9e7; }
+table.comparison td.better { background: #e8f5e9; }
+table.memory tr.group th, table.memory tr.total th { font-weight: 600; }
+table.memory tbody tr:not(.group):not(.total) th { font-weight: 400; padding-left: 18px; }
+table.memory tr.total td { font-weight: 600; }
+ul.parts { font-size: 13px; color: #444; margin: 6px 0; padding-left: 20px; }
 table.verdict tbody th { white-space: normal; }
 ul.costs { margin: 8px 0 0; padding-left: 20px; font-size: 14px; }
 code.command { white-space: pre-wrap; word-break: break-all; }
@@ -369,10 +384,21 @@ fn verdict_section(out: &mut String, run: &Run) -> fmt::Result {
     let v = verdict::of(run);
     let base = run.scenarios.iter().find(|s| s.key == v.baseline).map_or(v.baseline, |s| s.name);
     out.push_str("<section class=\"verdict\">\n<h2>Verdict</h2>\n");
+    let medians = if v.repeats > 1 {
+        format!(
+            "The storm ran {} times: each figure is the median of the runs, with the smallest and \
+             largest beneath it, and ",
+            v.repeats
+        )
+    } else {
+        "Each figure is from one run of the storm (<code>--repeat N</code> runs it N times and \
+         shows medians and spreads), with "
+            .to_owned()
+    };
     writeln!(
         out,
-        "<p class=\"meta\">Each figure with its ratio to {}'s; lower is better in every row, and \
-         the best of each row is in bold.</p>",
+        "<p class=\"meta\">{medians}its ratio to {}'s; lower is better in every row, and the best of \
+         each row is in bold.</p>",
         esc(base)
     )?;
     out.push_str("<div class=\"table-wrap\"><table class=\"verdict\">\n<thead><tr><th></th>");
@@ -390,10 +416,17 @@ fn verdict_section(out: &mut String, run: &Run) -> fmt::Result {
             if let Some(ratio) = row.ratios[i] {
                 write!(out, " data-ratio=\"{ratio}\"")?;
             }
+            if let Some([lo, hi]) = row.spreads[i] {
+                write!(out, " data-min=\"{lo}\" data-max=\"{hi}\"")?;
+            }
             if row.best[i] {
                 out.push_str(" class=\"best\"");
             }
-            write!(out, ">{}</td>", esc(&row.texts[i]))?;
+            write!(out, ">{}", esc(&row.texts[i]))?;
+            if v.repeats > 1 && row.spreads[i].is_some() {
+                write!(out, "<br><span class=\"spread\">{}</span>", esc(&row.spread_texts[i]))?;
+            }
+            out.push_str("</td>");
         }
         out.push_str("</tr>\n");
     }
@@ -404,6 +437,60 @@ fn verdict_section(out: &mut String, run: &Run) -> fmt::Result {
             writeln!(out, "<li>{}</li>", esc(cost))?;
         }
         out.push_str("</ul>\n");
+    }
+    out.push_str("</section>\n");
+    Ok(())
+}
+
+/// The run against a saved baseline: per figure and scenario, the medians then and now, the
+/// change, and what it amounts to.
+fn comparison_section(out: &mut String, run: &Run, c: &baseline::Comparison) -> fmt::Result {
+    out.push_str("<section class=\"comparison\">\n");
+    writeln!(out, "<h2>Against baseline <code>{}</code></h2>", esc(&c.baseline))?;
+    writeln!(
+        out,
+        "<p class=\"meta\">Saved {} from {} run{} of commit {}. Each cell is the baseline's median → \
+         this run's, and the change; lower is better. A change is <b>better</b> or <b>worse</b> \
+         when the two runs' spreads (smallest to largest) do not overlap, and <b>within noise</b> \
+         when they do or when the medians differ by less than 1 %; with one run on either side \
+         there is no spread to judge by.</p>",
+        esc(&baseline::utc(c.saved_at)),
+        c.repeats,
+        if c.repeats == 1 { "" } else { "s" },
+        esc(&c.commit)
+    )?;
+    out.push_str("<div class=\"table-wrap\"><table class=\"comparison\">\n<thead><tr><th></th>");
+    for (i, sc) in run.scenarios.iter().enumerate() {
+        write!(out, "<th>{}{}</th>", swatch(sc, i), esc(sc.name))?;
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for d in &verdict::DECIDING {
+        if !c.changes.iter().any(|ch| ch.figure == d.figure) {
+            continue;
+        }
+        write!(out, "<tr data-figure=\"{}\"><th scope=\"row\">{}</th>", d.figure, esc(&(d.label)(&run.settings)))?;
+        for sc in &run.scenarios {
+            match c.changes.iter().find(|ch| ch.figure == d.figure && ch.key == sc.key) {
+                Some(ch) => write!(
+                    out,
+                    "<td data-key=\"{}\" data-judgement=\"{}\" class=\"{}\">{} → {}<br>{} <span \
+                     class=\"spread\">{}</span></td>",
+                    esc(sc.key),
+                    ch.judgement,
+                    ch.judgement,
+                    esc(&(d.show)(ch.before)),
+                    esc(&(d.show)(ch.after)),
+                    esc(&ch.text),
+                    esc(baseline::judgement_text(ch.judgement)),
+                )?,
+                None => out.push_str("<td class=\"na\">—</td>"),
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+    if !c.missing.is_empty() {
+        writeln!(out, "<p class=\"note\">Not in the baseline: {}.</p>", esc(&c.missing.join(", ")))?;
     }
     out.push_str("</section>\n");
     Ok(())
@@ -458,7 +545,101 @@ fn summary_table(out: &mut String, run: &Run) -> fmt::Result {
          in a frame (spawn, tick, retire, end of frame) without the pacing sleep; the GC pause is \
          the longest collection; heap allocations count every thread, pool workers included \
          (“/ frame” is the steady state, over the storm's second half); peak memory is the \
-         heap's peak plus the slabs' peak.</p>\n",
+         heap's peak plus what the World mapped (slabs and object table), broken down \
+         below.</p>\n",
+    );
+    Ok(())
+}
+
+/// What each part of the peak memory is, for the memory table: its key in the JSON's
+/// `peak_parts`, its label, and what it holds.
+const PARTS: [(&str, &str, &str); 5] = [
+    (
+        "pool_side",
+        "pool queues + magazines",
+        "the pools' build and magazine queues and the magazines they pass around \
+         (<code>PoolStats::side_bytes</code>); on the heap",
+    ),
+    (
+        "class_side",
+        "class side tables",
+        "each class's live bitmap, vacant list and slab bases (<code>ArenaClassStats::side_bytes</code>); \
+         on the heap",
+    ),
+    (
+        "other_heap",
+        "rest of the heap",
+        "everything else the scenario held on the heap at its peak: the arena's outer links (each \
+         projectile is its turret's sub-object), the collector's worklists, the frame arena, the \
+         allocator's and the World's own structures",
+    ),
+    (
+        "slab_cells",
+        "slab cells",
+        "the slabs carved for the World's classes (projectiles and turrets), granted to the arena or \
+         prepared ahead with their pages faulted in; mapped by the chunk allocator, outside the heap",
+    ),
+    (
+        "table_slots",
+        "object table slots",
+        "the object table's 16-byte slot per cell of a granted slab (<code>ArenaClassStats::slot_bytes</code>); \
+         a committed side region, outside the heap",
+    ),
+];
+
+/// The value of part `key` of `parts`.
+fn part_bytes(parts: &crate::figures::PeakParts, key: &str) -> u64 {
+    match key {
+        "pool_side" => parts.pool_side,
+        "class_side" => parts.class_side,
+        "other_heap" => parts.other_heap,
+        "slab_cells" => parts.slab_cells,
+        _ => parts.table_slots,
+    }
+}
+
+/// Where each scenario's peak memory goes, part by part, with the parts explained.
+fn memory_table(out: &mut String, run: &Run) -> fmt::Result {
+    out.push_str("<h2>Where the peak memory goes</h2>\n<div class=\"table-wrap\"><table class=\"memory\">\n");
+    out.push_str("<thead><tr><th></th>");
+    for (i, sc) in run.scenarios.iter().enumerate() {
+        write!(out, "<th>{}{}</th>", swatch(sc, i), esc(sc.name))?;
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    let row = |out: &mut String, class: &str, label: &str, value: &dyn Fn(&Scenario) -> Option<u64>| -> fmt::Result {
+        write!(out, "<tr class=\"{class}\"><th scope=\"row\">{label}</th>")?;
+        for sc in &run.scenarios {
+            match value(sc) {
+                Some(b) => write!(out, "<td data-key=\"{}\" data-value=\"{b}\">{}</td>", esc(sc.key), bytes(b))?,
+                None => out.push_str("<td class=\"na\">—</td>"),
+            }
+        }
+        out.push_str("</tr>\n");
+        Ok(())
+    };
+    row(out, "total", "peak memory", &|s| Some(s.memory.peak_bytes))?;
+    row(out, "group", "heap", &|s| Some(s.memory.peak_heap_bytes))?;
+    for (key, label, _) in &PARTS[..3] {
+        row(out, key, label, &|s| s.memory.peak_parts.map(|p| part_bytes(&p, key)))?;
+    }
+    row(out, "group", "mapped: slabs and table", &|s| s.memory.peak_parts.map(|_| s.memory.peak_slab_bytes))?;
+    for (key, label, _) in &PARTS[3..] {
+        row(out, key, label, &|s| s.memory.peak_parts.map(|p| part_bytes(&p, key)))?;
+    }
+    out.push_str("</tbody>\n</table></div>\n<ul class=\"parts\">\n");
+    for (_, label, meaning) in &PARTS {
+        writeln!(out, "<li><b>{label}</b>: {meaning}.</li>")?;
+    }
+    out.push_str("</ul>\n");
+    out.push_str(
+        "<p class=\"meta\">The heap is counted by the binary's counting allocator: its peak is the \
+         most bytes live at once during the storm, less what the process held before the scenario \
+         was set up and the harness's sample buffers. The World's parts come from its own \
+         statistics, read at every frame's end; the side structures are on the heap, so they are \
+         part of its peak, and the rest of the heap is the peak less them. The parts add up to the \
+         peak exactly. Box has no World: all its memory is heap, mostly one allocation per \
+         projectile. Thread stacks and the address space the allocator reserves but has not \
+         touched are not counted.</p>\n",
     );
     Ok(())
 }
@@ -513,7 +694,7 @@ const DETAILS: &[(&str, &[Detail])] = &[
         &[
             ("heap bytes allocated", |s| bytes(s.memory.allocated_bytes)),
             ("peak heap", |s| bytes(s.memory.peak_heap_bytes)),
-            ("peak slabs", |s| bytes(s.memory.peak_slab_bytes)),
+            ("peak slabs and table slots", |s| bytes(s.memory.peak_slab_bytes)),
         ],
     ),
 ];
@@ -588,9 +769,13 @@ fn scenario_legend<'a>(
     legend
 }
 
-/// Frame time over frames, every scenario on one log axis.
+/// Frames in the rolling median of the frame-time chart (a quarter second at 60 fps).
+const ROLLING: usize = 15;
+
+/// Frame time over frames: one panel per scenario on a shared log axis, each frame pale and
+/// the rolling median bold.
 fn frame_figure(out: &mut String, run: &Run) -> fmt::Result {
-    let legend = scenario_legend(run.scenarios.iter().enumerate(), |s| {
+    let mut legend = scenario_legend(run.scenarios.iter().enumerate(), |s| {
         format!(
             " — p50 <b>{}</b>, p99 <b>{}</b>, max <b>{}</b>",
             us(s.frame_us.p50),
@@ -598,15 +783,49 @@ fn frame_figure(out: &mut String, run: &Run) -> fmt::Result {
             us(s.frame_us.max)
         )
     });
-    let caption = "Each line is one scenario's game-thread work per frame, on a log scale so that one \
-                   long frame does not flatten the rest: look for the level a scenario settles at \
-                   and for the spikes above it (collections, pools growing, rockets built inline). \
-                   Long storms are drawn at one column per pixel, keeping each column's fastest and \
-                   slowest frame.";
-    figure(out, "frame-time", "Frame time", &legend, frame_chart(run), caption)
+    legend.insert_str(
+        legend.len() - "</ul>\n".len(),
+        &format!(
+            "<li><span class=\"stem\" style=\"border-left:10px solid #999;height:3px;vertical-align:3px\"></span>\
+             rolling median of {ROLLING} frames <span class=\"stem\" style=\"border-left:10px solid #bbb;\
+             height:1px;vertical-align:4px\"></span>each frame</li>"
+        ),
+    );
+    let caption = format!(
+        "One panel per scenario, all on the same log scale so that one long frame does not flatten \
+         the rest: the pale line is each frame's game-thread work, the bold one its rolling median \
+         over {ROLLING} frames, which is the level a scenario settles at once frame-to-frame noise \
+         is set aside. Spikes above it are collections, pools growing or rockets built inline; \
+         compare the bold lines across panels for the typical frame, the pale spikes for the \
+         worst. Long storms are drawn at one column per pixel, keeping each column's fastest and \
+         slowest frame."
+    );
+    figure(out, "frame-time", "Frame time", &legend, frame_chart(run), &caption)
 }
 
-/// The frame-time chart.
+/// The median of each frame's window of `window` frames centred on it (shorter at the ends).
+fn rolling_median(values: &[f64], window: usize) -> Vec<f64> {
+    let half = window / 2;
+    let mut scratch = Vec::with_capacity(window);
+    (0..values.len())
+        .map(|i| {
+            scratch.clear();
+            scratch.extend_from_slice(&values[i.saturating_sub(half)..(i + half + 1).min(values.len())]);
+            scratch.sort_unstable_by(f64::total_cmp);
+            let n = scratch.len();
+            if n % 2 == 1 {
+                scratch[n / 2]
+            } else {
+                (scratch[n / 2 - 1] + scratch[n / 2]) / 2.0
+            }
+        })
+        .collect()
+}
+
+/// Height of one scenario's panel in the frame-time chart.
+const FRAME_PANEL_H: u32 = 150;
+
+/// The frame-time chart: stacked panels sharing both axes.
 fn frame_chart(run: &Run) -> Svg {
     let series: Vec<Vec<f64>> =
         run.scenarios.iter().map(|s| s.series.frame_us.iter().map(|&v| f64::from(v)).collect()).collect();
@@ -617,37 +836,53 @@ fn frame_chart(run: &Run) -> Svg {
     let frames = longest(series.iter().map(Vec::len));
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (CHART_W, 380)).into_drawing_area();
+        // Equal plots; the last panel also carries the frame axis.
+        const AXIS_H: u32 = 40;
+        let n = run.scenarios.len() as u32;
+        let height = FRAME_PANEL_H * n + AXIS_H + 8;
+        let root = SVGBackend::with_string(&mut svg, (CHART_W, height)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
-            .margin(12)
-            .margin_right(24)
-            .x_label_area_size(44)
-            .y_label_area_size(78)
-            .build_cartesian_2d(0f64..frames, log_axis(lo, hi))?;
-        chart
-            .configure_mesh()
-            .x_desc("frame")
-            .y_desc("work per frame (log scale)")
-            .x_label_formatter(&frame_label)
-            .y_label_formatter(&|v| tick(us(*v)))
-            .label_style((FONT, LABEL_SIZE))
-            .axis_desc_style((FONT, LABEL_SIZE))
-            .bold_line_style(BLACK.mix(0.09))
-            .light_line_style(TRANSPARENT)
-            .draw()?;
-        if let Some(b) = budget {
-            let style = ShapeStyle::from(BLACK.mix(0.45)).stroke_width(1);
-            chart.draw_series(DashedLineSeries::new([(0.0, b), (frames, b)], 6, 4, style))?;
-            let label = format!("frame budget at {} fps: {}", run.settings.fps, us(b));
-            let anchor = Pos::new(HPos::Right, VPos::Bottom);
-            let font = (FONT, 14).into_font().color(&BLACK.mix(0.6)).pos(anchor);
-            chart.draw_series(std::iter::once(Text::new(label, (frames, b), font)))?;
-        }
+        let mut rest = root.margin(4, 4, 4, 12);
         for (i, (sc, values)) in run.scenarios.iter().zip(&series).enumerate() {
-            let points: Vec<(f64, f64)> =
-                trace(values, TRACE_COLUMNS).into_iter().map(|(x, y)| (x, y.max(lo))).collect();
-            draw_line(&mut chart, &points, colour(sc, i), 1)?;
+            let last = i + 1 == run.scenarios.len();
+            let (panel, below) = if last { (rest.clone(), rest.clone()) } else { rest.split_vertically(FRAME_PANEL_H) };
+            rest = below;
+            let c = colour(sc, i);
+            let mut chart = ChartBuilder::on(&panel)
+                .caption(sc.name, (FONT, 15).into_font().color(&c))
+                .margin_right(20)
+                .x_label_area_size(if last { AXIS_H } else { 0 })
+                .y_label_area_size(74)
+                .build_cartesian_2d(0f64..frames, log_axis(lo, hi))?;
+            let mut mesh = chart.configure_mesh();
+            mesh.y_label_formatter(&|v| tick(us(*v)))
+                .x_label_formatter(&frame_label)
+                .label_style((FONT, 14))
+                .axis_desc_style((FONT, 14))
+                .bold_line_style(BLACK.mix(0.08))
+                .light_line_style(TRANSPARENT);
+            if last {
+                mesh.x_desc("frame");
+            } else {
+                mesh.x_labels(0);
+            }
+            mesh.draw()?;
+            if let Some(b) = budget {
+                let style = ShapeStyle::from(BLACK.mix(0.45)).stroke_width(1);
+                chart.draw_series(DashedLineSeries::new([(0.0, b), (frames, b)], 6, 4, style))?;
+                if i == 0 {
+                    let label = format!("frame budget at {} fps: {}", run.settings.fps, us(b));
+                    let anchor = Pos::new(HPos::Right, VPos::Bottom);
+                    let font = (FONT, 13).into_font().color(&BLACK.mix(0.6)).pos(anchor);
+                    chart.draw_series(std::iter::once(Text::new(label, (frames, b), font)))?;
+                }
+            }
+            let raw: Vec<(f64, f64)> = trace(values, TRACE_COLUMNS).into_iter().map(|(x, y)| (x, y.max(lo))).collect();
+            draw_line(&mut chart, &raw, pale(c, 0.35), 1)?;
+            let median = rolling_median(values, ROLLING);
+            let smooth: Vec<(f64, f64)> =
+                trace(&median, TRACE_COLUMNS).into_iter().map(|(x, y)| (x, y.max(lo))).collect();
+            draw_line(&mut chart, &smooth, c, 2)?;
         }
         root.present()?;
     }
@@ -985,6 +1220,12 @@ where
     Ok(())
 }
 
+/// `c` mixed with white, keeping `keep` of it: a solid pale shade.
+fn pale(c: RGBColor, keep: f64) -> RGBColor {
+    let mix = |v: u8| (255.0 - (255.0 - f64::from(v)) * keep).round() as u8;
+    RGBColor(mix(c.0), mix(c.1), mix(c.2))
+}
+
 /// The x extent of charts over frames: the longest series, at least one frame wide.
 fn longest(lengths: impl Iterator<Item = usize>) -> f64 {
     (lengths.max().unwrap_or(0).saturating_sub(1)).max(1) as f64
@@ -1111,16 +1352,18 @@ fn peaks(points: &[(usize, f64)], columns: usize) -> Vec<(f64, f64)> {
 /// Each cell state's colour, in [`CELL_STATES`] order: live blue, in pool green, garbage
 /// orange, free light grey, retired dark grey.
 const STATE_COLOURS: [&str; 5] = ["#3a6fd8", "#3fae5c", "#e8702a", "#d3d7dc", "#5b616b"];
-/// What each cell state means, in [`CELL_STATES`] order, for the maps' legend.
+/// What each cell state means, in [`CELL_STATES`] order, for the maps' legend (as
+/// `respawn::CellState` judges a cell from its slot's flags).
 const STATE_MEANINGS: [&str; 5] = [
     "a projectile the game can see.",
-    "an object a pool owns: built by a worker and ready, stowed for reuse, or being built. \
-     The next spawn takes it without constructing anything.",
+    "owned by the class's pool: a ready object (built by a worker, or reset for reuse) that the \
+     next spawn takes without constructing anything, or a cell handed to the workers to build \
+     into. A destroyed (Purge) or purged (Default) projectile's cell lands here, not in free.",
     "a released object waiting for the collector to find and purge it. A policy that hands \
      its releases to the GC accumulates these between collections.",
-    "vacant and on the class's free list: what destroying at once leaves behind until \
-     workers build into it again, and the spare room of a pool that has grown. A policy that \
-     resets and reuses released objects keeps its cells live or in pool, so few stay free.",
+    "vacant, on the class's free list and owned by no pool: the rest of a slab the arena granted \
+     when a pool took fewer cells than a slab holds, and cells given back to the arena (beyond \
+     the pool's <code>max</code>, or finding the workers' queue full).",
     "used up its generations; never handed out again.",
 ];
 /// The colour of a letter [`CELL_STATES`] does not know.
@@ -1133,6 +1376,17 @@ const MAP_LABEL_W: usize = 40;
 const SLAB_GAP: f64 = 3.0;
 /// Height a map aims to stay under (it wraps slabs over wider rows beyond this).
 const MAP_MAX_H: f64 = 640.0;
+/// Most slabs a map draws cell by cell; beyond, or when a cell would be narrower than
+/// [`MIN_CELL`], it draws one stacked bar per slab.
+const MAP_MAX_SLABS: usize = 32;
+/// The narrowest cell drawn one by one, in SVG pixels.
+const MIN_CELL: f64 = 2.0;
+/// Height of the bars of a map drawn as bars.
+const BAR_H: f64 = 150.0;
+/// Most bars a map draws: adjacent slabs share a bar beyond this (5 px a bar at least).
+const MAX_BARS: usize = MAP_W / 5;
+/// Room above and below a map for its labels.
+const MAP_PAD: f64 = 6.0;
 
 /// The occupancy maps of every World scenario.
 fn occupancy_section(out: &mut String, run: &Run) -> fmt::Result {
@@ -1141,7 +1395,8 @@ fn occupancy_section(out: &mut String, run: &Run) -> fmt::Result {
         "<p>Like Unreal's memory-layout view: each class keeps its objects in slabs, contiguous \
          blocks of equal cells, and the maps below show every cell of every slab when the storm \
          ended, in address order. A slab wraps over several rows; slabs are numbered on the \
-         left (hover one for its counts). Each cell is</p>\n<ul class=\"legend states-explained\">\n",
+         left (hover one for its counts). A class with more than a few dozen slabs is drawn as \
+         one stacked bar per slab instead. Each cell is</p>\n<ul class=\"legend states-explained\">\n",
     );
     for ((_, name), (colour, meaning)) in CELL_STATES.iter().zip(STATE_COLOURS.iter().zip(STATE_MEANINGS)) {
         writeln!(out, "<li><span class=\"swatch\" style=\"background:{colour}\"></span><b>{name}</b>: {meaning}</li>")?;
@@ -1166,6 +1421,7 @@ fn occupancy_section(out: &mut String, run: &Run) -> fmt::Result {
     if !unrecorded.is_empty() {
         writeln!(out, "<p class=\"note\">No slab layout was recorded for {}.</p>", unrecorded.join(", "))?;
     }
+    bytes_by_state(out, run)?;
     for (i, sc) in run.scenarios.iter().enumerate().filter(|(_, s)| !s.layout.is_empty()) {
         write!(
             out,
@@ -1230,8 +1486,18 @@ fn class_map(out: &mut String, map: &ClassMap) -> fmt::Result {
     out.push_str("</ul>\n");
     if map.slabs.is_empty() {
         out.push_str("<p class=\"note\">This class owns no slabs.</p>\n");
-    } else {
+    } else if cell_by_cell(map) {
         out.push_str(&slab_svg(map));
+    } else {
+        let per_bar = map.slabs.len().div_ceil(MAX_BARS);
+        writeln!(
+            out,
+            "<p class=\"meta\">Too many slabs to draw cell by cell: each bar is {}, its cells by state \
+             from the bottom (live, in pool, garbage, free, retired) as a share of its cells; hover a bar \
+             for its counts.</p>",
+            if per_bar == 1 { "one slab".to_owned() } else { format!("{per_bar} adjacent slabs") }
+        )?;
+        out.push_str(&slab_bars(map));
     }
     out.push_str("</div>\n");
     Ok(())
@@ -1377,10 +1643,11 @@ fn slab_svg(map: &ClassMap) -> String {
         );
     }
     let mut svg = format!(
-        "<svg class=\"slabs\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"slab occupancy of {name}\" data-columns=\"{columns}\">\n\
+        "<svg class=\"slabs\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 -{pad} {w} {h}\" role=\"img\" aria-label=\"slab occupancy of {name}\" data-form=\"cells\" data-columns=\"{columns}\">\n\
          <g transform=\"translate({MAP_LABEL_W} 0) scale({scale})\">\n<g data-background=\"\">{backgrounds}</g>\n",
         w = px(width),
-        h = px(height.max(1.0)),
+        h = px(height.max(1.0) + 2.0 * MAP_PAD),
+        pad = px(MAP_PAD),
         name = esc(&map.name),
         scale = trimmed(grid.cell, 4),
     );
@@ -1397,6 +1664,217 @@ fn slab_svg(map: &ClassMap) -> String {
     let _ = writeln!(svg, "</g>\n<g font-size=\"10\" fill=\"#666\">{labels}</g>");
     let _ = writeln!(svg, "<g fill=\"transparent\">{titles}</g>\n</svg>");
     svg
+}
+
+/// Whether `map` is drawn cell by cell: a few dozen slabs at most, each cell wide enough to
+/// see.
+fn cell_by_cell(map: &ClassMap) -> bool {
+    let widest = map.slabs.iter().map(String::len).max().unwrap_or(0);
+    map.slabs.len() <= MAP_MAX_SLABS && Grid::fit(map.slabs.len(), widest).cell >= MIN_CELL
+}
+
+/// The map of a class with many slabs: one stacked bar per slab (or per run of adjacent
+/// slabs, past [`MAX_BARS`]) in address order, its cells by state from the bottom in
+/// [`CELL_STATES`] order, each bar its cells' full height. One group of rects per state,
+/// carrying the state's cell count as the cell-by-cell map does; a transparent rect per bar
+/// carries its hover title.
+fn slab_bars(map: &ClassMap) -> String {
+    let per_bar = map.slabs.len().div_ceil(MAX_BARS).max(1);
+    let bars: Vec<(usize, [usize; CELL_STATES.len() + 1])> = map
+        .slabs
+        .chunks(per_bar)
+        .enumerate()
+        .map(|(b, group)| {
+            let mut tally = [0usize; CELL_STATES.len() + 1];
+            for c in group.iter().flat_map(|slab| slab.chars()) {
+                tally[state_index(c)] += 1;
+            }
+            (b * per_bar, tally)
+        })
+        .collect();
+    let pitch = MAP_W as f64 / bars.len() as f64;
+    let gap = if pitch >= 4.0 { 1.0 } else { 0.0 };
+    let axis_h = 30.0;
+    let (width, height) = ((MAP_LABEL_W + MAP_W) as f64, MAP_PAD + BAR_H + axis_h);
+    let mut groups: Vec<(String, usize)> = vec![(String::new(), 0); CELL_STATES.len() + 1];
+    let mut titles = String::new();
+    for (b, (first, tally)) in bars.iter().enumerate() {
+        let total: usize = tally.iter().sum();
+        let x = MAP_LABEL_W as f64 + b as f64 * pitch;
+        let mut bottom = MAP_PAD + BAR_H;
+        for (state, &n) in tally.iter().enumerate() {
+            groups[state].1 += n;
+            if n == 0 {
+                continue;
+            }
+            let h = BAR_H * n as f64 / total as f64;
+            bottom -= h;
+            let _ = write!(
+                groups[state].0,
+                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+                px(x),
+                px(bottom),
+                px(pitch - gap),
+                px(h)
+            );
+        }
+        let last = (first + per_bar).min(map.slabs.len()) - 1;
+        let which = if last == *first { format!("slab {first}") } else { format!("slabs {first}–{last}") };
+        let parts: Vec<String> = CELL_STATES
+            .iter()
+            .zip(tally)
+            .filter(|(_, n)| **n > 0)
+            .map(|((_, name), n)| format!("{} {name}", count(*n as u64)))
+            .collect();
+        let _ = write!(
+            titles,
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{which}: {}</title></rect>",
+            px(x),
+            px(MAP_PAD),
+            px(pitch),
+            px(BAR_H),
+            parts.join(", ")
+        );
+    }
+    let mut svg = format!(
+        "<svg class=\"slabs\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"slab occupancy of {name}, one bar per {unit}\" data-form=\"bars\" data-slabs-per-bar=\"{per_bar}\" data-bars=\"{bars}\">\n",
+        w = px(width),
+        h = px(height),
+        name = esc(&map.name),
+        unit = if per_bar == 1 { "slab".to_owned() } else { format!("{per_bar} slabs") },
+        bars = bars.len(),
+    );
+    let letters = CELL_STATES.iter().map(|(l, _)| *l).chain(std::iter::once('?'));
+    for (state, (letter, (rects, n))) in letters.zip(&groups).enumerate() {
+        if *n > 0 {
+            let _ = writeln!(
+                svg,
+                "<g data-state=\"{letter}\" data-cells=\"{n}\" fill=\"{}\">{rects}</g>",
+                state_colour(state)
+            );
+        }
+    }
+    // The share axis on the left, the slab numbers below.
+    let mut labels = String::new();
+    for (share, label) in [(0.0, "0%"), (0.5, "50%"), (1.0, "100%")] {
+        let _ = write!(
+            labels,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" dominant-baseline=\"central\">{label}</text>",
+            MAP_LABEL_W - 6,
+            px(MAP_PAD + BAR_H * (1.0 - share))
+        );
+    }
+    let every = (bars.len() as f64 / 10.0).ceil().max(1.0) as usize;
+    for (b, (first, _)) in bars.iter().enumerate().step_by(every) {
+        let _ = write!(
+            labels,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{first}</text>",
+            px(MAP_LABEL_W as f64 + (b as f64 + 0.5) * pitch),
+            px(MAP_PAD + BAR_H + 13.0)
+        );
+    }
+    let _ = write!(
+        labels,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">slab (address order)</text>",
+        px(MAP_LABEL_W as f64 + MAP_W as f64 / 2.0),
+        px(MAP_PAD + BAR_H + 27.0)
+    );
+    let _ = writeln!(svg, "<g font-size=\"11\" fill=\"#666\">{labels}</g>");
+    let _ = writeln!(svg, "<g fill=\"transparent\">{titles}</g>\n</svg>");
+    svg
+}
+
+/// The bytes of the projectile classes' cells at the storm's end, by state, per scenario:
+/// the World's from its maps (cells × cell size), Box's live boxes (`size_of` each) as live.
+fn state_bytes(sc: &Scenario) -> [u64; 5] {
+    let mut b = [0u64; 5];
+    if sc.layout.is_empty() {
+        b[0] = sc.live_bytes_at_end;
+    }
+    for map in &sc.layout {
+        for (t, n) in b.iter_mut().zip(map.counts) {
+            *t += (n * map.cell_size) as u64;
+        }
+    }
+    b
+}
+
+/// One stacked bar per scenario: the bytes of the projectile classes' cells at the storm's
+/// end by state, Box's live boxes beside them on the same scale.
+fn bytes_by_state(out: &mut String, run: &Run) -> fmt::Result {
+    let rows: Vec<(usize, &Scenario, [u64; 5])> =
+        run.scenarios.iter().enumerate().map(|(i, s)| (i, s, state_bytes(s))).collect();
+    let largest = rows.iter().map(|(_, _, b)| b.iter().sum::<u64>()).max().unwrap_or(0);
+    if largest == 0 {
+        return Ok(());
+    }
+    let mut drawn = [0u64; 5];
+    for (_, _, b) in &rows {
+        for (d, v) in drawn.iter_mut().zip(b) {
+            *d += v;
+        }
+    }
+    out.push_str("<figure id=\"bytes-by-state\">\n<h3>Projectile memory by cell state at the end</h3>\n");
+    out.push_str("<ul class=\"legend states\">");
+    for (((_, name), colour), _) in CELL_STATES.iter().zip(STATE_COLOURS).zip(drawn).filter(|(_, d)| *d > 0) {
+        write!(out, "<li><span class=\"swatch\" style=\"background:{colour}\"></span>{name}</li>")?;
+    }
+    out.push_str("</ul>\n");
+    let (label_w, bar_w, row_h, gap) = (150.0, 640.0, 24.0, 12.0);
+    let height = rows.len() as f64 * (row_h + gap);
+    writeln!(
+        out,
+        "<svg class=\"bytes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"projectile memory by cell state\">",
+        w = px(label_w + bar_w + 130.0),
+        h = px(height),
+    )?;
+    for (r, (i, sc, b)) in rows.iter().enumerate() {
+        let y = r as f64 * (row_h + gap) + gap / 2.0;
+        let total: u64 = b.iter().sum();
+        write!(
+            out,
+            "<g data-key=\"{}\" data-bytes=\"{total}\"><text x=\"{}\" y=\"{}\" text-anchor=\"end\" dominant-baseline=\"central\" font-size=\"13\" fill=\"{}\">{}</text>",
+            esc(sc.key),
+            px(label_w - 8.0),
+            px(y + row_h / 2.0),
+            hex(colour(sc, *i)),
+            esc(sc.name)
+        )?;
+        let mut x = label_w;
+        for (state, &v) in b.iter().enumerate().filter(|(_, v)| **v > 0) {
+            let w = bar_w * v as f64 / largest as f64;
+            write!(
+                out,
+                "<rect data-state=\"{}\" data-bytes=\"{v}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{row_h}\" fill=\"{}\"><title>{}: {}</title></rect>",
+                CELL_STATES[state].0,
+                px(x),
+                px(y),
+                px(w),
+                STATE_COLOURS[state],
+                CELL_STATES[state].1,
+                bytes(v)
+            )?;
+            x += w;
+        }
+        writeln!(
+            out,
+            "<text x=\"{}\" y=\"{}\" dominant-baseline=\"central\" font-size=\"13\" fill=\"#333\">{}</text></g>",
+            px(x + 6.0),
+            px(y + row_h / 2.0),
+            bytes(total)
+        )?;
+    }
+    out.push_str("</svg>\n");
+    out.push_str(
+        "<figcaption>The bytes of every cell of the projectile classes' slabs when the storm ended, by \
+         the state the maps below draw, one bar per scenario on one scale; Box's bar is its live \
+         projectiles' boxes (<code>size_of</code> each, without the allocator's per-block overhead), \
+         all it holds for them. What a pool holds beyond the live projectiles is the price of \
+         spawning without constructing. Slabs the allocator prepared ahead but has not granted, \
+         the object table and the side structures are not in these bars: see “Where the peak \
+         memory goes”.</figcaption>\n</figure>\n",
+    );
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1421,8 +1899,12 @@ fn colour(sc: &Scenario, index: usize) -> RGBColor {
 
 /// A small square of the scenario's colour (HTML).
 fn swatch(sc: &Scenario, index: usize) -> String {
-    let RGBColor(r, g, b) = colour(sc, index);
-    format!("<span class=\"swatch\" style=\"background:#{r:02x}{g:02x}{b:02x}\"></span>")
+    format!("<span class=\"swatch\" style=\"background:{}\"></span>", hex(colour(sc, index)))
+}
+
+/// A colour as CSS writes it: `#b04a45`.
+fn hex(RGBColor(r, g, b): RGBColor) -> String {
+    format!("#{r:02x}{g:02x}{b:02x}")
 }
 
 /// `text` escaped for HTML text and attribute values.
@@ -1608,6 +2090,7 @@ mod tests {
             hits: spawns / 3,
             expired: spawns / 2,
             live_at_end: u64::from(*s.live.last().unwrap_or(&0)),
+            live_bytes_at_end: 64 * u64::from(*s.live.last().unwrap_or(&0)),
             spawn_ns: Summary { count: spawns, p50: spawn_at(0.5), p99: spawn_at(0.99), max: 30_000.0, mean: 400.0 },
             payload_spawn_ns: Summary {
                 count: spawns / 10,
@@ -1646,6 +2129,13 @@ mod tests {
                 peak_heap_bytes: if pooled { 3 << 20 } else { 9 << 20 },
                 peak_slab_bytes: if pooled { 12 << 20 } else { 0 },
                 peak_bytes: if pooled { 15 << 20 } else { 9 << 20 },
+                peak_parts: pooled.then_some(crate::figures::PeakParts {
+                    slab_cells: (11 << 20) + (1 << 19),
+                    table_slots: 1 << 19,
+                    pool_side: 1 << 20,
+                    class_side: 1 << 18,
+                    other_heap: (2 << 20) - (1 << 18),
+                }),
             },
             series: s,
             layout,
@@ -1665,7 +2155,10 @@ mod tests {
                 profile: "release",
             },
             heap_counter: "counting allocator",
+            repeats: 1,
             scenarios: ["box", "default", "purge", "reuse"].into_iter().map(|k| scenario(k, frames)).collect(),
+            spreads: Vec::new(),
+            comparison: None,
         }
     }
 
@@ -1820,20 +2313,176 @@ mod tests {
         assert!(html.contains("No map for Box: each projectile"));
     }
 
-    /// Forty slabs of 4096 cells fit the height budget, every cell drawn, runs merged.
+    /// The sum of a map's `data-cells` counts.
+    fn cells_drawn(svg: &str) -> usize {
+        svg.split("data-cells=\"").skip(1).map(|s| s[..s.find('"').unwrap()].parse::<usize>().unwrap()).sum()
+    }
+
+    /// Twelve slabs of 4096 cells fit the height budget cell by cell, every cell drawn, runs
+    /// merged.
     #[test]
     fn wraps_large_slabs_to_a_sane_size() {
         let mut rng = Rng(7);
-        let map = class(&mut rng, "Big", 64, 4096, 40, [50.0, 30.0, 5.0, 15.0, 0.0]);
+        let map = class(&mut rng, "Big", 64, 4096, 12, [50.0, 30.0, 5.0, 15.0, 0.0]);
+        assert!(cell_by_cell(&map));
         let svg = slab_svg(&map);
-        let grid = Grid::fit(40, 4096);
-        let height = 40.0 * (grid.slab_height() + SLAB_GAP);
+        assert!(svg.contains("data-form=\"cells\""));
+        let grid = Grid::fit(12, 4096);
+        let height = 12.0 * (grid.slab_height() + SLAB_GAP);
         assert!(height <= MAP_MAX_H, "{height}");
+        assert!(grid.cell >= MIN_CELL, "cells wide enough to see: {grid:?}");
         assert!(grid.columns * grid.rows_per_slab >= 4096);
-        let cells: usize =
-            svg.split("data-cells=\"").skip(1).map(|s| s[..s.find('"').unwrap()].parse::<usize>().unwrap()).sum();
-        assert_eq!(cells, 40 * 4096);
-        assert!(svg.matches("<rect").count() < 40 * 4096 / 2, "runs are merged");
+        assert_eq!(cells_drawn(&svg), 12 * 4096);
+        assert!(svg.matches("<rect").count() < 12 * 4096 / 2, "runs are merged");
+    }
+
+    /// Past a few dozen slabs (or cells too small to see) a class is one stacked bar per
+    /// slab, and past the bars that fit, adjacent slabs share one: the map's size stays the
+    /// same however many slabs there are, and every cell is still counted.
+    #[test]
+    fn draws_many_slabs_as_bars_at_any_size() {
+        let mut rng = Rng(11);
+        let weights = [50.0, 30.0, 5.0, 15.0, 0.0];
+        // Forty slabs: too many to draw cell by cell.
+        let forty = class(&mut rng, "Forty", 64, 4096, 40, weights);
+        assert!(!cell_by_cell(&forty));
+        // Six slabs, but of cells too many to stay 2 px wide within the height budget.
+        let wide = class(&mut rng, "Wide", 64, 65_536, 6, weights);
+        assert!(!cell_by_cell(&wide), "{:?}", Grid::fit(6, 65_536));
+        // Nine hundred slabs: six to a bar.
+        let many = class(&mut rng, "Many", 48, 1024, 900, weights);
+        let mut heights = Vec::new();
+        for (map, per_bar, bars) in [(&forty, 1, 40), (&wide, 1, 6), (&many, 6, 150)] {
+            let svg = slab_bars(map);
+            let head = &svg[..svg.find('>').unwrap()];
+            assert!(head.contains("data-form=\"bars\""), "{head}");
+            assert!(head.contains(&format!("data-slabs-per-bar=\"{per_bar}\" data-bars=\"{bars}\"")), "{head}");
+            assert_eq!(cells_drawn(&svg), map.slabs.iter().map(String::len).sum::<usize>(), "{}", map.name);
+            // One rect per state present in a bar, one hover rect per bar.
+            assert!(svg.matches("<rect").count() <= bars * (CELL_STATES.len() + 1), "{}", map.name);
+            assert_eq!(svg.matches("<title>").count(), bars);
+            heights.push(head.split("height=\"").nth(1).unwrap().split('"').next().unwrap().to_owned());
+            // Each bar's states fill its full height.
+            let first_bar: f64 = svg
+                .split("<rect ")
+                .filter(|r| r.contains(&format!("x=\"{MAP_LABEL_W}\" ")) && !r.contains("<title>"))
+                .map(|r| r.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse::<f64>().unwrap())
+                .sum();
+            assert!((first_bar - BAR_H).abs() < 0.1, "{}: {first_bar}", map.name);
+        }
+        assert!(heights.iter().all(|h| *h == heights[0]), "the same size at any count: {heights:?}");
+        assert!(many.slabs.len() * many.cells_per_slab > 900_000 && slab_bars(&many).len() < 60_000);
+        assert!(slab_bars(&many).contains("<title>slabs 894–899: "), "the last bar names its slabs");
+
+        // In the report, the class's map takes the bar form and says what a bar is.
+        let mut run = sample(30);
+        run.scenarios[1].layout[0] = many;
+        let html = render(&run);
+        let start = html.find("<figure class=\"occupancy\" data-key=\"default\">").unwrap();
+        let section = &html[start..start + html[start..].find("</figure>").unwrap()];
+        assert!(section.contains("each bar is 6 adjacent slabs"), "{section}");
+        assert_eq!(section.matches("data-form=\"bars\"").count(), 1);
+        assert_eq!(section.matches("data-form=\"cells\"").count(), 1, "the small Rocket class stays cell by cell");
+    }
+
+    /// The page opens with the verdict: every deciding figure, each scenario's median with
+    /// its ratio to Box's and, over repeats, its spread, the best of each row marked.
+    #[test]
+    fn opens_with_the_verdict_and_its_spreads() {
+        let mut run = sample(120);
+        run.repeats = 3;
+        let mut tally = crate::verdict::Tally::default();
+        for r in 0..3 {
+            for s in &run.scenarios {
+                let mut s = s.clone();
+                s.memory.peak_bytes += r << 20;
+                s.frame_us.p50 *= 1.0 + r as f64 / 10.0;
+                tally.add(&run.settings, &s);
+            }
+        }
+        run.spreads = tally.spreads();
+        let html = render(&run);
+        let verdict = html.find("<section class=\"verdict\">").expect("a verdict");
+        assert!(verdict < html.find("<h2>Summary</h2>").unwrap() && verdict < html.find("<p>Every scenario").unwrap());
+        let section = &html[verdict..verdict + html[verdict..].find("</section>").unwrap()];
+        assert!(section.contains("The storm ran 3 times: each figure is the median"));
+        let v = crate::verdict::of(&run);
+        let figures: Vec<&str> = v.rows.iter().map(|r| r.figure).collect();
+        assert_eq!(
+            figures,
+            [
+                "steady_allocations_per_frame",
+                "rocket_spawn_p99_ns",
+                "frame_p50_us",
+                "frame_p99_us",
+                "peak_bytes",
+                "frames_over_budget"
+            ]
+        );
+        for row in &v.rows {
+            let tr = section.find(&format!("<tr data-figure=\"{}\">", row.figure)).expect("a row per figure");
+            let tr = &section[tr..tr + section[tr..].find("</tr>").unwrap()];
+            for (i, s) in run.scenarios.iter().enumerate() {
+                let median = row.values[i].unwrap();
+                let spread = run.spreads[i].get(row.figure).unwrap();
+                assert_eq!(median, spread.median);
+                let td = format!("<td data-key=\"{}\" data-value=\"{median}\"", s.key);
+                assert!(tr.contains(&td), "{td} in {tr}");
+                let shown =
+                    format!("{}<br><span class=\"spread\">{}</span>", esc(&row.texts[i]), esc(&row.spread_texts[i]));
+                assert!(tr.contains(&shown), "{shown} in {tr}");
+                assert_eq!(tr.matches(" class=\"best\"").count(), row.best.iter().filter(|&&b| b).count());
+            }
+        }
+        // Peak memory: the median of +0, +1 and +2 MiB; Box's own ratio is 1.
+        let peak = v.rows.iter().find(|r| r.figure == "peak_bytes").unwrap();
+        assert_eq!(peak.values[0], Some(((9u64 << 20) + (1 << 20)) as f64));
+        assert_eq!(peak.spread_texts[0], "9.0 MiB–11.0 MiB");
+        assert_eq!(peak.ratios[0], Some(1.0));
+    }
+
+    /// The rolling median follows the level and drops single spikes.
+    #[test]
+    fn the_rolling_median_drops_spikes() {
+        let mut frames = vec![100.0; 40];
+        frames[10] = 5_000.0;
+        frames.extend(vec![300.0; 40]);
+        let m = rolling_median(&frames, 15);
+        assert_eq!(m.len(), 80);
+        assert_eq!(m[10], 100.0, "a lone spike is not the level");
+        assert_eq!((m[0], m[79]), (100.0, 300.0));
+        assert!(m.windows(2).skip(20).all(|w| w[0] <= w[1]), "a step rises once: {m:?}");
+        assert_eq!(rolling_median(&[], 15), Vec::<f64>::new());
+    }
+
+    /// One bar per scenario of the projectile classes' bytes by state; Box's is its live
+    /// boxes, on the same scale.
+    #[test]
+    fn sets_each_scenarios_bytes_by_state_beside_boxs() {
+        let run = sample(60);
+        let html = render(&run);
+        let start = html.find("<figure id=\"bytes-by-state\">").expect("the chart");
+        let chart = &html[start..start + html[start..].find("</figure>").unwrap()];
+        for s in &run.scenarios {
+            let b = state_bytes(s);
+            let total: u64 = b.iter().sum();
+            assert!(chart.contains(&format!("<g data-key=\"{}\" data-bytes=\"{total}\">", s.key)), "{}", s.key);
+            if s.key == "box" {
+                assert_eq!(b, [s.live_bytes_at_end, 0, 0, 0, 0]);
+            } else {
+                let cells: usize = s.layout.iter().map(|m| m.counts.iter().sum::<usize>() * m.cell_size).sum();
+                assert_eq!(total as usize, cells);
+            }
+            for (state, v) in b.iter().enumerate().filter(|(_, v)| **v > 0) {
+                let rect = format!("<rect data-state=\"{}\" data-bytes=\"{v}\"", CELL_STATES[state].0);
+                assert!(chart.contains(&rect), "{rect}");
+            }
+        }
+        // The legend lists exactly the states drawn.
+        for (letter, name) in CELL_STATES {
+            let drawn = chart.contains(&format!("<rect data-state=\"{letter}\""));
+            assert_eq!(chart.contains(&format!("</span>{name}</li>")), drawn, "{name}");
+        }
     }
 
     /// Class names and paths are escaped wherever they land in the HTML.

@@ -14,7 +14,7 @@ use respawn::{
 };
 
 use crate::figures::{
-    ClassMap, GcFigures, MemoryFigures, PoolFigures, Scenario, Series, Settings, Summary, CELL_STATES,
+    ClassMap, GcFigures, MemoryFigures, PeakParts, PoolFigures, Scenario, Series, Settings, Summary, CELL_STATES,
 };
 use crate::heap;
 
@@ -145,6 +145,7 @@ pub struct Turrets {
 }
 
 impl Turrets {
+    /// `settings.turrets` turrets in a ring, aimed by the seeded stream.
     pub fn new(settings: &Settings) -> Self {
         let n = settings.turrets.max(1);
         let muzzles = (0..n)
@@ -202,6 +203,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The scenario's key, as `--scenarios` takes it and the JSON writes it.
     pub fn key(self) -> &'static str {
         match self {
             Kind::Box => "box",
@@ -308,8 +310,37 @@ trait Game {
     fn frame(&mut self, turrets: &mut Turrets, rec: &mut Recorder);
     /// The frame's end: the collector's slice, pool upkeep.
     fn end_frame(&mut self) -> GcSample;
-    /// Bytes of slabs the game's classes hold.
-    fn slab_bytes(&self) -> u64;
+    /// The memory the World's structures hold now, by part (`None` without a World).
+    fn memory(&self) -> Option<MemoryNow>;
+    /// Bytes of the projectiles alive now, `size_of` each.
+    fn live_bytes(&self) -> u64;
+}
+
+/// The World's memory at one moment, by part, from its own statistics.
+#[derive(Clone, Copy, Debug, Default)]
+struct MemoryNow {
+    /// Slabs carved for its classes (granted to the arena, or prepared ahead with their
+    /// pages faulted in), mapped by the chunk allocator outside the heap.
+    slab_cells: u64,
+    /// Object-table slots set up for the granted slabs (a side region, outside the heap).
+    table_slots: u64,
+    /// The pools' queues and magazines (`PoolStats::side_bytes`), on the heap.
+    pool_side: u64,
+    /// The classes' live bitmaps, vacant lists and slab bases (`ArenaClassStats::side_bytes`),
+    /// on the heap.
+    class_side: u64,
+}
+
+impl MemoryNow {
+    /// Outside the heap: the slabs and the table.
+    fn mapped(self) -> u64 {
+        self.slab_cells + self.table_slots
+    }
+
+    /// On the heap: the pools' and the classes' side structures.
+    fn side(self) -> u64 {
+        self.pool_side + self.class_side
+    }
 }
 
 /// The Box scenario: a vector of boxes per class (the boxes are the point: one heap object
@@ -356,8 +387,12 @@ impl Game for Boxes {
         GcSample::default()
     }
 
-    fn slab_bytes(&self) -> u64 {
-        0
+    fn memory(&self) -> Option<MemoryNow> {
+        None
+    }
+
+    fn live_bytes(&self) -> u64 {
+        (self.bullets.len() * size_of::<Bullet>() + self.rockets.len() * size_of::<Rocket>()) as u64
     }
 }
 
@@ -431,13 +466,28 @@ impl Game for Pooled {
         }
     }
 
-    fn slab_bytes(&self) -> u64 {
+    fn memory(&self) -> Option<MemoryNow> {
         let arena = self.world.heap().arena();
-        // The slabs and the object-table slots they set up (a side region, not heap).
-        let bytes = |s: Option<respawn::ArenaClassStats>| {
-            s.map_or(0, |s| s.memory.granted_slabs as u64 * s.memory.slab_bytes as u64 + s.slot_bytes as u64)
+        let mut now = MemoryNow::default();
+        let mut class = |stats: Option<respawn::ArenaClassStats>| {
+            if let Some(s) = stats {
+                now.slab_cells += u64::from(s.memory.carved_slabs) * s.memory.slab_bytes as u64;
+                now.table_slots += s.slot_bytes as u64;
+                now.class_side += s.side_bytes as u64;
+            }
         };
-        bytes(arena.stats::<Bullet>()) + bytes(arena.stats::<Rocket>())
+        class(arena.stats::<Bullet>());
+        class(arena.stats::<Rocket>());
+        class(arena.stats::<Turret>());
+        for pool in [self.world.pool_stats::<Bullet>(), self.world.pool_stats::<Rocket>()].into_iter().flatten() {
+            now.pool_side += pool.side_bytes as u64;
+        }
+        Some(now)
+    }
+
+    fn live_bytes(&self) -> u64 {
+        let bullets = self.world.iter::<Bullet>().count() * size_of::<Bullet>();
+        (bullets + self.world.iter::<Rocket>().count() * size_of::<Rocket>()) as u64
     }
 }
 
@@ -543,13 +593,21 @@ struct Measured {
     gc: GcFigures,
     before: heap::HeapReading,
     after: heap::HeapReading,
+    /// The most heap bytes live at once, less what the process held before the scenario
+    /// and the harness's buffers.
     peak_heap: u64,
-    peak_slabs: u64,
+    /// The World's memory at the frame end its slabs and table were largest.
+    peak_mapped: Option<MemoryNow>,
+    /// The World's memory at the frame end its side structures were largest.
+    peak_side: Option<MemoryNow>,
+    /// Bytes of the projectiles alive at the end.
+    live_bytes: u64,
 }
 
 /// The frame loop: `settings.frames` frames of fire, tick, retire and end of frame, paced
-/// to `settings.fps`.
-fn storm(game: &mut impl Game, settings: &Settings, mut progress: impl FnMut()) -> Measured {
+/// to `settings.fps`. `floor` is what the heap held before the scenario was set up (the
+/// process, earlier scenarios' figures): not the scenario's, and left out of its peak.
+fn storm(game: &mut impl Game, settings: &Settings, floor: u64, mut progress: impl FnMut()) -> Measured {
     // The harness's own buffers (the samples, sized for the whole run up front) are live
     // through the run but are not the scenario's memory: measured here and left out of its
     // peak.
@@ -561,7 +619,7 @@ fn storm(game: &mut impl Game, settings: &Settings, mut progress: impl FnMut()) 
     let mut gc = GcFigures::default();
     heap::reset_peak();
     let before = heap::read();
-    let mut peak_slabs = game.slab_bytes();
+    let (mut peak_mapped, mut peak_side) = (game.memory(), game.memory());
     let mut next_frame = Instant::now();
     for _ in 0..settings.frames {
         let allocations = heap::read().allocations;
@@ -589,7 +647,15 @@ fn storm(game: &mut impl Game, settings: &Settings, mut progress: impl FnMut()) 
             _ => {}
         }
         gc.total_ms += f64::from(sample.micros) / 1000.0;
-        peak_slabs = peak_slabs.max(game.slab_bytes());
+        // Read after the frame's allocation count and outside its time.
+        if let Some(now) = game.memory() {
+            if peak_mapped.is_none_or(|p| now.mapped() > p.mapped()) {
+                peak_mapped = Some(now);
+            }
+            if peak_side.is_none_or(|p| now.side() > p.side()) {
+                peak_side = Some(now);
+            }
+        }
         progress();
         if let Some(pace) = pace {
             next_frame += pace;
@@ -600,7 +666,8 @@ fn storm(game: &mut impl Game, settings: &Settings, mut progress: impl FnMut()) 
         }
     }
     let after = heap::read();
-    Measured { rec, gc, before, after, peak_heap: heap::peak().saturating_sub(harness), peak_slabs }
+    let peak_heap = heap::peak().saturating_sub(harness).saturating_sub(floor);
+    Measured { rec, gc, before, after, peak_heap, peak_mapped, peak_side, live_bytes: game.live_bytes() }
 }
 
 /// Runs one scenario's storm and returns its figures. `progress` is called after every
@@ -615,15 +682,16 @@ pub fn run(
     progress: impl FnMut(),
 ) -> Result<Scenario, StormError> {
     PAYLOAD_NS.store(u64::from(settings.payload_us) * 1000, Ordering::Relaxed);
+    let floor = heap::read().live_bytes;
     let (measured, pool, layout) = match kind {
         Kind::Box => {
             let mut game = Boxes { bullets: Vec::new(), rockets: Vec::new(), frame: Bump::new() };
-            let measured = storm(&mut game, settings, progress);
+            let measured = storm(&mut game, settings, floor, progress);
             (measured, None, Vec::new())
         }
         _ => {
             let (mut game, warmup) = build_world(kind, settings, layers)?;
-            let measured = storm(&mut game, settings, progress);
+            let measured = storm(&mut game, settings, floor, progress);
             (measured, Some(game.pool_figures(warmup)), game.class_maps())
         }
     };
@@ -650,6 +718,7 @@ impl Measured {
             hits: rec.hits,
             expired: rec.expired,
             live_at_end,
+            live_bytes_at_end: self.live_bytes,
             spawn_ns: Summary::of(&mut rec.spawn_ns),
             payload_spawn_ns: Summary::of(&mut rec.rocket_ns),
             frame_us: Summary::of(&mut frame_us),
@@ -661,8 +730,15 @@ impl Measured {
                 steady_allocations_per_frame,
                 allocated_bytes: self.after.allocated_bytes - self.before.allocated_bytes,
                 peak_heap_bytes: self.peak_heap,
-                peak_slab_bytes: self.peak_slabs,
-                peak_bytes: self.peak_heap + self.peak_slabs,
+                peak_slab_bytes: self.peak_mapped.map_or(0, MemoryNow::mapped),
+                peak_bytes: self.peak_heap + self.peak_mapped.map_or(0, MemoryNow::mapped),
+                peak_parts: self.peak_mapped.zip(self.peak_side).map(|(mapped, side)| PeakParts {
+                    slab_cells: mapped.slab_cells,
+                    table_slots: mapped.table_slots,
+                    pool_side: side.pool_side,
+                    class_side: side.class_side,
+                    other_heap: self.peak_heap.saturating_sub(side.side()),
+                }),
             },
             series: std::mem::take(&mut rec.series),
             layout,

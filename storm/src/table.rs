@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use crate::baseline;
 use crate::figures::{Run, Scenario};
 use crate::report::{self, bytes, ns, us, NONE};
 use crate::verdict;
@@ -33,6 +34,11 @@ fn label(figure: &str) -> &'static str {
 /// A row of the terminal's own: its label and how to format a scenario's figure.
 type Extra = (&'static str, fn(&Scenario) -> String);
 
+/// A part of a World scenario's peak memory (`—` for Box, which has only its heap).
+fn part(s: &Scenario, pick: fn(&crate::figures::PeakParts) -> u64) -> String {
+    s.memory.peak_parts.as_ref().map_or(NONE.into(), |p| bytes(pick(p)))
+}
+
 /// Rows the terminal shows beside the summary, after the summary row named first.
 fn extras(after: &str) -> Vec<Extra> {
     match after {
@@ -58,24 +64,80 @@ fn extras(after: &str) -> Vec<Extra> {
         }
         "peak_bytes" => vec![
             ("  heap", |s| bytes(s.memory.peak_heap_bytes)),
-            ("  slabs", |s| if s.pool.is_some() { bytes(s.memory.peak_slab_bytes) } else { NONE.into() }),
+            ("    pool queues + magazines", |s| part(s, |p| p.pool_side)),
+            ("    class side tables", |s| part(s, |p| p.class_side)),
+            ("    rest of the heap", |s| part(s, |p| p.other_heap)),
+            ("  mapped: slabs + table", |s| part(s, |p| p.slab_cells + p.table_slots)),
+            ("    slab cells", |s| part(s, |p| p.slab_cells)),
+            ("    object table slots", |s| part(s, |p| p.table_slots)),
         ],
         _ => Vec::new(),
     }
 }
 
-/// What the terminal prints: the verdict, the settings and machine with the command line
-/// that runs the storm again, then the table of every figure.
+/// What the terminal prints: the verdict, the comparison with a baseline if one was named,
+/// the settings and machine with the command line that runs the storm again, then the table
+/// of every figure.
 pub fn render(run: &Run) -> String {
     let mut out = String::new();
     if !run.scenarios.is_empty() {
         out.push_str(&verdict(run));
         out.push('\n');
     }
+    if let Some(comparison) = &run.comparison {
+        out.push_str(&compared(run, comparison));
+        out.push('\n');
+    }
     let _ = writeln!(out, "machine: {}", run.machine.line());
     let _ = writeln!(out, "again:   {}", run.command_line());
     out.push('\n');
+    if run.repeats > 1 {
+        let _ = writeln!(out, "every figure of the last of the {} runs:", run.repeats);
+    }
     out.push_str(&table(run));
+    out
+}
+
+/// The comparison with a baseline, scenario by scenario: each figure's median then and now,
+/// the change, and what it amounts to.
+fn compared(run: &Run, c: &baseline::Comparison) -> String {
+    let mut out = format!(
+        "against baseline '{}' ({} run{} of {}, saved {}), lower is better:\n",
+        c.baseline,
+        c.repeats,
+        if c.repeats == 1 { "" } else { "s" },
+        c.commit,
+        baseline::utc(c.saved_at)
+    );
+    let mut rows: Vec<[String; 4]> = Vec::new();
+    for s in &run.scenarios {
+        let changes: Vec<_> = c.changes.iter().filter(|ch| ch.key == s.key).collect();
+        if changes.is_empty() {
+            continue;
+        }
+        rows.push([format!("  {}", s.name), String::new(), String::new(), String::new()]);
+        for ch in changes {
+            let Some(d) = verdict::deciding(&ch.figure) else { continue };
+            rows.push([
+                format!("    {}", (d.label)(&run.settings)),
+                format!("{} → {}", (d.show)(ch.before), (d.show)(ch.after)),
+                ch.text.clone(),
+                baseline::judgement_text(ch.judgement).to_owned(),
+            ]);
+        }
+    }
+    let width = |i: usize| rows.iter().filter(|r| !r[1].is_empty()).map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let (w0, w1, w2) = (width(0), width(1), width(2));
+    for r in &rows {
+        if r[1].is_empty() {
+            let _ = writeln!(out, "{}", r[0]);
+        } else {
+            let _ = writeln!(out, "{:w0$}  {:>w1$}  {:>w2$}  {}", r[0], r[1], r[2], r[3]);
+        }
+    }
+    if !c.missing.is_empty() {
+        let _ = writeln!(out, "  not in the baseline: {}", c.missing.join(", "));
+    }
     out
 }
 
@@ -96,7 +158,18 @@ fn verdict(run: &Run) -> String {
             (row.label.clone(), cells.collect())
         })
         .collect();
+    let mut rows = rows;
     let mut out = format!("verdict: against {base}, lower is better, * the best of each row\n");
+    if v.repeats > 1 {
+        // Each row's spread beneath it.
+        let label = format!("  min–max of {} runs", v.repeats);
+        for (i, row) in v.rows.iter().enumerate().rev() {
+            let cells = row.spread_texts.iter().map(|t| format!("{t}  ")).collect();
+            rows.insert(i + 1, (label.clone(), cells));
+        }
+        out =
+            format!("verdict: medians of {} runs against {base}, lower is better, * the best of each row\n", v.repeats);
+    }
     out.push_str(&grid(run, &rows));
     for cost in &v.costs {
         let _ = writeln!(out, "- {cost}");

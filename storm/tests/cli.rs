@@ -8,7 +8,13 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 fn respawn(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_respawn")).args(args).output().expect("the binary runs")
+    // In the temporary directory: a build with `--features dhat-heap` writes its profile to
+    // the current one.
+    Command::new(env!("CARGO_BIN_EXE_respawn"))
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("the binary runs")
 }
 
 /// A scratch directory of this test's own (tests run in parallel).
@@ -271,4 +277,309 @@ fn the_verdict_marks_the_best_and_the_printed_command_runs_the_same_storm() {
     for (a, b) in rerun["scenarios"].as_array().unwrap().iter().zip(run["scenarios"].as_array().unwrap()) {
         assert_eq!((&a["key"], &a["hits"], &a["expired"]), (&b["key"], &b["hits"], &b["expired"]));
     }
+}
+
+/// The numbers of a JSON array.
+fn numbers(v: &Value) -> Vec<f64> {
+    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+}
+
+#[test]
+fn repeats_give_medians_and_spreads_in_the_table_json_and_report() {
+    let dir = scratch("repeat");
+    let report = dir.join("r.html");
+    let mut args = TINY.to_vec();
+    args.extend(["--repeat", "2", "--scenarios", "box,reuse", "--json", "--report", path_str(&report)]);
+    let out = respawn(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["repeats"], 2);
+    assert!(run["command_line"].as_str().unwrap().contains(" --repeat 2 "), "{}", run["command_line"]);
+    let spreads = run["spreads"].as_array().unwrap();
+    assert_eq!(spreads.iter().map(|s| s["key"].as_str().unwrap()).collect::<Vec<_>>(), ["box", "reuse"]);
+    let rows = run["verdict"]["rows"].as_array().unwrap();
+    assert_eq!(run["verdict"]["repeats"], 2);
+    for (i, spread) in spreads.iter().enumerate() {
+        let figures = spread["figures"].as_array().unwrap();
+        let names: Vec<_> = figures.iter().map(|f| f["figure"].as_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            ["steady_allocations_per_frame", "rocket_spawn_p99_ns", "frame_p50_us", "frame_p99_us", "peak_bytes"],
+            "unpaced: no frame budget"
+        );
+        for f in figures {
+            let values = numbers(&f["values"]);
+            assert_eq!(values.len(), 2, "one value per repeat: {f}");
+            let (lo, hi) = (values[0].min(values[1]), values[0].max(values[1]));
+            assert_eq!((f["min"].as_f64().unwrap(), f["max"].as_f64().unwrap()), (lo, hi), "{f}");
+            let median = f["median"].as_f64().unwrap();
+            assert!((median - (values[0] + values[1]) / 2.0).abs() <= 1e-9 * median.abs(), "{f}");
+            // The verdict shows the median, and the spread beside it.
+            let row = rows.iter().find(|r| r["figure"] == f["figure"]).unwrap();
+            assert_eq!(row["values"][i].as_f64().unwrap(), f["median"].as_f64().unwrap(), "{row}");
+            assert_eq!(numbers(&row["spreads"][i]), [lo, hi], "{row}");
+        }
+        // The same storm twice: the same fates, so the same allocations per frame.
+        let allocations = figures.iter().find(|f| f["figure"] == "steady_allocations_per_frame").unwrap();
+        if spread["key"] == "box" {
+            assert_eq!(allocations["min"], allocations["max"], "{allocations}");
+        }
+    }
+    // The table and charts show the last run: its figures are one of the repeats'.
+    let last_p50 = run["scenarios"][0]["frame_us"]["p50"].as_f64().unwrap();
+    assert_eq!(numbers(&spreads[0]["figures"][2]["values"])[1], last_p50);
+
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("The storm ran 2 times: each figure is the median"), "the report says so");
+    assert_eq!(html.matches("<br><span class=\"spread\">").count(), 2 * rows.len(), "a spread under every cell");
+
+    let mut args = TINY.to_vec();
+    args.extend(["--repeat", "2", "--scenarios", "box,reuse", "--no-report"]);
+    let text = String::from_utf8(respawn(&args).stdout).unwrap();
+    assert!(text.starts_with("verdict: medians of 2 runs against Box"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("  min–max of 2 runs")).count(), rows.len(), "{text}");
+    assert!(text.contains("every figure of the last of the 2 runs:"), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_saved_baseline_is_compared_figure_by_figure() {
+    let dir = scratch("baseline");
+    let baselines = dir.join("baselines");
+    let mut args = TINY.to_vec();
+    args.extend(["--scenarios", "box,purge", "--no-report", "--json", "--repeat", "2"]);
+    args.extend(["--baseline-dir", path_str(&baselines), "--save-baseline", "before"]);
+    let out = respawn(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let file = baselines.join("before.json");
+    assert!(stderr.contains(&format!("baseline saved: {}", file.display())), "{stderr}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let first: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(saved["format"], "respawn-storm baseline 1");
+    assert_eq!(
+        (&saved["name"], &saved["repeats"], &saved["settings"]),
+        (&"before".into(), &2.into(), &first["settings"])
+    );
+    for (s, spread) in saved["scenarios"].as_array().unwrap().iter().zip(first["spreads"].as_array().unwrap()) {
+        assert_eq!(s["key"], spread["key"]);
+        assert_eq!(s["figures"], spread["figures"], "the run's figures, every repeat's value");
+    }
+
+    // The same storm again, with a third scenario, compared in JSON and on the terminal.
+    let mut args = TINY.to_vec();
+    args.extend(["--scenarios", "box,purge,reuse", "--no-report", "--json"]);
+    args.extend(["--baseline-dir", path_str(&baselines), "--baseline", "before"]);
+    let out = respawn(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &run["comparison"];
+    assert_eq!((&c["baseline"], &c["repeats"], &c["commit"]), (&"before".into(), &2.into(), &saved["commit"]));
+    assert_eq!(c["missing"], serde_json::json!(["reuse"]));
+    let changes = c["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 2 * 5, "two scenarios × five figures (unpaced: no budget row)");
+    for ch in changes {
+        let key = ch["key"].as_str().unwrap();
+        let figure = ch["figure"].as_str().unwrap();
+        let saved_scenario = saved["scenarios"].as_array().unwrap().iter().find(|s| s["key"] == key).unwrap();
+        let before = saved_scenario["figures"].as_array().unwrap().iter().find(|f| f["figure"] == figure).unwrap();
+        assert_eq!(ch["before"], before["median"], "{ch}");
+        let spread = run["spreads"].as_array().unwrap().iter().find(|s| s["key"] == key).unwrap();
+        let after = spread["figures"].as_array().unwrap().iter().find(|f| f["figure"] == figure).unwrap();
+        assert_eq!(ch["after"], after["median"], "{ch}");
+        let (b, a) = (ch["before"].as_f64().unwrap(), ch["after"].as_f64().unwrap());
+        if b > 0.0 {
+            let ratio = ch["ratio"].as_f64().unwrap();
+            assert!((ratio - a / b).abs() <= 1e-12 * ratio, "{ch}");
+            let sign = if a >= b { '+' } else { '-' };
+            assert!(ch["text"].as_str().unwrap().starts_with(sign), "the change's sign: {ch}");
+        }
+        // One run now against two then: no spread on this side to judge by.
+        let judgement = ch["judgement"].as_str().unwrap();
+        let expected = if a == b {
+            "same"
+        } else if b > 0.0 && (a / b - 1.0).abs() < 0.01 {
+            "noise"
+        } else if a > b {
+            "higher"
+        } else {
+            "lower"
+        };
+        assert_eq!(judgement, expected, "{ch}");
+    }
+    // Box allocates one box per shot in both runs: the same storm, the same figure.
+    let allocations = changes.iter().find(|c| c["key"] == "box" && c["figure"] == "steady_allocations_per_frame");
+    assert_eq!(allocations.unwrap()["judgement"], "same");
+
+    let mut args = TINY.to_vec();
+    args.extend(["--scenarios", "box,purge", "--no-report"]);
+    args.extend(["--baseline-dir", path_str(&baselines), "--baseline", "before"]);
+    let out = respawn(&args);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let at = text.find("against baseline 'before' (2 runs of ").expect("the comparison is printed");
+    assert!(at > text.find("verdict:").unwrap() && at < text.find("machine:").unwrap(), "after the verdict:\n{text}");
+    let block: Vec<&str> = text[at..].lines().take_while(|l| !l.is_empty()).collect();
+    assert_eq!(block.len(), 1 + 2 * (1 + 5), "{text}");
+    assert!(block.contains(&"  World · Purge"), "{text}");
+    let line = block.iter().find(|l| l.trim_start().starts_with("frame time p50")).unwrap();
+    assert!(line.contains(" → ") && line.contains("% (") && line.contains(" ×)"), "{line}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_bad_baseline_is_refused_before_the_storm_saying_why() {
+    let dir = scratch("bad-baseline");
+    let baselines = dir.join("b");
+    let dir_args = ["--baseline-dir", path_str(&baselines)];
+    // Save one, with TINY's settings.
+    let mut args = TINY.to_vec();
+    args.extend(["--scenarios", "reuse", "--no-report", "--save-baseline", "tiny"]);
+    args.extend(dir_args);
+    assert!(respawn(&args).status.success());
+    std::fs::write(baselines.join("broken.json"), "{ \"format\": \"respawn-storm baseline 1\", \"name\": ").unwrap();
+    std::fs::write(baselines.join("alien.json"), "{ \"format\": \"criterion 0.5\" }").unwrap();
+    let file_not_dir = dir.join("file");
+    std::fs::write(&file_not_dir, "").unwrap();
+
+    let with = |extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = TINY.iter().map(|s| s.to_string()).collect();
+        args.extend(["--scenarios", "reuse", "--no-report"].map(String::from));
+        args.extend(dir_args.map(String::from));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (with(&["--baseline", "nope"]), "no baseline named 'nope' in "),
+        (with(&["--baseline", "nope"]), "saved ones: alien, broken, tiny"),
+        (with(&["--baseline", "broken"]), "baseline 'broken' ("),
+        (with(&["--baseline", "broken"]), "is not a storm baseline: EOF while parsing"),
+        (with(&["--baseline", "alien"]), "its format is 'criterion 0.5'"),
+        (with(&["--baseline", "../tiny"]), "'../tiny' is not a baseline name"),
+        (with(&["--save-baseline", "a/b"]), "'a/b' is not a baseline name"),
+        (with(&["--repeat", "0"]), "0 is out of range; use a whole number from 1 to 1000"),
+        (
+            with(&["--baseline", "tiny", "--turrets", "3", "--seed", "9"]),
+            "baseline 'tiny' was made with other settings (--turrets 8, --seed 24301; this run: --turrets 3, --seed 9)",
+        ),
+        (
+            {
+                let mut args = with(&["--save-baseline", "x"]);
+                let at = args.iter().position(|a| a == "--baseline-dir").unwrap();
+                args[at + 1] = file_not_dir.join("sub").display().to_string();
+                args
+            },
+            "cannot make the baselines directory",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = respawn(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?} should say {says:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: refused before the storm, nothing on stdout");
+    }
+    // Another build's heap counter or profile is a setting too.
+    let file = baselines.join("tiny.json");
+    let mut saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    saved["heap_counter"] = "an abacus".into();
+    std::fs::write(&file, saved.to_string()).unwrap();
+    let out = respawn(&with(&["--baseline", "tiny"]).iter().map(String::as_str).collect::<Vec<_>>());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("(heap counter an abacus; this run: heap counter counting allocator"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn each_world_scenario_breaks_its_peak_memory_into_parts_that_add_up() {
+    let dir = scratch("parts");
+    let report = dir.join("r.html");
+    let mut args = TINY.to_vec();
+    args.extend(["--json", "--report", path_str(&report)]);
+    let out = respawn(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let html = std::fs::read_to_string(&report).unwrap();
+    for s in run["scenarios"].as_array().unwrap() {
+        let key = s["key"].as_str().unwrap();
+        let memory = &s["memory"];
+        let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("{key}: {v} in {memory}"));
+        let (heap, mapped, peak) =
+            (n(&memory["peak_heap_bytes"]), n(&memory["peak_slab_bytes"]), n(&memory["peak_bytes"]));
+        assert_eq!(heap + mapped, peak, "{key}: {memory}");
+        assert!(heap > 0, "{key}: the scenario's own heap: {memory}");
+        if key == "box" {
+            assert!(memory["peak_parts"].is_null(), "Box has no World: {memory}");
+            assert_eq!(mapped, 0);
+            // At least the boxes alive at the end (64-byte bullets and larger rockets).
+            assert!(heap >= 64 * n(&s["live_at_end"]), "{memory}");
+            continue;
+        }
+        let p = &memory["peak_parts"];
+        let part = |name: &str| n(&p[name]);
+        for name in ["slab_cells", "table_slots", "pool_side", "class_side", "other_heap"] {
+            assert!(part(name) > 0, "{key}: {name} is measured: {p}");
+        }
+        // As documented: the mapped parts are the slabs' peak, the heap parts the heap's,
+        // and the side structures (on the heap) fit inside the heap's peak.
+        assert_eq!(part("slab_cells") + part("table_slots"), mapped, "{key}: {p}");
+        assert!(part("pool_side") + part("class_side") <= heap, "{key}: {p}");
+        assert_eq!(part("pool_side") + part("class_side") + part("other_heap"), heap, "{key}: {p}");
+        // 16 bytes of slot per cell of 64 bytes or more: a quarter of the cells at most.
+        assert_eq!(part("table_slots") % 16, 0, "{key}: {p}");
+        assert!(part("table_slots") * 4 <= part("slab_cells"), "{key}: {p}");
+        // The report's memory table shows the same bytes.
+        for name in ["slab_cells", "table_slots", "pool_side", "class_side", "other_heap"] {
+            let cell = format!("<td data-key=\"{key}\" data-value=\"{}\">", part(name));
+            let row = html.find(&format!("<tr class=\"{name}\">")).unwrap_or_else(|| panic!("a row for {name}"));
+            let end = row + html[row..].find("</tr>").unwrap();
+            assert!(html[row..end].contains(&cell), "{name} of {key} in the report");
+        }
+    }
+    // The terminal's table breaks the peak down the same way.
+    let mut args = TINY.to_vec();
+    args.extend(["--no-report", "--scenarios", "box,purge"]);
+    let text = String::from_utf8(respawn(&args).stdout).unwrap();
+    for row in [
+        "  heap ",
+        "    pool queues + magazines ",
+        "    class side tables ",
+        "    rest of the heap ",
+        "  mapped: slabs + table ",
+        "    slab cells ",
+        "    object table slots ",
+    ] {
+        let line = text.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("no row {row:?}:\n{text}"));
+        let cells: Vec<&str> = line[row.len()..].split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+        assert_eq!(cells.len(), 2, "{line}");
+        assert!(cells[1].ends_with('B'), "Purge's part in bytes: {line}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Under `--features dhat-heap` the counting wrapper sits over dhat's allocator: each
+/// scenario still gets its own heap peak (dhat keeps one for the whole process), and dhat's
+/// own bookkeeping is not counted as the storm's allocations.
+#[cfg(feature = "dhat-heap")]
+#[test]
+fn under_dhat_each_scenario_has_its_own_heap_peak() {
+    let dir = scratch("dhat");
+    let mut args = TINY.to_vec();
+    args.extend(["--json", "--no-report", "--scenarios", "default,reuse,box"]);
+    // dhat writes its profile to the current directory.
+    let out = Command::new(env!("CARGO_BIN_EXE_respawn")).args(&args).current_dir(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.join("dhat-heap.json").is_file(), "dhat wrote its profile");
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["heap_counter"], "counting allocator over dhat");
+    let memory = |i: usize| &run["scenarios"][i]["memory"];
+    let peak = |i: usize| memory(i)["peak_heap_bytes"].as_u64().unwrap();
+    // Default holds a collection interval of garbage, so its pools are the largest: with one
+    // peak for the whole run, Reuse and Box would show Default's.
+    assert!(peak(1) < peak(0), "Reuse's own peak: {} against Default's {}", memory(1), memory(0));
+    assert!(peak(2) < peak(1), "Box's own peak: {} against Reuse's {}", memory(2), memory(1));
+    // Box allocates one block per shot, 40 a frame: dhat's bookkeeping is not among them.
+    let steady = memory(2)["steady_allocations_per_frame"].as_f64().unwrap();
+    assert!((40.0..41.0).contains(&steady), "{}", memory(2));
+    std::fs::remove_dir_all(dir).unwrap();
 }
