@@ -437,6 +437,23 @@ impl Heap {
     ///
     /// # Errors
     /// [`ArenaError::Stale`], [`ArenaError::Hidden`] or [`ArenaError::WrongClass`].
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace)]
+    /// struct Save { slot: u8 }
+    /// impl Object for Save {}
+    ///
+    /// let mut heap = Heap::new();
+    /// let save = heap.insert(Save { slot: 1 });
+    /// let guard = heap.root(save).unwrap(); // nothing references it; the guard keeps it
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert_eq!(heap.get(save).map(|s| s.slot), Some(1));
+    /// drop(guard);
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert!(heap.get(save).is_none());
+    /// ```
     pub fn root<T: 'static>(&mut self, h: Handle<T>) -> Result<Root<T>, ArenaError> {
         self.arena.root(h)
     }
@@ -666,6 +683,25 @@ impl Heap {
     ///
     /// # Panics
     /// If [`try_insert`](Self::try_insert) fails.
+    ///
+    /// ```
+    /// use respawn_arena::Handle;
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace)]
+    /// struct Node { next: Option<Handle<Node>> }
+    /// impl Object for Node {}
+    ///
+    /// let mut heap = Heap::new();
+    /// let tail = heap.insert(Node { next: None });
+    /// let head = heap.insert(Node { next: Some(tail) });
+    /// let _root = heap.root(head).unwrap();
+    /// let lost = heap.insert(Node { next: None });
+    /// let stats = heap.collect_garbage(CollectOptions::FULL);
+    /// assert_eq!(stats.purged, 1);
+    /// assert!(heap.get(tail).is_some(), "reached through head");
+    /// assert!(heap.get(lost).is_none());
+    /// ```
     pub fn insert<T: Object>(&mut self, value: T) -> Handle<T> {
         self.try_insert(value).unwrap_or_else(|r| panic!("Heap::insert::<{}>: {}", type_name::<T>(), r.error))
     }
@@ -704,6 +740,32 @@ impl Heap {
     /// Nothing changes on [`ArenaError::Stale`] / [`ArenaError::Hidden`] (already garbage,
     /// in its pool), [`ArenaError::Rooted`] if the object or a sub-object is rooted, or
     /// [`GcError::Permanent`].
+    ///
+    /// ```
+    /// use respawn_arena::Handle;
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace)]
+    /// struct Tank { armor: u32 }
+    /// #[derive(Trace)]
+    /// struct Turret { angle: f32 }
+    /// #[derive(Trace)]
+    /// struct Squad { tanks: Vec<Handle<Tank>> }
+    /// impl Object for Tank {}
+    /// impl Object for Turret {}
+    /// impl Object for Squad {}
+    ///
+    /// let mut heap = Heap::new();
+    /// let tank = heap.insert(Tank { armor: 3 });
+    /// let turret = heap.insert(Turret { angle: 0.0 });
+    /// heap.set_outer(turret.raw(), Some(tank.raw())).unwrap(); // the turret is the tank's
+    /// let squad = heap.insert(Squad { tanks: vec![tank] });
+    /// let _root = heap.root(squad).unwrap();
+    /// assert_eq!(heap.mark_as_garbage(tank.raw()).unwrap(), 2); // tank and turret
+    /// assert!(heap.get(tank).is_none(), "stale at once");
+    /// let stats = heap.collect_garbage(CollectOptions::FULL);
+    /// assert_eq!(stats.purged, 2, "garbage goes even while the squad references it");
+    /// ```
     pub fn mark_as_garbage(&mut self, raw: RawHandle) -> Result<usize, GcError> {
         Ok(self.subtree(raw)?.mark_as_garbage())
     }
@@ -719,6 +781,22 @@ impl Heap {
     /// Nothing changes on [`ArenaError::Stale`] / [`ArenaError::Hidden`],
     /// [`ArenaError::Rooted`] if the object or a sub-object is rooted, or
     /// [`GcError::Permanent`].
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace)]
+    /// struct Door { open: bool }
+    /// impl Object for Door {
+    ///     fn begin_destroy(&mut self) { self.open = false; } // UE's BeginDestroy
+    /// }
+    ///
+    /// let mut heap = Heap::new();
+    /// let door = heap.insert(Door { open: true });
+    /// assert_eq!(heap.destroy_now(door.raw()).unwrap(), 1); // hooks and drop, no mark
+    /// assert!(heap.get(door).is_none());
+    /// assert!(heap.destroy_now(door.raw()).is_err(), "a second destroy is refused");
+    /// ```
     pub fn destroy_now(&mut self, raw: RawHandle) -> Result<usize, GcError> {
         Ok(self.subtree(raw)?.destroy_now())
     }
@@ -846,6 +924,21 @@ impl Heap {
     /// # Errors
     /// Nothing changes if an object is stale or hidden ([`GcError::Arena`]), permanent,
     /// pooled, or in a cluster already.
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace)]
+    /// struct Part { id: u32 }
+    /// impl Object for Part {}
+    ///
+    /// let mut heap = Heap::new();
+    /// let [body, wheel, door] = [0, 1, 2].map(|id| heap.insert(Part { id }));
+    /// heap.create_cluster(body.raw(), &[wheel.raw(), door.raw()]).unwrap();
+    /// let _root = heap.root(door).unwrap(); // reaching one member keeps them all
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert!(heap.get(body).is_some() && heap.get(wheel).is_some());
+    /// ```
     pub fn create_cluster(&mut self, root: RawHandle, members: &[RawHandle]) -> Result<ClusterId, GcError> {
         for &raw in std::iter::once(&root).chain(members) {
             let slot = self.arena.table().resolve(raw)?;
@@ -1006,6 +1099,26 @@ impl Heap {
     /// stops once the budget is spent — overrunning it by at most one object's destruction —
     /// and the next call resumes where it stopped. Objects not ready for `finish_destroy`
     /// wait for a later call.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace)]
+    /// struct Spark { heat: f32 }
+    /// impl Object for Spark {}
+    ///
+    /// let mut heap = Heap::new();
+    /// for _ in 0..1000 {
+    ///     heap.insert(Spark { heat: 1.0 });
+    /// }
+    /// // Mark now, purge later: a frame at a time, within its budget.
+    /// let stats = heap.collect_garbage(CollectOptions::INCREMENTAL);
+    /// assert_eq!((stats.unreachable, heap.pending_purge()), (1000, 1000));
+    /// while heap.pending_purge() > 0 {
+    ///     heap.purge(Some(Duration::from_millis(1)));
+    /// }
+    /// ```
     pub fn purge(&mut self, budget: Option<Duration>) -> PurgeProgress {
         let start = Instant::now();
         match budget {
