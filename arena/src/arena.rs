@@ -254,7 +254,8 @@ impl Arena {
             at,
             live: Vec::new(),
             free: Vec::new(),
-            len: 0,
+            granted: 0,
+            out: 0,
             retired: 0,
             permanent: 0,
             route: None,
@@ -638,6 +639,7 @@ impl Arena {
         let entry = &mut self.classes[token.class.index()];
         poison::poison(token.cell.as_ptr(), entry.cell_size);
         entry.free.push(token.slot);
+        entry.out -= 1;
         Ok(())
     }
 
@@ -826,7 +828,7 @@ impl Arena {
     /// [`ArenaClassStats::permanent`]) and not the ones a pool keeps in released slots
     /// (stowed, `IN_POOL`, or being built).
     pub fn len<T: 'static>(&self) -> usize {
-        self.class_of::<T>().map_or(0, |id| self.classes[id.index()].len)
+        self.class_of::<T>().map_or(0, |id| self.classes[id.index()].len())
     }
 
     /// Whether the arena holds no object of class `T`.
@@ -869,7 +871,7 @@ impl Arena {
         let entry = &self.classes[self.class_of::<T>()?.index()];
         Some(ArenaClassStats {
             name: entry.name,
-            len: entry.len,
+            len: entry.len(),
             vacant: entry.free.len(),
             retired: entry.retired,
             permanent: entry.permanent,
@@ -967,6 +969,7 @@ unsafe fn stow_at<T>(
         poison::poison(cell.as_ptr(), entry.cell_size);
         return None;
     }
+    entry.out += 1;
     Some(FreedCell { class: entry.id, slot: index, cell })
 }
 
@@ -1008,6 +1011,7 @@ fn grow(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> 
     let first = unsafe { table.set_up_block(entry.range(), grant.index, entry.id.index() as u16, ObjectFlags::VACANT) };
     // Reversed, so the slab fills front to back.
     entry.free.extend((first..first + grant.cells).rev());
+    entry.granted += grant.cells as usize;
     Ok(())
 }
 
@@ -1074,7 +1078,6 @@ fn release(
     }
     entry.slot(n).vacate(generation, vacant);
     entry.set_live(n, false);
-    entry.len -= 1;
     false
 }
 
@@ -1088,7 +1091,6 @@ fn retire(table: &ObjectTable, entry: &mut ClassEntry, outers: &mut Outers, inde
     }
     entry.slot(n).retire();
     entry.set_live(n, false);
-    entry.len -= 1;
     entry.retired += 1;
 }
 
@@ -1233,6 +1235,7 @@ fn route_slow(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, retired: bo
         }
         return;
     }
+    entry.out += 1;
     let route = entry.route.as_mut().expect("a vacant list's cell takes the fast path");
     route(Freed::Cell(FreedCell { class, slot: index, cell }, ended));
 }
@@ -1397,7 +1400,7 @@ pub struct ClassStore<'a, T> {
 
 impl<T> fmt::Debug for ClassStore<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClassStore").field("class", &self.entry.name).field("len", &self.entry.len).finish()
+        f.debug_struct("ClassStore").field("class", &self.entry.name).field("len", &self.entry.len()).finish()
     }
 }
 
@@ -1409,12 +1412,12 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
 
     /// Objects in the class's cells with a live slot (see [`Arena::len`]).
     pub fn len(&self) -> usize {
-        self.entry.len
+        self.entry.len()
     }
 
     /// Whether the class holds no object.
     pub fn is_empty(&self) -> bool {
-        self.entry.len == 0
+        self.entry.len() == 0
     }
 
     /// Takes a prepared slab and makes its cells vacant slots.
@@ -1458,7 +1461,6 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         unsafe { cell.cast::<T>().write(value) };
         let generation = slot.occupy();
         self.entry.set_live(n, true);
-        self.entry.len += 1;
         Handle::from_raw(RawHandle::new(index, generation))
     }
 
@@ -1489,6 +1491,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let cell = self.entry.cell_ptr(n);
         // The token's holder writes the cell (a pool worker builds an object in it).
         poison::unpoison(cell, self.entry.cell_size);
+        self.entry.out += 1;
         Ok(FreedCell { class: self.entry.id, slot: index, cell: NonNull::new(cell).expect("cells are non-null") })
     }
 
@@ -1509,7 +1512,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "adopting occupied slot {}", token.slot);
         let generation = slot.occupy();
         self.entry.set_live(n, true);
-        self.entry.len += 1;
+        self.entry.out -= 1;
         Handle::from_raw(RawHandle::new(token.slot, generation))
     }
 

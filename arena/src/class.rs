@@ -154,8 +154,15 @@ pub(crate) struct ClassEntry {
     pub(crate) live: Vec<u64>,
     /// Vacant slots, reused last in first out (the warmest cell first).
     pub(crate) free: Vec<u32>,
-    /// Objects in the class's cells whose slots are live (visible or hidden, not vacant).
-    pub(crate) len: usize,
+    /// Cells of the slabs granted to the class. Each is, at any time, exactly one of: live
+    /// (its slot holds an object, visible or hidden), vacant (on `free`), out (a token for
+    /// it is held by a free route, a pool or a worker: `out`) or retired — so the class's
+    /// object count is derived ([`len`](Self::len)) and the hot insert and remove, which
+    /// move a cell between live and vacant, count nothing.
+    pub(crate) granted: usize,
+    /// Cells whose tokens are out: taken (`take_cell`), stowed, or given to the free route,
+    /// and not yet adopted or recycled (a dropped token stays out for good).
+    pub(crate) out: usize,
     /// Slots retired: the generation ceiling, or a panicking destructor.
     pub(crate) retired: usize,
     /// Permanent objects of the class (outside its slabs).
@@ -266,6 +273,12 @@ impl ClassEntry {
         Some(self.slot(n))
     }
 
+    /// Objects in the class's cells whose slots are live (visible or hidden, not vacant).
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.granted - self.free.len() - self.out - self.retired
+    }
+
     #[inline]
     pub(crate) fn is_live(&self, n: u32) -> bool {
         self.live[(n >> 6) as usize] & (1u64 << (n & 63)) != 0
@@ -292,7 +305,7 @@ impl fmt::Debug for ClassEntry {
         f.debug_struct("ClassEntry")
             .field("id", &self.id)
             .field("name", &self.name)
-            .field("len", &self.len)
+            .field("len", &self.len())
             .field("free", &self.free.len())
             .finish()
     }
