@@ -278,13 +278,14 @@ impl Pools {
         // names it (the table's directory); the class's pool, if it is `T`'s, releases the
         // object with one resolve, which also checks that the handle lies in the class.
         let class = match self.recent {
-            (ty, class) if ty == TypeId::of::<T>() => class,
-            _ => return self.destroy_by_range(h),
+            (ty, class) if ty == TypeId::of::<T>() => Some(class),
+            _ => self.pooled_class_of(h),
         };
         let Self { pools, heap, .. } = self;
-        if let Some(Some(slot)) = pools.get_mut(class) {
-            debug_assert!(slot.type_id == TypeId::of::<T>(), "the recent class's pool is another type's");
-            // SAFETY: `recent` names `T`'s class, whose pool this is; `&mut self` owns it.
+        if let Some(Some(slot)) = class.and_then(|class| pools.get_mut(class)) {
+            debug_assert!(slot.type_id == TypeId::of::<T>(), "the class's pool is another type's");
+            // SAFETY: `recent` and `pooled_class_of` name `T`'s class, whose pool this is;
+            // `&mut self` owns it.
             if let Fast::Done(result) = unsafe { (slot.destroy)(slot.pool, heap, h.raw()) } {
                 return result;
             }
@@ -292,23 +293,16 @@ impl Pools {
         self.destroy_checked(h)
     }
 
-    /// [`destroy`](Self::destroy) when `T` is not the recent class: the handle's range names
-    /// the class, whose pool is used if it is `T`'s (which then becomes the recent class).
+    /// `T`'s class when `T` is not the recent class: the one whose range holds `h`, if its
+    /// pool is `T`'s (it then becomes the recent class).
     #[inline(never)]
-    fn destroy_by_range<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        let Self { pools, heap, recent } = self;
-        if let Some(class) = heap.table().class_at(h.index()).map(usize::from) {
-            if let Some(Some(slot)) = pools.get_mut(class) {
-                if slot.type_id == TypeId::of::<T>() {
-                    *recent = (TypeId::of::<T>(), class);
-                    // SAFETY: the type id says the pool is `T`'s; `&mut self` owns it.
-                    if let Fast::Done(result) = unsafe { (slot.destroy)(slot.pool, heap, h.raw()) } {
-                        return result;
-                    }
-                }
-            }
-        }
-        self.destroy_checked(h)
+    fn pooled_class_of<T: 'static>(&mut self, h: Handle<T>) -> Option<usize> {
+        let class = usize::from(self.heap.table().class_at(h.index())?);
+        let slot = self.pools.get(class)?.as_ref()?;
+        (slot.type_id == TypeId::of::<T>()).then(|| {
+            self.recent = (TypeId::of::<T>(), class);
+            class
+        })
     }
 
     /// The checked release: an owner of sub-objects, a class without a pool, a handle of
