@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{wait_for, Counted, Drops, Gate, Ship, Shot};
+use common::{wait_for, Counted, Drops, Gate, Projectile, Ship, Shot};
 use respawn::{
     ArenaConfig, ArenaError, GcSettings, Handle, Object, ObjectFlags, Policy, PoolConfig, PoolError, Poolable, Trace,
     World,
@@ -672,4 +672,38 @@ impl Poolable for Stubborn {
 #[test]
 fn an_object_whose_begin_destroy_panics_is_retired_and_leaves_the_pool_in_use_count() {
     a_panicking_end_leaves_the_pool_in_use_count(|s: &mut Stubborn| s.armed = true);
+}
+
+#[test]
+fn a_pooled_class_keeps_one_growth_step_of_slabs_prepared_ahead() {
+    let drops = Drops::default();
+    let config = |grow_by| PoolConfig {
+        capacity: 0,
+        max: 1 << 16,
+        low_watermark: 0,
+        grow_by,
+        precreate: false,
+        workers: 0,
+        ..PoolConfig::PROJECTILES
+    };
+    let arena = ArenaConfig::DEFAULT;
+    assert_eq!(arena.slab.spare_slabs, 2, "the test assumes the arena keeps two slabs ahead");
+    let cells = arena.slab.cells_per_slab as usize;
+    let d = drops.clone();
+    let mut world = World::builder()
+        .pool_with::<Shot>(config(16), move || Shot::new(&d))
+        .pool::<Projectile>(config(cells + 1))
+        .arena(arena)
+        .build()
+        .unwrap();
+    world.insert(Ship { shots: Vec::new() });
+    let spare = |stats: Option<respawn::ArenaClassStats>| stats.unwrap().memory.spare_slabs;
+    let arena = world.heap().arena();
+    // A step of 16 cells fits one slab: one is prepared ahead, not the arena's two, which
+    // would sit empty behind the pool's own ready objects.
+    assert_eq!(spare(arena.stats::<Shot>()), 1);
+    // A step of a slab and a cell takes two.
+    assert_eq!(spare(arena.stats::<Projectile>()), 2);
+    // An unpooled class keeps the arena's setting.
+    assert_eq!(spare(arena.stats::<Ship>()), 2);
 }

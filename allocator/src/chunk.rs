@@ -55,6 +55,9 @@ pub struct ClassStats {
     pub carved_slabs: u32,
     /// Slabs prepared ahead and waiting to be used.
     pub prepared_slabs: u32,
+    /// Slabs the preparation thread keeps prepared ahead of demand (the class's
+    /// [`SlabConfig::spare_slabs`](crate::SlabConfig::spare_slabs)).
+    pub spare_slabs: u32,
     /// Slabs granted whole (to the arena).
     pub granted_slabs: u32,
     /// Cells handed out one at a time and not yet freed.
@@ -425,6 +428,7 @@ impl ChunkAllocator {
             reserved_bytes: c.region.reserved_bytes(),
             carved_slabs: c.ledger.carved(),
             prepared_slabs: c.ledger.prepared_len(),
+            spare_slabs: c.config.spare_slabs,
             granted_slabs: c.granted.load(Ordering::Relaxed),
             live_cells: c.live_cells.load(Ordering::Relaxed),
             free_cells,

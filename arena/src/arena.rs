@@ -65,7 +65,9 @@ pub struct ArenaClassStats {
     /// table's share of the class's memory, beside the slabs' `memory`.
     pub slot_bytes: usize,
     /// Bytes of the class's own bookkeeping on the heap: its live bitmap (one bit per cell
-    /// number), its vacant list and its slab bases, at their capacities.
+    /// number), its vacant list and its slab bases, at their capacities, and the sub-object
+    /// links in its range of the table (pages of 2 Ki indices, allocated once one of their
+    /// objects gains an owner, 8 bytes an index, or owns sub-objects, 4 more).
     pub side_bytes: usize,
     /// Bytes of one object of the class (`size_of::<T>()`; the cell may be larger).
     pub object_size: usize,
@@ -879,7 +881,10 @@ impl Arena {
             slot_bytes: entry.bases.iter().filter(|b| !b.is_null()).count()
                 * entry.cells_per_slab()
                 * std::mem::size_of::<Slot>(),
-            side_bytes: entry.live.capacity() * 8 + entry.free.capacity() * 4 + entry.bases.capacity() * 8,
+            side_bytes: entry.live.capacity() * 8
+                + entry.free.capacity() * 4
+                + entry.bases.capacity() * 8
+                + self.outers.bytes_in(entry.start, entry.capacity),
             object_size: entry.object_size,
         })
     }

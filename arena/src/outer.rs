@@ -5,65 +5,109 @@
 //! as an intrusive doubly-linked sibling list per owner, indexed by slot:
 //!
 //! ```text
-//!   owner 7 ── first_child ──► 12 ◄─► 40 ◄─► 41        (next / prev, NONE at both ends)
+//!   heads:    owner 7 ──► 12                           (the newest sub-object)
+//!   siblings: 12 ◄─► 40 ◄─► 41                         (next / prev, NONE at both ends)
 //!   slot 12, 40, 41: outer = 7, flag HAS_OUTER;   slot 7: flag HAS_SUBOBJECTS
 //! ```
 //!
-//! Linking and unlinking are O(1) and allocate only when a range's objects reach cells not
-//! linked before, so an owner's destruction finds its sub-objects without scanning the
-//! table. Links are kept per 1 Mi-index block of the table (a class's range is a whole
-//! number of blocks, filled front to back), so they stay as dense as the classes' cells.
+//! Linking and unlinking are O(1) and allocate only when an object in a page of the index
+//! space not touched before gains an owner or a sub-object, so an owner's destruction
+//! finds its sub-objects without scanning the table. Both sides are [`Paged`]: a page of
+//! [`PAGE`] entries is allocated the first time one of its indices is written, so a class
+//! whose objects have owners pays 8 bytes per cell of its pages (the sibling links), and
+//! only the classes that own sub-objects pay 4 more (the heads) — not a link of both kinds
+//! for every index up to the highest one linked, as one vector per block did.
 
 use respawn_allocator::sync::Ordering;
 
 use crate::table::{ObjectTable, BLOCK_SLOTS, NONE};
 use crate::ObjectFlags;
 
+/// Entries per page of a [`Paged`] array: 2 Ki, so a page of sibling links is 16 KiB and
+/// a 1 Mi-index block of the table has a directory of 512 page pointers.
+pub(crate) const PAGE: usize = 2048;
+const _: () = assert!(BLOCK_SLOTS % PAGE == 0, "a page never straddles two classes' ranges");
+
+/// An array over the table's index space whose pages are allocated on first write; an
+/// index in a page never written reads as `fill`.
+#[derive(Debug)]
+pub(crate) struct Paged<T> {
+    pages: Vec<Option<Box<[T; PAGE]>>>,
+    fill: T,
+}
+
+impl<T: Copy> Paged<T> {
+    pub(crate) const fn new(fill: T) -> Self {
+        Self { pages: Vec::new(), fill }
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, index: u32) -> T {
+        let (page, i) = (index as usize / PAGE, index as usize % PAGE);
+        match self.pages.get(page) {
+            Some(Some(entries)) => entries[i],
+            _ => self.fill,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn get_mut(&mut self, index: u32) -> &mut T {
+        let (page, i) = (index as usize / PAGE, index as usize % PAGE);
+        if page >= self.pages.len() {
+            self.pages.resize_with(page + 1, || None);
+        }
+        let fill = self.fill;
+        let entries = self.pages[page].get_or_insert_with(|| {
+            let entries: Box<[T]> = vec![fill; PAGE].into_boxed_slice();
+            entries.try_into().unwrap_or_else(|_| unreachable!("a vector of PAGE entries"))
+        });
+        &mut entries[i]
+    }
+
+    /// Bytes of the pages allocated for indices `start..start + len`.
+    pub(crate) fn bytes_in(&self, start: u32, len: u32) -> usize {
+        let (first, end) = (start as usize / PAGE, (start as usize + len as usize).div_ceil(PAGE));
+        let pages = self.pages.get(first..end.min(self.pages.len())).unwrap_or(&[]);
+        pages.iter().flatten().count() * std::mem::size_of::<[T; PAGE]>()
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
-struct Link {
-    first_child: u32,
+struct Siblings {
     next: u32,
     prev: u32,
 }
 
-const UNLINKED: Link = Link { first_child: NONE, next: NONE, prev: NONE };
+const UNLINKED: Siblings = Siblings { next: NONE, prev: NONE };
 
 /// The owner → sub-object lists of an arena. Invariants, for every slot `s`:
 /// `table[s].outer == p` ⇔ `s` is in `p`'s list ⇔ (for `p ≠ NONE`) `s` has `HAS_OUTER`;
-/// `p` has `HAS_SUBOBJECTS` ⇔ its list is non-empty. Only the arena writes either side, under `&mut Arena`.
-#[derive(Debug, Default)]
+/// `p` has `HAS_SUBOBJECTS` ⇔ its list is non-empty ⇔ `heads[p] ≠ NONE`. Only the arena
+/// writes either side, under `&mut Arena`.
+#[derive(Debug)]
 pub(crate) struct Outers {
-    /// By block of the index space, then by index within the block.
-    links: Vec<Vec<Link>>,
+    /// Each owner's newest sub-object (the list's head); `NONE` for an object that owns none.
+    heads: Paged<u32>,
+    /// Each sub-object's neighbours in its owner's list.
+    siblings: Paged<Siblings>,
+}
+
+impl Default for Outers {
+    fn default() -> Self {
+        Self { heads: Paged::new(NONE), siblings: Paged::new(UNLINKED) }
+    }
 }
 
 impl Outers {
-    fn link_mut(&mut self, index: u32) -> &mut Link {
-        let (block, i) = ((index as usize) / BLOCK_SLOTS, (index as usize) % BLOCK_SLOTS);
-        if block >= self.links.len() {
-            self.links.resize_with(block + 1, Vec::new);
-        }
-        let links = &mut self.links[block];
-        if i >= links.len() {
-            links.resize(i + 1, UNLINKED);
-        }
-        &mut links[i]
-    }
-
-    fn link(&self, index: u32) -> Link {
-        let (block, i) = ((index as usize) / BLOCK_SLOTS, (index as usize) % BLOCK_SLOTS);
-        self.links.get(block).and_then(|l| l.get(i)).copied().unwrap_or(UNLINKED)
-    }
-
     /// Makes `child` a sub-object of `parent` (both live; the caller ruled out cycles).
     pub(crate) fn attach(&mut self, table: &ObjectTable, child: u32, parent: u32) {
         self.detach_from_outer(table, child);
-        let head = self.link(parent).first_child;
-        *self.link_mut(child) = Link { first_child: self.link(child).first_child, next: head, prev: NONE };
+        let head = self.heads.get(parent);
+        *self.siblings.get_mut(child) = Siblings { next: head, prev: NONE };
         if head != NONE {
-            self.link_mut(head).prev = child;
+            self.siblings.get_mut(head).prev = child;
         }
-        self.link_mut(parent).first_child = child;
+        *self.heads.get_mut(parent) = child;
         // SAFETY: the caller resolved `child` through the table.
         let c = unsafe { table.slot_unchecked(child) };
         c.outer.store(parent, Ordering::Relaxed);
@@ -83,18 +127,17 @@ impl Outers {
         }
         slot.outer.store(NONE, Ordering::Relaxed);
         slot.flags.fetch_and(!ObjectFlags::HAS_OUTER.bits(), Ordering::AcqRel);
-        let Link { next, prev, .. } = self.link(child);
+        // A linked child's page exists: `attach` wrote it.
+        let Siblings { next, prev } = std::mem::replace(self.siblings.get_mut(child), UNLINKED);
         if prev == NONE {
-            self.link_mut(parent).first_child = next;
+            *self.heads.get_mut(parent) = next;
         } else {
-            self.link_mut(prev).next = next;
+            self.siblings.get_mut(prev).next = next;
         }
         if next != NONE {
-            self.link_mut(next).prev = prev;
+            self.siblings.get_mut(next).prev = prev;
         }
-        let link = self.link_mut(child);
-        (link.next, link.prev) = (NONE, NONE);
-        if self.link(parent).first_child == NONE {
+        if self.heads.get(parent) == NONE {
             // SAFETY: an owner is live while it has sub-objects (its release orphans them).
             let p = unsafe { table.slot_unchecked(parent) };
             p.flags.fetch_and(!ObjectFlags::HAS_SUBOBJECTS.bits(), Ordering::AcqRel);
@@ -103,18 +146,18 @@ impl Outers {
 
     /// Cuts every sub-object of `parent` loose (their `outer` becomes `NONE`).
     pub(crate) fn orphan_children(&mut self, table: &ObjectTable, parent: u32) {
-        let mut child = self.link(parent).first_child;
+        let mut child = self.heads.get(parent);
         while child != NONE {
-            let link = self.link_mut(child);
-            let next = link.next;
-            (link.next, link.prev) = (NONE, NONE);
+            let next = std::mem::replace(self.siblings.get_mut(child), UNLINKED).next;
             // SAFETY: a listed child is a live slot of the table.
             let c = unsafe { table.slot_unchecked(child) };
             c.outer.store(NONE, Ordering::Relaxed);
             c.flags.fetch_and(!ObjectFlags::HAS_OUTER.bits(), Ordering::AcqRel);
             child = next;
         }
-        self.link_mut(parent).first_child = NONE;
+        if self.heads.get(parent) != NONE {
+            *self.heads.get_mut(parent) = NONE;
+        }
         // SAFETY: the caller resolved `parent`.
         let p = unsafe { table.slot_unchecked(parent) };
         p.flags.fetch_and(!ObjectFlags::HAS_SUBOBJECTS.bits(), Ordering::AcqRel);
@@ -122,7 +165,13 @@ impl Outers {
 
     /// The direct sub-objects of `parent`, newest first.
     pub(crate) fn children(&self, parent: u32) -> Children<'_> {
-        Children { outers: self, next: self.link(parent).first_child }
+        Children { outers: self, next: self.heads.get(parent) }
+    }
+
+    /// Heap bytes of the links for indices `start..start + len` (a class's range): the
+    /// pages allocated there, both kinds.
+    pub(crate) fn bytes_in(&self, start: u32, len: u32) -> usize {
+        self.heads.bytes_in(start, len) + self.siblings.bytes_in(start, len)
     }
 }
 
@@ -141,7 +190,27 @@ impl Iterator for Children<'_> {
         if current == NONE {
             return None;
         }
-        self.next = self.outers.link(current).next;
+        self.next = self.outers.siblings.get(current).next;
         Some(current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_paged_array_allocates_only_the_pages_written() {
+        let mut paged = Paged::new(NONE);
+        assert_eq!(paged.get(5_000_000), NONE, "never written: the fill");
+        *paged.get_mut(3 * PAGE as u32 + 7) = 42;
+        *paged.get_mut(3 * PAGE as u32 + 8) = 43;
+        assert_eq!((paged.get(3 * PAGE as u32 + 7), paged.get(3 * PAGE as u32 + 8)), (42, 43));
+        assert_eq!(paged.get(3 * PAGE as u32 + 9), NONE, "an unwritten index of an allocated page");
+        assert_eq!(paged.get(2 * PAGE as u32), NONE, "an index of an unallocated page below");
+        let page = PAGE * 4;
+        assert_eq!(paged.bytes_in(0, 4 * PAGE as u32), page, "one page of four");
+        assert_eq!(paged.bytes_in(0, 3 * PAGE as u32), 0, "the range stops before the page");
+        assert_eq!(paged.bytes_in(4 * PAGE as u32, PAGE as u32), 0, "a range beyond the directory");
     }
 }

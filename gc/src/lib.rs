@@ -21,7 +21,7 @@
 //!   6 purge    begin_destroy → is_ready? → finish_destroy → drop → free route
 //!              (all now, or purge(Some(budget)) slices across frames)
 //!
-//!  frontiers A/B: one u32 per table slot each, from a bumpalo arena reset every cycle
+//!  frontiers A/B: one u32 per table slot each, kept between cycles (grown, exactly, with the table)
 //! ```
 //!
 //! Rules that keep it honest:

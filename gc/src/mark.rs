@@ -7,8 +7,9 @@
 //! fills, and everything left when it has traced its budget. Rounds go on until a frontier
 //! comes back empty. An object enters a frontier only when a task *claims* it, by clearing
 //! its `UNREACHABLE` bit, which happens once per collection — so each frontier needs at most
-//! one entry per slot of the table, and the buffers are sized so once per cycle, from the
-//! collector's bump arena.
+//! one entry per slot of the table (an object a task carries over when its budget ends is
+//! in the next frontier once), and the two buffers are sized so, kept from one collection
+//! to the next and grown exactly as the table grows.
 //!
 //! ```text
 //!   frontier A ──par_chunks──► task: stack [.. 1024 ..] ──spill / budget──► frontier B
