@@ -2,6 +2,8 @@
 
 use respawn_gc::Object;
 
+use crate::config::short_type_name;
+
 /// A class whose objects live in a pool: built ahead of time by workers, handed out by
 /// `spawn`, taken back by `destroy` according to the pool's [`Policy`](crate::Policy).
 ///
@@ -52,24 +54,5 @@ pub trait Poolable: Object + Sized {
     /// path (`game::weapons::Projectile` → `Projectile`).
     fn class_name() -> &'static str {
         short_type_name(std::any::type_name::<Self>())
-    }
-}
-
-/// `a::b::Name<c::D>` → `Name<c::D>`: the last path segment before any generic arguments.
-pub(crate) fn short_type_name(full: &'static str) -> &'static str {
-    let head = full.find('<').map_or(full, |i| &full[..i]);
-    let start = head.rfind("::").map_or(0, |i| i + 2);
-    &full[start..]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::short_type_name;
-
-    #[test]
-    fn short_names() {
-        assert_eq!(short_type_name("Projectile"), "Projectile");
-        assert_eq!(short_type_name("game::weapons::Projectile"), "Projectile");
-        assert_eq!(short_type_name("game::Wrapper<alloc::string::String>"), "Wrapper<alloc::string::String>");
     }
 }
