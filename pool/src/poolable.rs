@@ -18,6 +18,8 @@ use crate::config::short_type_name;
 /// | [`on_release`](Self::on_release) | when `destroy` takes it back, whatever the policy | game thread |
 /// | [`reset`](Self::reset) | `Reuse` only: after `on_release`, before it waits in the pool | game thread |
 ///
+/// Needs the `world` feature (on by default).
+///
 /// ```
 /// use respawn_gc::{Object, Trace};
 /// use respawn_pool::Poolable;
