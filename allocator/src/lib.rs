@@ -31,6 +31,9 @@
 //!   address order is slab order (except under Miri, where each slab is its own allocation);
 //! - memory stays mapped until the allocator drops, which first joins the preparation thread.
 //!
+//! Beside the memory, one helper every layer above uses for its bulk drops: [`DropAll`] runs
+//! each destructor of a batch though one of them panics, then re-raises the first panic.
+//!
 //! ```
 //! use std::alloc::Layout;
 //! use respawn_allocator::{ChunkAllocator, SlabConfig};
@@ -51,6 +54,7 @@ mod ledger;
 mod os;
 pub mod poison;
 pub mod sync;
+mod unwind;
 
 #[cfg(not(loom))]
 mod chunk;
@@ -64,6 +68,7 @@ pub use error::AllocError;
 pub use os::{SideRegion, PAGE};
 #[cfg(not(loom))]
 pub use permanent::{PermanentPool, Rejected};
+pub use unwind::DropAll;
 
 /// A class registered with a `ChunkAllocator`: an index into its class table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -51,7 +51,6 @@ mod layout;
 #[cfg(not(loom))]
 mod outer;
 mod table;
-mod unwind;
 
 #[cfg(not(loom))]
 pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, Iter, Releasable};
@@ -69,4 +68,6 @@ pub use respawn_allocator::{ClassId, SlabConfig};
 #[cfg(not(loom))]
 pub use table::ObjectTable;
 pub use table::{Slot, BLOCK_SLOTS, NONE};
-pub use unwind::DropAll;
+// Moved to the allocator, so that the standalone pools have it without the arena; kept
+// here under its old path.
+pub use respawn_allocator::DropAll;

@@ -11,7 +11,7 @@ use respawn_gc::Heap;
 
 use crate::depot::{self, Depot, Magazines, Refilled};
 use crate::pools::refusal;
-use crate::sync::Arc;
+use crate::sync::{background_priority, Arc};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
 /// A pool's constructor: `T::create`, or the closure given to `Pools::add_with`.
@@ -573,18 +573,5 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
 impl<T: Poolable> Drop for ClassPool<T> {
     fn drop(&mut self) {
         self.shutdown();
-    }
-}
-
-/// Lowers the calling thread's priority below the game thread's (nice +10), as UE runs its
-/// background work: when every core is busy, a precreation worker yields to the frame
-/// instead of taking a whole scheduler slice from it. Idle cores still run it at full
-/// speed. Best effort: a refusal leaves the priority as it was.
-pub(crate) fn background_priority() {
-    #[cfg(all(target_os = "linux", not(miri)))]
-    {
-        // SAFETY: `setpriority` takes plain integers and touches no memory of ours; on Linux
-        // `who == 0` names the calling thread alone (each thread has its own nice value).
-        let _ = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
     }
 }

@@ -476,6 +476,14 @@ impl ConfigLayers {
     }
 }
 
+/// The name a configuration file gives a class, from its type's full name:
+/// `a::b::Name<c::D>` → `Name<c::D>`, the last path segment before any generic arguments.
+pub(crate) fn short_type_name(full: &'static str) -> &'static str {
+    let head = full.find('<').map_or(full, |i| &full[..i]);
+    let start = head.rfind("::").map_or(0, |i| i + 2);
+    &full[start..]
+}
+
 /// What went wrong while loading, merging or validating pool configuration.
 ///
 /// `Display` gives one line a user can act on (toml's messages add a few lines showing
@@ -578,5 +586,17 @@ impl std::error::Error for ConfigError {
             ConfigError::Io { error, .. } => Some(error),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_type_name;
+
+    #[test]
+    fn short_names() {
+        assert_eq!(short_type_name("Projectile"), "Projectile");
+        assert_eq!(short_type_name("game::weapons::Projectile"), "Projectile");
+        assert_eq!(short_type_name("game::Wrapper<alloc::string::String>"), "Wrapper<alloc::string::String>");
     }
 }

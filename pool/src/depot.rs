@@ -78,7 +78,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use respawn_arena::{DropAll, Ended, Freed, FreedCell};
+use respawn_allocator::DropAll;
+#[cfg(feature = "world")]
+use respawn_arena::{Ended, Freed, FreedCell};
 
 use crate::sync::{
     back_off, fence, park_timeout, spin_wait, thread, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Mutex,
@@ -109,6 +111,12 @@ const IDLE_FLUSH: Option<Duration> = Some(Duration::from_millis(20));
 #[cfg(loom)]
 const IDLE_FLUSH: Option<Duration> = None;
 
+/// Without the `world` feature there are no arena cells: this stand-in only fills the
+/// `C = FreedCell` default of the depot's types, which a standalone pool always overrides
+/// (with its own cell type).
+#[cfg(not(feature = "world"))]
+pub(crate) enum FreedCell {}
+
 /// Ownership of one cell a pool trades: uninitialised memory for one object, or a built
 /// object (in a magazine).
 pub(crate) trait Token: Send + 'static {
@@ -116,6 +124,7 @@ pub(crate) trait Token: Send + 'static {
     fn cell(&self) -> NonNull<u8>;
 }
 
+#[cfg(feature = "world")]
 impl Token for FreedCell {
     #[inline]
     fn cell(&self) -> NonNull<u8> {
@@ -961,6 +970,7 @@ impl<C: Token> Depot<C> {
     }
 }
 
+#[cfg(feature = "world")]
 impl Depot<FreedCell> {
     /// The World's free route, on the game thread (inside the collector or a `Purge`
     /// release): a cell whose object has ended comes back to the pool, counted by why it
@@ -1146,7 +1156,7 @@ mod tests {
     }
 }
 
-#[cfg(all(test, loom))]
+#[cfg(all(test, loom, feature = "world"))]
 mod loom_model {
     use std::ptr::NonNull;
 

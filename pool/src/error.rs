@@ -4,19 +4,27 @@ use std::fmt;
 use std::time::Duration;
 
 use respawn_allocator::AllocError;
+#[cfg(feature = "world")]
 use respawn_arena::ArenaError;
+#[cfg(feature = "world")]
 use respawn_gc::GcError;
 
 use crate::ConfigError;
 
 /// Why a pool call failed. Nothing is changed when one is returned.
+///
+/// The variants about handles, classes, the arena and the collector (`Stale`,
+/// `AlreadyReleased`, `AlreadyPooled`, `NotPooled`, `Arena`, `Gc`) come with the `world`
+/// feature: a standalone [`Pool`](crate::Pool) never returns them.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum PoolError {
     /// The handle's object is gone (released and its slot reused, or never there).
+    #[cfg(feature = "world")]
     Stale,
     /// The handle's object was released already (a second `destroy`): found in O(1) from
     /// the slot's flags and generation.
+    #[cfg(feature = "world")]
     AlreadyReleased,
     /// The pool holds `max` objects and has none ready (`try_spawn`).
     Exhausted {
@@ -26,8 +34,10 @@ pub enum PoolError {
         max: usize,
     },
     /// The class has a pool already.
+    #[cfg(feature = "world")]
     AlreadyPooled(&'static str),
     /// The class has no pool (`prefill` of a class registered without one).
+    #[cfg(feature = "world")]
     NotPooled(&'static str),
     /// A pool was still warming up when `wait_until_warm`'s time ran out.
     NotWarm {
@@ -43,8 +53,10 @@ pub enum PoolError {
     /// A pool's configuration is invalid.
     Config(ConfigError),
     /// The arena refused (wrong class, rooted, permanent, allocator exhausted …).
+    #[cfg(feature = "world")]
     Arena(ArenaError),
     /// The collector refused.
+    #[cfg(feature = "world")]
     Gc(GcError),
     /// A standalone [`Pool`](crate::Pool)'s memory could not be reserved, or its
     /// reservation is used up.
@@ -54,12 +66,16 @@ pub enum PoolError {
 impl fmt::Display for PoolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            #[cfg(feature = "world")]
             Self::Stale => f.write_str("stale handle: the object it was made for is gone"),
+            #[cfg(feature = "world")]
             Self::AlreadyReleased => f.write_str("the object was released already (destroyed twice?)"),
             Self::Exhausted { class, max } => {
                 write!(f, "the {class} pool is at its max ({max}) with nothing ready: raise max or release objects")
             }
+            #[cfg(feature = "world")]
             Self::AlreadyPooled(class) => write!(f, "class {class} has a pool already"),
+            #[cfg(feature = "world")]
             Self::NotPooled(class) => write!(f, "class {class} has no pool: give it one with the builder's `pool`"),
             Self::NotWarm { class, ready, on_the_way, waited } => write!(
                 f,
@@ -67,7 +83,9 @@ impl fmt::Display for PoolError {
                  being built (are its workers starved of a core, or is `create` slow?)"
             ),
             Self::Config(e) => write!(f, "{e}"),
+            #[cfg(feature = "world")]
             Self::Arena(e) => write!(f, "{e}"),
+            #[cfg(feature = "world")]
             Self::Gc(e) => write!(f, "{e}"),
             Self::Alloc(e) => write!(f, "{e}"),
         }
@@ -78,7 +96,9 @@ impl std::error::Error for PoolError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Config(e) => Some(e),
+            #[cfg(feature = "world")]
             Self::Arena(e) => Some(e),
+            #[cfg(feature = "world")]
             Self::Gc(e) => Some(e),
             Self::Alloc(e) => Some(e),
             _ => None,
@@ -86,6 +106,7 @@ impl std::error::Error for PoolError {
     }
 }
 
+#[cfg(feature = "world")]
 impl From<ArenaError> for PoolError {
     fn from(e: ArenaError) -> Self {
         match e {
@@ -95,6 +116,7 @@ impl From<ArenaError> for PoolError {
     }
 }
 
+#[cfg(feature = "world")]
 impl From<GcError> for PoolError {
     fn from(e: GcError) -> Self {
         match e {

@@ -49,22 +49,45 @@
 //!   `take_cell`), never the object table, so they need no lock against the collector;
 //! - every object — live, garbage, ready, in a magazine, mid-precreation — is dropped
 //!   exactly once by shutdown, and every worker is joined.
+//!
+//! ## Features
+//!
+//! - `world` (on by default): the World's pools — [`Pools`], [`Poolable`], and the
+//!   [`PoolError`] variants about handles, classes, the arena and the collector — over
+//!   respawn-arena and respawn-gc (and rayon through them). The `respawn` crate's `World`
+//!   is built on it.
+//!
+//! Without it the crate is the standalone pools alone — [`Pool`] with its [`Pooled`] and
+//! [`OwnedPooled`] guards, [`Shared`] / [`WeakShared`] (and their [`LocalShared`] flavour),
+//! [`PoolConfig`] and its TOML layers, [`PoolStats`] — over respawn-allocator and a few small
+//! crates (crossbeam-queue, crossbeam-utils, parking_lot, thread_local, serde, toml):
+//!
+//! ```toml
+//! [dependencies]
+//! respawn-pool = { version = "0.1", default-features = false }
+//! ```
 
 // Under `--cfg loom` (scripts/loom.sh) only the shared state and the workers' loop are
 // built, with loom's primitives: the models drive them with tokens over memory of their
 // own, as a pool's game-thread side would (the arena and collector are not built there).
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
+// Without `world`, the docs above still name the World's pools, which are not built then.
+#![cfg_attr(not(feature = "world"), allow(rustdoc::broken_intra_doc_links))]
 
-#[cfg(not(loom))]
+#[cfg(all(feature = "world", not(loom)))]
 mod class_pool;
 #[cfg(not(loom))]
 mod config;
+#[cfg_attr(
+    not(feature = "world"),
+    expect(dead_code, reason = "the World's pools alone use some of the depot's steps and counters")
+)]
 mod depot;
 #[cfg(not(loom))]
 mod error;
-#[cfg(not(loom))]
+#[cfg(all(feature = "world", not(loom)))]
 mod poolable;
-#[cfg(not(loom))]
+#[cfg(all(feature = "world", not(loom)))]
 mod pools;
 mod rc;
 #[cfg(not(loom))]
@@ -79,9 +102,9 @@ mod sync;
 pub use config::*;
 #[cfg(not(loom))]
 pub use error::PoolError;
-#[cfg(not(loom))]
+#[cfg(all(feature = "world", not(loom)))]
 pub use poolable::Poolable;
-#[cfg(not(loom))]
+#[cfg(all(feature = "world", not(loom)))]
 pub use pools::Pools;
 pub use rc::{Mode, NotThreadSafe, ThreadSafe};
 #[cfg(not(loom))]

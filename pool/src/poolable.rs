@@ -2,6 +2,8 @@
 
 use respawn_gc::Object;
 
+use crate::config::short_type_name;
+
 /// A class whose objects live in a pool: built ahead of time by workers, handed out by
 /// `spawn`, taken back by `destroy` according to the pool's [`Policy`](crate::Policy).
 ///
@@ -15,6 +17,8 @@ use respawn_gc::Object;
 /// | [`on_spawn`](Self::on_spawn) | when `spawn` hands the object out, after `spawn_with`'s initialiser | game thread |
 /// | [`on_release`](Self::on_release) | when `destroy` takes it back, whatever the policy | game thread |
 /// | [`reset`](Self::reset) | `Reuse` only: after `on_release`, before it waits in the pool | game thread |
+///
+/// Needs the `world` feature (on by default).
 ///
 /// ```
 /// use respawn_gc::{Object, Trace};
@@ -52,24 +56,5 @@ pub trait Poolable: Object + Sized {
     /// path (`game::weapons::Projectile` → `Projectile`).
     fn class_name() -> &'static str {
         short_type_name(std::any::type_name::<Self>())
-    }
-}
-
-/// `a::b::Name<c::D>` → `Name<c::D>`: the last path segment before any generic arguments.
-pub(crate) fn short_type_name(full: &'static str) -> &'static str {
-    let head = full.find('<').map_or(full, |i| &full[..i]);
-    let start = head.rfind("::").map_or(0, |i| i + 2);
-    &full[start..]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::short_type_name;
-
-    #[test]
-    fn short_names() {
-        assert_eq!(short_type_name("Projectile"), "Projectile");
-        assert_eq!(short_type_name("game::weapons::Projectile"), "Projectile");
-        assert_eq!(short_type_name("game::Wrapper<alloc::string::String>"), "Wrapper<alloc::string::String>");
     }
 }

@@ -97,6 +97,8 @@ impl Drop for PoolSlot {
 ///
 /// The pools own the heap: dropping them joins every worker and drops every ready object
 /// before the heap (and its memory) goes.
+///
+/// Needs the `world` feature (on by default).
 pub struct Pools {
     /// By class index; `None` for classes without a pool.
     pools: Vec<Option<PoolSlot>>,

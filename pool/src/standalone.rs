@@ -28,11 +28,10 @@ use respawn_allocator::sync::spawn_running;
 use respawn_allocator::{ChunkAllocator, ClassId, SlabConfig};
 use thread_local::ThreadLocal;
 
-use crate::class_pool::background_priority;
+use crate::config::short_type_name;
 use crate::depot::{self, Depot, Magazine, Magazines, Refilled, Token};
-use crate::poolable::short_type_name;
 use crate::rc::Counts;
-use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{background_priority, Arc, AtomicU64, AtomicUsize, Ordering};
 use crate::{ConfigError, Policy, PoolConfig, PoolError, PoolStats};
 
 /// What a pool cell holds: the object first (so a worker writes a `T` at the cell's start),

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use crate::Policy;
 
-/// Counters of one class's pool, from [`Pools::stats`](crate::Pools::stats).
+/// Counters of one class's pool, from [`Pools::stats`](crate::Pools::stats) or a standalone
+/// [`Pool::stats`](crate::Pool::stats).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PoolStats {
     /// The class's configuration name.

@@ -7,6 +7,8 @@
 //! protocol needs of it is exactly what a lock gives (a push happens before the pop that
 //! takes the item; a full queue refuses the push). The models check the pool's protocol
 //! around the queue, not the queue.
+//!
+//! Also the one OS call of the pool: its workers' lower priority ([`background_priority`]).
 
 pub(crate) use respawn_allocator::sync::{
     back_off, fence, park_timeout, spin_wait, thread, Arc, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Mutex,
@@ -18,6 +20,19 @@ pub(crate) use crossbeam_queue::ArrayQueue;
 
 #[cfg(loom)]
 pub(crate) use model_queue::ArrayQueue;
+
+/// Lowers the calling thread's priority below the game thread's (nice +10), as UE runs its
+/// background work: when every core is busy, a precreation worker yields to the frame
+/// instead of taking a whole scheduler slice from it. Idle cores still run it at full
+/// speed. Best effort: a refusal leaves the priority as it was.
+pub(crate) fn background_priority() {
+    #[cfg(all(target_os = "linux", not(miri)))]
+    {
+        // SAFETY: `setpriority` takes plain integers and touches no memory of ours; on Linux
+        // `who == 0` names the calling thread alone (each thread has its own nice value).
+        let _ = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
+    }
+}
 
 #[cfg(loom)]
 mod model_queue {

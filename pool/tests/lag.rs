@@ -4,14 +4,18 @@
 //! burst beyond its room goes back to the arena; `side_bytes` is non-zero and follows the
 //! config; `wait_until_warm` reports `NotWarm` while the workers are held and returns once
 //! every precreated object can be popped; `prefill` warms a pool without workers. No test
-//! depends on a clock's speed: the workers are held by a gate, and released by it.
+//! depends on a clock's speed: the workers are held by a gate, and released by it. The
+//! tests of a World's pool (and those of both kinds) need the `world` feature.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "world")]
 use respawn_gc::{Heap, Object, Trace};
-use respawn_pool::{Policy, Pool, PoolConfig, PoolError, PoolStats, Poolable, Pools};
+use respawn_pool::{Policy, Pool, PoolConfig, PoolError};
+#[cfg(feature = "world")]
+use respawn_pool::{PoolStats, Poolable, Pools};
 
 /// Holds the workers in `create` while shut; the thread that made it (the test's game
 /// thread, whose misses build inline) always passes.
@@ -62,6 +66,7 @@ fn wait_for(mut done: impl FnMut() -> bool) {
 }
 
 /// Waits (bounded) until `done` holds of the pool's stats; shows the last ones if not.
+#[cfg(feature = "world")]
 fn wait_for_stats(stats: impl Fn() -> PoolStats, done: impl Fn(&PoolStats) -> bool) {
     let start = Instant::now();
     loop {
@@ -74,22 +79,26 @@ fn wait_for_stats(stats: impl Fn() -> PoolStats, done: impl Fn(&PoolStats) -> bo
     }
 }
 
+#[cfg(feature = "world")]
 #[derive(Trace, Object)]
 struct Shot {
     damage: u32,
 }
 
+#[cfg(feature = "world")]
 impl Poolable for Shot {
     fn create() -> Self {
         Shot { damage: 1 }
     }
 }
 
+#[cfg(feature = "world")]
 fn stats(pools: &Pools) -> PoolStats {
     pools.stats_of::<Shot>().expect("Shot has a pool")
 }
 
 /// A World's pool of `Shot`s whose workers build through `gate`.
+#[cfg(feature = "world")]
 fn world_pool(config: PoolConfig, gate: &Arc<Gate>) -> Pools {
     let mut pools = Pools::new(Heap::new());
     let g = Arc::clone(gate);
@@ -103,6 +112,7 @@ fn world_pool(config: PoolConfig, gate: &Arc<Gate>) -> Pools {
 }
 
 /// Waits until the workers have built everything queued, doing the game thread's upkeep.
+#[cfg(feature = "world")]
 fn settle(pools: &mut Pools) {
     wait_for(|| {
         pools.maintain();
@@ -120,6 +130,7 @@ const SMALL: PoolConfig = PoolConfig {
     workers: 1,
 };
 
+#[cfg(feature = "world")]
 #[test]
 fn a_world_pools_lag_rises_while_its_worker_is_held_and_falls_to_zero_once_it_runs() {
     let gate = Gate::new(true);
@@ -183,6 +194,7 @@ fn a_standalone_pools_lag_rises_while_its_worker_is_held_and_falls_to_zero_once_
     assert_eq!(after.recycled_purge, 100, "{after:?}");
 }
 
+#[cfg(feature = "world")]
 #[test]
 fn the_build_queue_is_sized_by_what_can_be_in_flight() {
     // The larger of grow_by and a magazine (128) per worker plus one; at most max. Not
@@ -204,6 +216,7 @@ fn the_build_queue_is_sized_by_what_can_be_in_flight() {
     }
 }
 
+#[cfg(feature = "world")]
 #[test]
 fn the_whole_initial_capacity_is_built_even_when_it_is_larger_than_a_growth_step() {
     // capacity > grow_by and > 2 magazines: the queue (256) takes what it can, the backlog
@@ -272,6 +285,7 @@ fn a_release_burst_beyond_the_queues_room_goes_back_to_the_allocator() {
     assert_eq!(pool.stats().lag, 0);
 }
 
+#[cfg(feature = "world")]
 #[test]
 fn side_bytes_are_counted_and_follow_the_config() {
     let gate = Gate::new(true);
@@ -296,6 +310,7 @@ fn side_bytes_are_counted_and_follow_the_config() {
     assert!(0 < small && small < big, "small {small}, big {big}");
 }
 
+#[cfg(feature = "world")]
 #[test]
 fn a_world_pool_is_not_warm_while_its_worker_is_held_and_every_precreated_spawn_hits_once_it_is() {
     let gate = Gate::new(false);
@@ -322,6 +337,7 @@ fn a_world_pool_is_not_warm_while_its_worker_is_held_and_every_precreated_spawn_
     assert_eq!((s.hits, s.misses), (64, 0), "{s:?}");
 }
 
+#[cfg(feature = "world")]
 #[test]
 fn prefill_warms_a_pool_without_workers_up_to_its_max() {
     #[derive(Trace, Object)]

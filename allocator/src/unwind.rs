@@ -16,7 +16,7 @@ use std::panic::{self, AssertUnwindSafe};
 /// destructor would abort the process.
 ///
 /// ```
-/// use respawn_arena::DropAll;
+/// use respawn_allocator::DropAll;
 ///
 /// let mut dropped = 0;
 /// let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
