@@ -868,6 +868,13 @@ impl Arena {
         });
     }
 
+    /// Where `class`'s cells are, for holders of [`CompactCell`](crate::CompactCell)s (a
+    /// pool and its workers). `None` for a class this arena does not know.
+    pub fn cell_map(&self, class: ClassId) -> Option<crate::CellMap> {
+        let entry = self.classes.get(class.index())?;
+        Some(crate::CellMap::new(entry.range, entry.id))
+    }
+
     /// Counters of class `T`, if registered.
     pub fn stats<T: 'static>(&self) -> Option<ArenaClassStats> {
         let entry = &self.classes[self.class_of::<T>()?.index()];

@@ -54,6 +54,96 @@ impl FreedCell {
     }
 }
 
+/// A [`FreedCell`] in four bytes: the cell's number in its class. The cell's address and
+/// its slot are arithmetic on that number (a class's cells and slots are laid out in step),
+/// so a holder of thousands of cells — a pool's ready objects, in its magazines — keeps
+/// them this way and asks the class's [`CellMap`] for the address or the full token.
+///
+/// Like a `FreedCell`, the token is the ownership of its cell (and the cell's object, in a
+/// pool's magazine): it is neither `Copy` nor `Clone`.
+#[cfg(not(loom))]
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "a dropped CompactCell is never reused; expand it and hand it to Arena::recycle"]
+pub struct CompactCell(u32);
+
+#[cfg(not(loom))]
+impl CompactCell {
+    /// The cell's number in its class (cell `n` of the class's `n / cells_per_slab`th slab
+    /// in address order).
+    #[inline]
+    pub fn number(&self) -> u32 {
+        self.0
+    }
+}
+
+/// Where one class's cells and slots are: turns [`CompactCell`]s into addresses and back
+/// into [`FreedCell`]s, on any thread (a pool's workers build objects by it). Made by
+/// [`Arena::cell_map`](crate::Arena::cell_map); a plain copyable value that stays valid as
+/// long as the arena that made it.
+#[cfg(not(loom))]
+#[derive(Clone, Copy, Debug)]
+pub struct CellMap {
+    range: NonNull<crate::table::Range>,
+    class: ClassId,
+}
+
+// SAFETY: the map reads its range (boxed by the arena's table, never moved or written after
+// set-up but for atomics) only to compute addresses; it owns nothing.
+#[cfg(not(loom))]
+unsafe impl Send for CellMap {}
+// SAFETY: as above.
+#[cfg(not(loom))]
+unsafe impl Sync for CellMap {}
+
+#[cfg(not(loom))]
+impl CellMap {
+    pub(crate) fn new(range: NonNull<crate::table::Range>, class: ClassId) -> Self {
+        Self { range, class }
+    }
+
+    /// The class whose cells the map places.
+    #[inline]
+    pub fn class(&self) -> ClassId {
+        self.class
+    }
+
+    /// `token` in four bytes. Gives the token back if its cell is not one of this map's
+    /// class.
+    #[inline]
+    pub fn compact(&self, token: FreedCell) -> Result<CompactCell, FreedCell> {
+        // SAFETY: the map is only made for a live arena's range; reading `start` is plain.
+        let start = unsafe { self.range.as_ref() }.start;
+        match token.slot.checked_sub(start) {
+            Some(n) if token.class == self.class => Ok(CompactCell(n)),
+            _ => Err(token),
+        }
+    }
+
+    /// The address of `cell`.
+    ///
+    /// # Safety
+    /// The arena that made this map is alive, and `cell` came from this map's (or a copy's)
+    /// [`compact`](Self::compact).
+    #[inline]
+    pub unsafe fn cell(&self, cell: &CompactCell) -> NonNull<u8> {
+        // SAFETY: the caller's contract: the range is alive, and the number is a cell of a
+        // slab the class was granted (it came from a token of the class), so it has an
+        // address.
+        unsafe { self.range.as_ref().cell(cell.0).unwrap_unchecked() }
+    }
+
+    /// The full token again.
+    ///
+    /// # Safety
+    /// As [`cell`](Self::cell).
+    #[inline]
+    pub unsafe fn expand(&self, cell: CompactCell) -> FreedCell {
+        // SAFETY: the caller's contract.
+        let (address, range) = unsafe { (self.cell(&cell), self.range.as_ref()) };
+        FreedCell { class: self.class, slot: range.start + cell.0, cell: address }
+    }
+}
+
 /// What a class's [free route](crate::Arena::set_free_route) is told when one of its
 /// objects ends.
 ///

@@ -54,6 +54,8 @@ mod table;
 
 #[cfg(not(loom))]
 pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, Iter, Releasable};
+#[cfg(not(loom))]
+pub use class::{CellMap, CompactCell};
 pub use class::{Ended, FreeRoute, Freed, FreedCell};
 pub use error::ArenaError;
 pub use flags::ObjectFlags;

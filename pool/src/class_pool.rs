@@ -6,7 +6,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use respawn_allocator::sync::spawn_running;
-use respawn_arena::{ArenaError, ClassId, ClassStore, DropAll, Freed, FreedCell, Handle, ObjectFlags, RawHandle};
+use respawn_arena::{
+    ArenaError, CellMap, ClassId, ClassStore, CompactCell, DropAll, Freed, FreedCell, Handle, ObjectFlags, RawHandle,
+};
 use respawn_gc::Heap;
 
 use crate::depot::{self, Depot, Magazines, Refilled};
@@ -66,9 +68,11 @@ pub(crate) struct ClassPool<T: Poolable> {
     class: ClassId,
     name: &'static str,
     config: PoolConfig,
-    depot: Arc<Depot>,
+    depot: Arc<Depot<CompactCell>>,
     /// The game thread's two magazines.
-    magazines: Magazines,
+    magazines: Magazines<CompactCell>,
+    /// Places the class's cells: the pool holds them as four-byte [`CompactCell`]s.
+    map: CellMap,
     workers: Vec<JoinHandle<()>>,
     create: Create<T>,
     tally: Tally,
@@ -99,7 +103,8 @@ impl<T: Poolable> ClassPool<T> {
     ) -> Result<Self, PoolError> {
         // The one check of `class` for the pool's life (`store` relies on it).
         heap.arena_mut_bypassing_gc().store_of::<T>(class)?;
-        let depot = Arc::new(Depot::for_config(&config));
+        let map = heap.arena().cell_map(class).expect("the class was checked just now");
+        let depot = Arc::new(Depot::for_config(&config, map));
         let route_depot = Arc::clone(&depot);
         heap.arena_mut_bypassing_gc().set_free_route::<T>(Some(Box::new(move |cell| route(&route_depot, cell))))?;
         let mut workers = Vec::with_capacity(config.workers);
@@ -107,7 +112,7 @@ impl<T: Poolable> ClassPool<T> {
             let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
             let spawned = spawn_running(format!("respawn-pool {} #{i}", T::class_name()), move || {
                 background_priority();
-                depot::work::<T, FreedCell>(depot, create)
+                depot::work::<T, CompactCell>(depot, create)
             });
             match spawned {
                 Ok(handle) => workers.push(handle),
@@ -120,6 +125,7 @@ impl<T: Poolable> ClassPool<T> {
             config,
             depot,
             magazines: Magazines::new(),
+            map,
             workers,
             create,
             tally: Tally::default(),
@@ -131,6 +137,14 @@ impl<T: Poolable> ClassPool<T> {
         }
         pool.built = true;
         Ok(pool)
+    }
+
+    /// The address of one of the pool's cells.
+    #[inline(always)]
+    fn cell(&self, cell: &CompactCell) -> std::ptr::NonNull<u8> {
+        // SAFETY: the pool's map compacted every cell it holds, and the heap it was made
+        // for outlives it (its `Pools` owns both).
+        unsafe { self.map.cell(cell) }
     }
 
     /// Objects ready in the game thread's magazines.
@@ -182,7 +196,7 @@ impl<T: Poolable> ClassPool<T> {
     /// changed) only if they and the depot are full. Within the hand, so uncounted, unless a
     /// full magazine goes to the depot.
     #[inline]
-    fn push_ready(&mut self, cell: FreedCell) -> Result<(), FreedCell> {
+    fn push_ready(&mut self, cell: CompactCell) -> Result<(), CompactCell> {
         if !self.magazines.loaded.is_full() {
             self.magazines.loaded.push(cell);
             return Ok(());
@@ -192,7 +206,7 @@ impl<T: Poolable> ClassPool<T> {
 
     #[cold]
     #[inline(never)]
-    fn push_ready_slow(&mut self, cell: FreedCell) -> Result<(), FreedCell> {
+    fn push_ready_slow(&mut self, cell: CompactCell) -> Result<(), CompactCell> {
         let before = self.local();
         let pushed = self.magazines.push(&self.depot, cell);
         // A full magazine published to the depot left the game thread's hand.
@@ -218,6 +232,7 @@ impl<T: Poolable> ClassPool<T> {
         if n == 0 || self.config.workers == 0 {
             return Ok(());
         }
+        let map = self.map;
         let mut store = self.store(heap);
         let mut taken = 0;
         let mut failed = None;
@@ -228,7 +243,7 @@ impl<T: Poolable> ClassPool<T> {
             match store.take_cell() {
                 Ok(cell) => {
                     taken += 1;
-                    Some(cell)
+                    Some(compact(&map, cell))
                 }
                 Err(e) => {
                     failed = Some(e);
@@ -256,10 +271,10 @@ impl<T: Poolable> ClassPool<T> {
             // alone until it is adopted; written once, here.
             unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
             self.depot.count_in_hand(1);
-            if let Err(cell) = self.push_ready(cell) {
+            if let Err(cell) = self.push_ready(compact(&self.map, cell)) {
                 // The depot is full (the pool holds `max` already): the object goes.
                 // SAFETY: written just above; nobody else has seen the cell.
-                unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
+                unsafe { std::ptr::drop_in_place(self.cell(&cell).cast::<T>().as_ptr()) };
                 self.depot.give_back(cell);
                 self.depot.count_in_hand(-1);
                 break;
@@ -272,7 +287,7 @@ impl<T: Poolable> ClassPool<T> {
 
     /// A ready cell, if any: `loaded`, then `previous`, then a full magazine from the depot.
     #[inline]
-    fn pop(&mut self, heap: &mut Heap) -> Option<FreedCell> {
+    fn pop(&mut self, heap: &mut Heap) -> Option<CompactCell> {
         match self.magazines.pop() {
             Some(cell) => Some(cell),
             None => self.refill(heap),
@@ -281,7 +296,7 @@ impl<T: Poolable> ClassPool<T> {
 
     #[cold]
     #[inline(never)]
-    fn refill(&mut self, heap: &mut Heap) -> Option<FreedCell> {
+    fn refill(&mut self, heap: &mut Heap) -> Option<CompactCell> {
         match self.magazines.refill(&self.depot) {
             Refilled::Previous => {}
             Refilled::Depot => {
@@ -313,9 +328,11 @@ impl<T: Poolable> ClassPool<T> {
         if let Some(next) = self.magazines.loaded.last() {
             // The next spawn's object was most likely built on a worker's core: start
             // bringing it over now, so that spawn does not wait for the transfer.
-            respawn_allocator::prefetch(next.cell().as_ptr());
+            respawn_allocator::prefetch(self.cell(next).as_ptr());
         }
         self.tally.spawns += 1;
+        // SAFETY: the map compacted every cell in the magazines, and the heap is alive.
+        let cell = unsafe { self.map.expand(cell) };
         let object = cell.cell().cast::<T>();
         // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
         // free route, stow) and holds an object a worker built or `Reuse` reset.
@@ -340,7 +357,7 @@ impl<T: Poolable> ClassPool<T> {
             // are still being built must not add `grow_by` cells per miss.
             self.grow(heap, self.config.grow_by.max(1))?;
         }
-        recycle_spare(&self.depot, heap);
+        recycle_spare(&self.depot, &self.map, heap);
         // Counted once the object exists: a panicking `create` spawned nothing.
         let value = (self.create)();
         let mut store = self.store(heap);
@@ -366,9 +383,9 @@ impl<T: Poolable> ClassPool<T> {
             return;
         };
         self.tally.recycled_reuse += 1;
-        if let Err(cell) = self.push_ready(cell) {
+        if let Err(cell) = self.push_ready(compact(&self.map, cell)) {
             // SAFETY: `stow` left the reset object in the cell, ours alone; dropped once.
-            unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) };
+            unsafe { std::ptr::drop_in_place(self.cell(&cell).cast::<T>().as_ptr()) };
             self.depot.give_back(cell);
             self.depot.count_in_hand(-1);
         }
@@ -385,16 +402,24 @@ impl<T: Poolable> ClassPool<T> {
 }
 
 /// The class's free route: [`Depot::route`].
-fn route(depot: &Depot, freed: Freed) {
+fn route(depot: &Depot<CompactCell>, freed: Freed) {
     depot.route(freed);
 }
 
 /// Hands the cells the pool gave up back to the arena, as vacant slots.
-fn recycle_spare(depot: &Depot, heap: &mut Heap) {
+fn recycle_spare(depot: &Depot<CompactCell>, map: &CellMap, heap: &mut Heap) {
     depot.drain_spare(|cell| {
+        // SAFETY: the pool's map compacted every cell it trades; its heap is alive.
+        let cell = unsafe { map.expand(cell) };
         let back = heap.arena_mut_bypassing_gc().recycle(cell);
         debug_assert!(back.is_ok(), "a pool's cell belongs to its arena");
     });
+}
+
+/// `cell` (a cell of the pool's class) in the form the pool keeps it.
+#[inline(always)]
+fn compact(map: &CellMap, cell: FreedCell) -> CompactCell {
+    map.compact(cell).unwrap_or_else(|_| unreachable!("a cell of another class in a pool"))
 }
 
 /// What [`ClassPool::destroy`] did: the whole release, or nothing (an owner of sub-objects,
@@ -491,7 +516,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn maintain(&mut self, heap: &mut Heap) {
-        recycle_spare(&self.depot, heap);
+        recycle_spare(&self.depot, &self.map, heap);
         if self.config.precreate && self.available() < self.config.low_watermark {
             let _ = self.grow(heap, self.config.grow_by);
         }
@@ -564,7 +589,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         let mut drops = DropAll::new();
         // SAFETY: every cell in the game thread's magazines holds a ready object the pool
         // alone owns, and the workers are joined, so each drop here is the object's one.
-        drops.run(|| unsafe { self.magazines.drop_objects::<T>() });
+        drops.run(|| unsafe { self.magazines.drop_objects::<T>(&self.map) });
         // SAFETY: as above, for the depot's published magazines.
         drops.run(|| unsafe { self.depot.drain_published::<T>() });
     }

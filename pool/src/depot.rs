@@ -1,16 +1,17 @@
 //! What a pool's game-thread side, its free route and its precreation workers share (the
 //! [`Depot`]): the queues of cells to build and of full and empty magazines, the counters,
-//! the parking lot. The World's pools trade arena cells ([`FreedCell`]); a standalone
-//! [`Pool`](crate::Pool) trades cells of its own allocator class ([`Token`] covers both).
+//! the parking lot. The World's pools trade arena cells (in four bytes each:
+//! [`CompactCell`], placed by the class's [`CellMap`]); a standalone [`Pool`](crate::Pool)
+//! trades cells of its own allocator class ([`Token`] covers both).
 //!
 //! ```text
 //!   game thread                         workers (N threads)
 //!   ───────────                         ───────────────────
-//!   free route ── FreedCell ──► to_build ──► create() into the cell
-//!   grow()     ── FreedCell ──►    │            │ push into its own magazine
-//!                                  │            ▼
-//!   loaded/previous ◄── whole magazine ── full ◄── publish when full (or when hungry)
-//!   magazines       ── empty magazine ──► empty ──► next magazine to fill
+//!   free route ── CompactCell ──► to_build ──► create() into the cell
+//!   grow()     ── CompactCell ──►    │            │ push into its own magazine
+//!                                    │            ▼
+//!   loaded/previous ◄── whole magazine ──── full ◄── publish when full (or when hungry)
+//!   magazines       ── empty magazine ────► empty ──► next magazine to fill
 //! ```
 //!
 //! Every cell in these queues is owned by the queue (the token is the ownership); a cell in
@@ -53,7 +54,7 @@
 //! | `sleepers[i].thread` | worker `i` (`enlist`, once, at start, before its first `park`) | `OnceLock`, and the flag's Release / Acquire | `kick` reads it only after seeing the flag the worker raised after setting it |
 //! | `enlisted` | each worker once (`enlist`: `fetch_add`) | Relaxed | hands each worker its own slot; nothing else is ordered by it |
 //! | `counters` | their owning side (worker, route, game thread) | Relaxed | tallies for stats; nothing is ordered by them |
-//! | `max`, `stock`, `workers`, the number of `sleepers` | set at creation | — | immutable |
+//! | `map`, `max`, `stock`, `workers`, the number of `sleepers` | set at creation | — | immutable |
 //!
 //! **No waiting on a worker.** Workers run at a lower priority than the game thread (see
 //! `background_priority`), so on a busy machine a worker that holds a lock may not run
@@ -71,6 +72,7 @@
 //! one such step, and what does not fit the queue waits in the backlog (see
 //! [`build_queue_len`]).
 
+use std::fmt;
 use std::mem;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
@@ -79,8 +81,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use respawn_allocator::DropAll;
-#[cfg(feature = "world")]
-use respawn_arena::{Ended, Freed, FreedCell};
+#[cfg(all(feature = "world", loom))]
+use respawn_arena::FreedCell;
+#[cfg(all(feature = "world", not(loom)))]
+use respawn_arena::{CellMap, CompactCell, Ended, Freed};
 
 use crate::sync::{
     back_off, fence, park_timeout, spin_wait, thread, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Mutex,
@@ -111,23 +115,42 @@ const IDLE_FLUSH: Option<Duration> = Some(Duration::from_millis(20));
 #[cfg(loom)]
 const IDLE_FLUSH: Option<Duration> = None;
 
-/// Without the `world` feature there are no arena cells: this stand-in only fills the
-/// `C = FreedCell` default of the depot's types, which a standalone pool always overrides
-/// (with its own cell type).
-#[cfg(not(feature = "world"))]
-pub(crate) enum FreedCell {}
-
 /// Ownership of one cell a pool trades: uninitialised memory for one object, or a built
 /// object (in a magazine).
 pub(crate) trait Token: Send + 'static {
+    /// What places a token's cell: nothing for a token that holds the address (a
+    /// standalone pool's), the class's [`CellMap`] for a World pool's [`CompactCell`] —
+    /// four bytes in the queues and magazines instead of sixteen, its address arithmetic.
+    type Map: Copy + Send + Sync + fmt::Debug + 'static;
+
     /// The cell's memory.
-    fn cell(&self) -> NonNull<u8>;
+    ///
+    /// # Safety
+    /// `map` is the depot's (the one every token in it was made for), and whatever the
+    /// map reads (a World pool's arena) is alive.
+    unsafe fn cell(&self, map: &Self::Map) -> NonNull<u8>;
 }
 
-#[cfg(feature = "world")]
+#[cfg(all(feature = "world", not(loom)))]
+impl Token for CompactCell {
+    type Map = CellMap;
+
+    #[inline(always)]
+    unsafe fn cell(&self, map: &CellMap) -> NonNull<u8> {
+        // SAFETY: the caller's contract: the depot's tokens are compacted by its map, and
+        // the arena outlives the pool (its `Pools` joins the workers before the heap goes).
+        unsafe { map.cell(self) }
+    }
+}
+
+/// The loom models trade the arena's full tokens (no arena runs under loom to place a
+/// compact one).
+#[cfg(all(feature = "world", loom))]
 impl Token for FreedCell {
+    type Map = ();
+
     #[inline]
-    fn cell(&self) -> NonNull<u8> {
+    unsafe fn cell(&self, (): &()) -> NonNull<u8> {
         FreedCell::cell(self)
     }
 }
@@ -135,7 +158,7 @@ impl Token for FreedCell {
 /// A small array of cells holding ready objects (Bonwick's magazine). Its capacity is fixed
 /// at [`MAGAZINE`], so pushing never allocates.
 #[derive(Debug)]
-pub(crate) struct Magazine<C = FreedCell>(Vec<C>);
+pub(crate) struct Magazine<C>(Vec<C>);
 
 impl<C: Token> Magazine<C> {
     pub(crate) fn new() -> Self {
@@ -170,13 +193,14 @@ impl<C: Token> Magazine<C> {
     /// Drops the object in each of the magazine's cells and empties it.
     ///
     /// # Safety
-    /// Every cell holds an initialised `T` that the caller owns alone (nobody else drops it).
-    pub(crate) unsafe fn drop_objects<T>(&mut self) {
+    /// Every cell holds an initialised `T` that the caller owns alone (nobody else drops
+    /// it), and `map` places the cells ([`Token::cell`]).
+    pub(crate) unsafe fn drop_objects<T>(&mut self, map: &C::Map) {
         // A panicking destructor does not stop the others (the first panic goes on after).
         let mut drops = DropAll::new();
         for cell in self.0.drain(..) {
             // SAFETY: the caller's contract; each cell leaves the magazine as it is dropped.
-            drops.run(|| unsafe { std::ptr::drop_in_place(cell.cell().cast::<T>().as_ptr()) });
+            drops.run(|| unsafe { std::ptr::drop_in_place(cell.cell(map).cast::<T>().as_ptr()) });
         }
     }
 }
@@ -197,7 +221,7 @@ pub(crate) enum Refilled {
 /// `previous` is swapped in when `loaded` runs dry (or over, on a return) before the depot
 /// is touched, so the depot sees one trade per magazine, not one per object.
 #[derive(Debug)]
-pub(crate) struct Magazines<C = FreedCell> {
+pub(crate) struct Magazines<C> {
     pub(crate) loaded: Magazine<C>,
     pub(crate) previous: Magazine<C>,
 }
@@ -263,12 +287,12 @@ impl<C: Token> Magazines<C> {
     ///
     /// # Safety
     /// As [`Magazine::drop_objects`].
-    pub(crate) unsafe fn drop_objects<T>(&mut self) {
+    pub(crate) unsafe fn drop_objects<T>(&mut self, map: &C::Map) {
         let mut drops = DropAll::new();
         // SAFETY: the caller's contract, for both magazines.
-        drops.run(|| unsafe { self.loaded.drop_objects::<T>() });
+        drops.run(|| unsafe { self.loaded.drop_objects::<T>(map) });
         // SAFETY: as above.
-        drops.run(|| unsafe { self.previous.drop_objects::<T>() });
+        drops.run(|| unsafe { self.previous.drop_objects::<T>(map) });
     }
 }
 
@@ -309,7 +333,9 @@ struct Sleeper {
 /// is private: the module docs list the protocol steps that reach them, and who writes
 /// each field with which ordering.
 #[derive(Debug)]
-pub(crate) struct Depot<C = FreedCell> {
+pub(crate) struct Depot<C: Token> {
+    /// Places the tokens' cells (a World pool's class map; nothing for a standalone pool).
+    map: C::Map,
     /// Cells waiting for a worker to build an object in them. Fixed room
     /// ([`build_queue_len`]); a released cell that finds it full goes back to the arena.
     to_build: ArrayQueue<C>,
@@ -440,16 +466,17 @@ impl<C: Token> Depot<C> {
     /// The depot of a pool configured by `config`: its `max`, its workers, and a `to_build`
     /// queue sized by [`build_queue_len`].
     #[cfg(not(loom))]
-    pub(crate) fn for_config(config: &crate::PoolConfig) -> Self {
-        let mut depot = Self::new(config.max, build_queue_len(config), config.workers);
+    pub(crate) fn for_config(config: &crate::PoolConfig, map: C::Map) -> Self {
+        let mut depot = Self::new(config.max, build_queue_len(config), config.workers, map);
         depot.stock = config.capacity;
         let floor = depot.backlog_floor().min(config.capacity);
         depot.backlog.lock().reserve_exact(floor);
         depot
     }
 
-    /// A depot for a pool of at most `max` cells whose `to_build` queue holds `queue`.
-    pub(crate) fn new(max: usize, queue: usize, workers: usize) -> Self {
+    /// A depot for a pool of at most `max` cells whose `to_build` queue holds `queue`, and
+    /// whose tokens `map` places.
+    pub(crate) fn new(max: usize, queue: usize, workers: usize, map: C::Map) -> Self {
         // Magazines in circulation: the whole ones a pool of `max` can fill, and slack for
         // the workers' and the consumers' own (outside the queues).
         let magazines = max.div_ceil(MAGAZINE) + 2 * workers + 8;
@@ -470,6 +497,7 @@ impl<C: Token> Depot<C> {
             let _ = empty.push(Magazine::new());
         }
         Self {
+            map,
             to_build: ArrayQueue::new(queue.max(1)),
             backlog: Mutex::new(Vec::new()),
             backlogged: AtomicUsize::new(0),
@@ -951,7 +979,7 @@ impl<C: Token> Depot<C> {
         while let Some(mut magazine) = self.take_full() {
             // SAFETY: a published magazine's cells hold objects the workers built; with the
             // workers gone, the pool alone owns them.
-            drops.run(|| unsafe { magazine.drop_objects::<T>() });
+            drops.run(|| unsafe { magazine.drop_objects::<T>(&self.map) });
         }
         while self.take_to_build().is_some() {
             self.building.fetch_sub(1, Ordering::Relaxed);
@@ -970,8 +998,8 @@ impl<C: Token> Depot<C> {
     }
 }
 
-#[cfg(feature = "world")]
-impl Depot<FreedCell> {
+#[cfg(all(feature = "world", not(loom)))]
+impl Depot<CompactCell> {
     /// The World's free route, on the game thread (inside the collector or a `Purge`
     /// release): a cell whose object has ended comes back to the pool, counted by why it
     /// ended, and goes to the workers for rebuilding — or back to the arena when the pool is
@@ -986,7 +1014,8 @@ impl Depot<FreedCell> {
                 let c = &self.counters;
                 let tally = if ended == Ended::DestroyedNow { &c.routed_purge } else { &c.routed_gc };
                 tally.fetch_add(1, Ordering::Relaxed);
-                cell
+                // The route is the class's own: its cells are the map's.
+                self.map.compact(cell).unwrap_or_else(|_| unreachable!("a cell of another class on a pool's route"))
             }
             Freed::Retired { .. } => {
                 self.count_retired();
@@ -1066,7 +1095,7 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
             Ok(value) => {
                 // SAFETY: the token owns its cell: uninitialised memory of `T`'s layout
                 // (the class's cell), written once here before anyone else sees it.
-                unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
+                unsafe { cell.cell(&depot.map).cast::<T>().as_ptr().write(value) };
                 depot.built(start.elapsed().as_nanos() as u64);
                 let magazine = current.get_or_insert_with(|| depot.take_empty());
                 magazine.push(cell);
@@ -1092,7 +1121,7 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
         depot.abandon_held(magazine.len());
         // SAFETY: every cell in a worker's magazine holds an object it built; the worker is
         // its only owner and drops it once.
-        unsafe { magazine.drop_objects::<T>() };
+        unsafe { magazine.drop_objects::<T>(&depot.map) };
     }
 }
 
@@ -1109,7 +1138,9 @@ mod tests {
     struct Cell;
 
     impl Token for Cell {
-        fn cell(&self) -> NonNull<u8> {
+        type Map = ();
+
+        unsafe fn cell(&self, (): &()) -> NonNull<u8> {
             NonNull::dangling()
         }
     }
@@ -1127,7 +1158,7 @@ mod tests {
     /// the first kick never returns.)
     #[test]
     fn a_worker_stalled_in_park_never_blocks_the_route() {
-        let mut depot = Depot::<Cell>::new(4 * MAGAZINE, MAGAZINE, 1);
+        let mut depot = Depot::<Cell>::new(4 * MAGAZINE, MAGAZINE, 1, ());
         // Below its stock, so the burst beyond `to_build` waits in the backlog.
         depot.stock = 4 * MAGAZINE;
         let depot = Arc::new(depot);
@@ -1221,7 +1252,7 @@ mod loom_model {
         fn take(&self, cell: &FreedCell) -> usize {
             // SAFETY: a cell out of a published magazine holds an object a worker built;
             // the game thread owns it now and moves it out once.
-            let obj = unsafe { cell.cell().cast::<Obj>().as_ptr().read() };
+            let obj = unsafe { FreedCell::cell(cell).cast::<Obj>().as_ptr().read() };
             // SAFETY: loom checks this read is ordered after `create`'s write.
             let mark = self.marks.0[obj.n].with(|m| unsafe { *m });
             assert_eq!(mark, 1, "object {} handed over before it was built", obj.n);
@@ -1246,7 +1277,7 @@ mod loom_model {
     /// A pool with one worker running, and `N` cells queued for it as `grow` queues them.
     struct Model {
         built: Built,
-        depot: Arc<Depot>,
+        depot: Arc<Depot<FreedCell>>,
         worker: thread::JoinHandle<()>,
         /// The cells' memory; outlives the worker (joined before the model drops).
         _memory: Vec<std::mem::MaybeUninit<Obj>>,
@@ -1268,10 +1299,10 @@ mod loom_model {
             Self::start_with(1, |depot, tokens| depot.request_growth(tokens))
         }
 
-        fn start_with(queue: usize, send: impl FnOnce(&Depot, Vec<FreedCell>)) -> Self {
+        fn start_with(queue: usize, send: impl FnOnce(&Depot<FreedCell>, Vec<FreedCell>)) -> Self {
             let built = Built::new(N);
             let (memory, tokens) = cells(N);
-            let depot = Arc::new(Depot::new(N, queue, 1));
+            let depot = Arc::new(Depot::new(N, queue, 1, ()));
             let worker = {
                 let (depot, create) = (Arc::clone(&depot), built.create());
                 thread::spawn(move || work::<Obj, FreedCell>(depot, create))

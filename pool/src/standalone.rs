@@ -51,8 +51,10 @@ pub(crate) struct PoolCell(NonNull<u8>);
 unsafe impl Send for PoolCell {}
 
 impl Token for PoolCell {
+    type Map = ();
+
     #[inline]
-    fn cell(&self) -> NonNull<u8> {
+    unsafe fn cell(&self, (): &()) -> NonNull<u8> {
         self.0
     }
 }
@@ -307,7 +309,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
         };
         let memory = ChunkAllocator::new();
         let class = memory.register_class(std::alloc::Layout::new::<Slot<T>>(), slab).map_err(PoolError::Alloc)?;
-        let depot = Arc::new(Depot::for_config(&config));
+        let depot = Arc::new(Depot::for_config(&config, ()));
         let workers = (0..config.workers)
             .map(|i| {
                 let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
@@ -879,7 +881,7 @@ impl<T: Send + 'static> Drop for Pool<T> {
             let m = local.magazines.get_mut();
             // SAFETY: every cell in a thread's magazines holds a `T` the pool alone owns;
             // no thread can reach them now (`&mut self`).
-            unsafe { m.drop_objects::<T>() };
+            unsafe { m.drop_objects::<T>(&()) };
         }
         // SAFETY: every object is dropped (the pool's above; `Pooled` borrows the pool, and
         // `OwnedPooled` and `Shared` keep it alive); nothing uses the memory any more.
