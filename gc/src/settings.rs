@@ -32,9 +32,9 @@ pub struct GcSettings {
     /// external referencers) still hold to objects marked as garbage, for
     /// [`Heap::garbage_references`](crate::Heap::garbage_references) (UE's
     /// `gc.GarbageReferenceTrackingEnabled`). A diagnostic: when on, each collection scans
-    /// every kept object once more after its mark, on one thread (the time counts in
-    /// [`GcStats::gather_time`]). Off in every preset; off, the mark is unchanged and the
-    /// collection checks one `bool`.
+    /// every kept object once more after its mark, on one thread, and allocates (the time
+    /// counts in [`GcStats::gather_time`]). Off in every preset; off, the collection only
+    /// tests this `bool`.
     pub track_garbage_references: bool,
 }
 
