@@ -139,7 +139,9 @@ pub struct ChainLink {
 /// A shortest chain of references from a root to an object, as
 /// [`Heap::why_alive`](crate::Heap::why_alive) finds it: the root object first, the object
 /// asked about last. Prints as
-/// `root (add_to_root) Turret#12 -> [traced] Projectile#40 -> [outer] Trail#41`.
+/// `root (Root guard) Radar#3 -> [traced] Projectile#40 -> [outer] Turret#12`: a guard keeps
+/// the radar, a field of the radar holds the projectile, and the projectile's owner (its
+/// outer) is the turret.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReferenceChain {
     /// What keeps the first link alive.
