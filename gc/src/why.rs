@@ -17,7 +17,7 @@
 //! ```
 
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 
 use respawn_allocator::sync::AtomicU32;
@@ -337,12 +337,15 @@ impl<'h> Graph<'h> {
 
     /// The edges out of the object in slot `index` that the mark would follow to an object
     /// it could still claim, in the order its visit takes them: outer, cluster, traced
-    /// fields. Traced handles to garbage go to `garbage`, if asked for.
+    /// fields. A cluster's members are edges of the first member visited only, as the mark
+    /// reaches each cluster once (`clusters` holds those reached; `None` skips clusters).
+    /// Traced handles to garbage go to `garbage`, if asked for.
     fn visit(
         &self,
         index: u32,
         recorder: &mut Recorder,
         out: &mut Vec<(u32, Reference)>,
+        clusters: Option<&mut HashSet<u32>>,
         mut garbage: Option<&mut Vec<GarbageReference>>,
     ) {
         let table = self.table();
@@ -353,7 +356,11 @@ impl<'h> Graph<'h> {
                 out.push((outer, Reference::Outer));
             }
         }
-        if let Some(cluster) = self.clusters.cluster_of(index, slot).filter(|&c| self.cluster_holds(c)) {
+        let cluster = clusters.and_then(|reached| {
+            let cluster = self.clusters.cluster_of(index, slot)?;
+            (reached.insert(cluster) && self.cluster_holds(cluster)).then_some(cluster)
+        });
+        if let Some(cluster) = cluster {
             for raw in self.clusters.objects(ClusterId(cluster)).into_iter().flatten() {
                 if raw.index() != index && self.slot_of(raw).is_some_and(claimable) {
                     out.push((raw.index(), Reference::Cluster));
@@ -422,12 +429,12 @@ impl<'h> Graph<'h> {
                 }
             }
         });
-        let mut out = Vec::new();
+        let (mut out, mut clusters) = (Vec::new(), HashSet::new());
         while let Some(index) = queue.pop_front() {
             if target.is_some_and(|t| seen.contains_key(&t)) {
                 break;
             }
-            self.visit(index, &mut recorder, &mut out, garbage.as_deref_mut());
+            self.visit(index, &mut recorder, &mut out, Some(&mut clusters), garbage.as_deref_mut());
             for (next, how) in out.drain(..) {
                 if let Entry::Vacant(entry) = seen.entry(next) {
                     entry.insert(Step::From(index, how));
@@ -483,7 +490,7 @@ impl<'h> Graph<'h> {
         for (first, run) in table.runs() {
             for (k, slot) in run.iter().enumerate() {
                 if !slot.flags().intersects(unscanned) {
-                    self.visit(first + k as u32, &mut recorder, &mut edges, Some(out));
+                    self.visit(first + k as u32, &mut recorder, &mut edges, None, Some(out));
                     edges.clear();
                 }
             }

@@ -379,3 +379,157 @@ fn chains_name_each_objects_class() {
     );
     assert_eq!(heap.get(plane).map(|p| p.fuel), Some(9));
 }
+
+mod random_graphs {
+    //! Random graphs with every kind of root and link (guards, `add_to_root`, referencers,
+    //! permanent objects, traced edges, outers, clusters, garbage): `why_alive` finds a chain
+    //! exactly for the objects the next collection keeps, and every chain starts at a root of
+    //! the kind it names and follows only edges the heap has.
+
+    use std::collections::HashSet;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(Clone, Debug)]
+    struct Graph {
+        nodes: usize,
+        edges: Vec<(usize, usize)>,
+        outers: Vec<(usize, usize)>,
+        clusters: Vec<Vec<usize>>,
+        manual: Vec<usize>,
+        guarded: Vec<usize>,
+        reported: Vec<usize>,
+        permanent: Vec<usize>,
+        garbage: Vec<usize>,
+        parallel: bool,
+    }
+
+    fn graph() -> impl Strategy<Value = Graph> {
+        (2..40usize).prop_flat_map(|n| {
+            let i = 0..n;
+            let few = |k: usize| prop::collection::vec(0..n, 0..k);
+            (
+                prop::collection::vec((i.clone(), i.clone()), 0..n * 2),
+                prop::collection::vec((i.clone(), i), 0..n / 2 + 1),
+                prop::collection::vec(few(5), 0..4),
+                (few(4), few(3), few(3), few(3), few(6)),
+                any::<bool>(),
+            )
+                .prop_map(
+                    move |(edges, outers, clusters, (manual, guarded, reported, permanent, garbage), parallel)| Graph {
+                        nodes: n,
+                        edges,
+                        outers,
+                        clusters,
+                        manual,
+                        guarded,
+                        reported,
+                        permanent,
+                        garbage,
+                        parallel,
+                    },
+                )
+        })
+    }
+
+    fn check(g: Graph) -> Result<(), TestCaseError> {
+        let settings = GcSettings { parallel: g.parallel, min_objects_per_task: 1, ..GcSettings::SINGLE_THREADED };
+        let mut heap = Heap::with_config(SMALL, settings).unwrap();
+        let drops = Drops::default();
+        let permanent: HashSet<usize> = g.permanent.iter().copied().collect();
+        // Permanent nodes first (their edges must name nodes that exist: earlier ones).
+        let mut handles: Vec<Handle<Node>> = Vec::with_capacity(g.nodes);
+        for i in 0..g.nodes {
+            let mut value = Node::new(i, &drops);
+            value.edges.extend(g.edges.iter().filter(|&&(a, b)| a == i && b < i).map(|&(_, b)| handles[b]));
+            let h = if permanent.contains(&i) {
+                heap.insert_permanent(value).map_err(|r| r.error).unwrap()
+            } else {
+                heap.insert(value)
+            };
+            handles.push(h);
+        }
+        for &(a, b) in g.edges.iter().filter(|&&(a, b)| b >= a) {
+            if let Some(node) = heap.get_mut(handles[a]) {
+                node.edges.push(handles[b]);
+            }
+        }
+        for &(c, p) in &g.outers {
+            let _ = heap.set_outer(handles[c].raw(), Some(handles[p].raw())); // cycles refused
+        }
+        for members in g.clusters.iter().filter(|m| !m.is_empty()) {
+            let raws: Vec<RawHandle> = members[1..].iter().map(|&m| handles[m].raw()).collect();
+            let _ = heap.create_cluster(handles[members[0]].raw(), &raws); // overlaps refused
+        }
+        for &i in &g.manual {
+            let _ = heap.add_to_root(handles[i].raw());
+        }
+        let guards: Vec<_> = g.guarded.iter().map(|&i| heap.root(handles[i]).unwrap()).collect();
+        for &i in &g.garbage {
+            let _ = heap.mark_as_garbage(handles[i].raw()); // rooted or permanent subtrees refused
+        }
+        let reported: Vec<RawHandle> = g.reported.iter().map(|&i| handles[i].raw()).collect();
+        let report = reported.clone();
+        let _referencer = heap.add_referencer(move |t| report.iter().for_each(|&h| t.handle(h)));
+
+        let mut answers = Vec::with_capacity(g.nodes);
+        for (i, &h) in handles.iter().enumerate() {
+            let visible = heap.get(h).is_some();
+            let answer = heap.why_alive(h);
+            prop_assert_eq!(answer.is_ok(), visible, "node {}: {:?}", i, answer);
+            let Ok(answer) = answer else {
+                answers.push(false);
+                continue;
+            };
+            if let Some(chain) = &answer {
+                prop_assert_eq!(chain.target().handle, h.raw());
+                let first = chain.root_object().handle;
+                let slot = heap.table().slot(first.index()).unwrap();
+                match chain.root {
+                    RootKind::AddToRoot => prop_assert!(slot.flags().contains(ObjectFlags::ROOT_SET)),
+                    RootKind::Guard(n) => prop_assert_eq!(slot.root_count(), n),
+                    RootKind::Referencer(0) => prop_assert!(reported.contains(&first)),
+                    RootKind::Permanent => prop_assert!(slot.flags().contains(ObjectFlags::PERMANENT)),
+                    other => prop_assert!(false, "no such root here: {:?}", other),
+                }
+                for pair in chain.links.windows(2) {
+                    let (from, to) = (pair[0].object.handle, pair[1].object.handle);
+                    let node = heap.get(Handle::<Node>::from_raw(from)).unwrap();
+                    match pair[1].reference {
+                        Reference::Traced => prop_assert!(node.edges.iter().any(|e| e.raw() == to), "{}", chain),
+                        Reference::Outer => {
+                            prop_assert_eq!(heap.table().slot(from.index()).unwrap().outer(), Some(to.index()))
+                        }
+                        Reference::Cluster => {
+                            prop_assert!(heap.cluster_of(from).is_some(), "{}", chain);
+                            prop_assert_eq!(heap.cluster_of(from), heap.cluster_of(to), "{}", chain);
+                        }
+                        other => prop_assert!(false, "no such link: {:?}", other),
+                    }
+                }
+            }
+            answers.push(answer.is_some());
+        }
+        heap.collect_garbage(CollectOptions::FULL);
+        for (i, &h) in handles.iter().enumerate() {
+            prop_assert_eq!(heap.get(h).is_some(), answers[i], "node {} survives iff it had a chain", i);
+        }
+        drop(guards);
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 4 } else { 256 },
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn a_chain_exists_exactly_for_what_the_collection_keeps(g in graph()) {
+            check(g)?;
+        }
+    }
+}
