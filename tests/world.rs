@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::{wait_for, Counted, Drops, Gate, Ship, Shot};
 use respawn::{
-    ArenaConfig, ArenaError, GcSettings, Handle, Object, ObjectFlags, Policy, PoolConfig, PoolError, Poolable,
-    RawHandle, Reference, Referrer, RootKind, Trace, World,
+    ArenaConfig, ArenaError, GcSettings, Handle, Object, ObjectFlags, Policy, PoolConfig, PoolError, Poolable, Trace,
+    World,
 };
 
 fn world_with(policy: Policy, workers: usize) -> (World, Drops) {
@@ -672,43 +672,4 @@ impl Poolable for Stubborn {
 #[test]
 fn an_object_whose_begin_destroy_panics_is_retired_and_leaves_the_pool_in_use_count() {
     a_panicking_end_leaves_the_pool_in_use_count(|s: &mut Stubborn| s.armed = true);
-}
-
-#[test]
-fn why_alive_follows_pooled_objects_fields_and_outers_and_garbage_references_are_reported() {
-    let (mut world, drops) = world_with(Policy::Default, 0);
-    let shot = world.spawn::<Shot>();
-    let turret = world.insert(Counted::new(&drops));
-    world.set_outer(shot, Some(turret.raw())).unwrap();
-    let ship = world.insert(Ship { shots: vec![shot] });
-    let guard = world.root(ship).unwrap();
-
-    // The turret owns the shot; a reachable shot keeps its owner.
-    let chain = world.why_alive(turret).unwrap().expect("kept through the ship's shot");
-    assert_eq!(chain.root, RootKind::Guard(1));
-    let how: Vec<(RawHandle, Reference)> = chain.links.iter().map(|l| (l.object.handle, l.reference)).collect();
-    assert_eq!(how, [(ship.raw(), Reference::Root), (shot.raw(), Reference::Traced), (turret.raw(), Reference::Outer)]);
-    assert_eq!(
-        chain.to_string(),
-        format!(
-            "root (Root guard) Ship#{} -> [traced] Shot#{} -> [outer] Counted#{}",
-            ship.index(),
-            shot.index(),
-            turret.index()
-        )
-    );
-    assert!(world.find_garbage_references().is_empty());
-
-    // Destroyed under `Default`: garbage until the next collection, still in the ship's list.
-    world.destroy(shot).unwrap();
-    assert!(matches!(world.why_alive(shot), Err(PoolError::Arena(ArenaError::Hidden(_)))));
-    assert_eq!(world.why_alive(turret).unwrap(), None, "its only keeper is garbage");
-    let found = world.find_garbage_references();
-    assert_eq!(found.len(), 1);
-    assert_eq!((found[0].from, found[0].to.handle), (Referrer::Object(chain.links[0].object), shot.raw()));
-    world.collect_garbage();
-    assert!(!world.contains(turret) && world.contains(ship));
-    assert!(matches!(world.why_alive(shot), Err(PoolError::Stale)));
-    assert!(world.find_garbage_references().is_empty(), "purged: the ship's handle is stale now");
-    drop(guard);
 }
