@@ -12,7 +12,8 @@ pub use respawn_arena::{
 };
 pub use respawn_gc as gc;
 pub use respawn_gc::{
-    CollectOptions, GcError, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, Referencer, Trace, Tracer,
+    ChainLink, CollectOptions, GarbageReference, GcError, GcSettings, GcStats, GcStep, Heap, Object, ObjectRef,
+    PurgeProgress, Reference, ReferenceChain, Referencer, Referrer, RootKind, Trace, Tracer,
 };
 pub use respawn_pool as pool;
 pub use respawn_pool::{

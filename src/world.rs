@@ -6,7 +6,10 @@ use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
 use respawn_arena::{ArenaConfig, ClassLayout, Handle, RawHandle, Root};
-use respawn_gc::{CollectOptions, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, Referencer, Tracer};
+use respawn_gc::{
+    CollectOptions, GarbageReference, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, ReferenceChain,
+    Referencer, Tracer,
+};
 use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
 /// Adds one class's pool with its final (merged) configuration.
@@ -691,6 +694,49 @@ impl World {
     /// ```
     pub fn add_referencer(&mut self, report: impl for<'t> FnMut(&mut Tracer<'t>) + Send + 'static) -> Referencer {
         self.pools.heap_mut().add_referencer(report)
+    }
+
+    /// Why the object is alive: a shortest chain of references from a root to it, by the
+    /// rules the next collection marks by, naming the root (`add_to_root`, a `Root` guard,
+    /// a referencer, permanence) and each link (a traced field, an outer, a cluster); `None`
+    /// if the next collection would purge it. A diagnostic: see [`Heap::why_alive`].
+    ///
+    /// # Errors
+    /// [`PoolError::Stale`], or [`PoolError::Arena`] with [`ArenaError::Hidden`]
+    /// (garbage, pending purge, in its pool).
+    ///
+    /// [`ArenaError::Hidden`]: respawn_arena::ArenaError::Hidden
+    ///
+    /// ```
+    /// use respawn::{Handle, Object, PoolConfig, Poolable, RootKind, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Turret { target: Option<Handle<Drone>> }
+    /// #[derive(Trace, Object)]
+    /// struct Drone { hp: u32 }
+    /// impl Poolable for Drone {
+    ///     fn create() -> Self { Drone { hp: 10 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Drone>(PoolConfig::DEFAULT).build()?;
+    /// let drone = world.spawn::<Drone>();
+    /// let turret = world.insert(Turret { target: Some(drone) });
+    /// let _guard = world.root(turret)?;
+    /// let chain = world.why_alive(drone)?.expect("the turret targets it");
+    /// assert_eq!(chain.root, RootKind::Guard(1));
+    /// println!("{chain}"); // root (Root guard) Turret#… -> [traced] Drone#…
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn why_alive<T>(&mut self, h: Handle<T>) -> Result<Option<ReferenceChain>, PoolError> {
+        Ok(self.pools.heap_mut().why_alive(h)?)
+    }
+
+    /// References that objects the next collection would keep (and external referencers)
+    /// still hold to objects marked as garbage — destroyed under `Policy::Default` and not yet
+    /// purged. See [`Heap::find_garbage_references`]; for a record taken by each collection,
+    /// [`GcSettings::track_garbage_references`] and [`Heap::garbage_references`].
+    pub fn find_garbage_references(&mut self) -> Vec<GarbageReference> {
+        self.pools.heap_mut().find_garbage_references()
     }
 
     /// Runs a full collection now and purges what it found; routed cells go back to their

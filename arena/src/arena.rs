@@ -896,6 +896,13 @@ impl Arena {
         })
     }
 
+    /// The name (Rust type) of class `class`, or `None` for a class this arena does not
+    /// know. With [`Slot::class`] it names the class of any object, for type-erased code
+    /// (the collector's diagnostics).
+    pub fn class_name(&self, class: ClassId) -> Option<&'static str> {
+        self.classes.get(class.index()).map(|entry| entry.name)
+    }
+
     /// What every cell of class `class`'s slabs holds, slab by slab in address order: the
     /// picture behind a memory-layout view. `None` for a class this arena does not know.
     pub fn layout(&self, class: ClassId) -> Option<ClassLayout> {

@@ -19,6 +19,7 @@ use crate::mark::{Frontier, Marker, Tracer};
 use crate::referencer::{Referencer, Referencers};
 use crate::settings::{CollectOptions, GcSettings, GcStats, GcStep, PurgeProgress};
 use crate::threads::Threads;
+use crate::why::{GarbageReference, Graph, ReferenceChain};
 use crate::{GcError, Object, Trace};
 
 /// A class's collector entry points, type-erased (the class's vtable).
@@ -291,6 +292,9 @@ pub struct Heap {
     threads: Threads,
     /// Systems outside the heap that report the handles they hold at each mark.
     referencers: Referencers,
+    /// What the last collection found still referencing garbage, when
+    /// [`GcSettings::track_garbage_references`] is on.
+    garbage_references: Vec<GarbageReference>,
 }
 
 impl fmt::Debug for Heap {
@@ -336,6 +340,7 @@ impl Heap {
         Ok(Self {
             threads,
             referencers: Referencers::default(),
+            garbage_references: Vec::new(),
             arena,
             classes: Vec::new(),
             clusters: Clusters::default(),
@@ -621,6 +626,143 @@ impl Heap {
     /// at the next collection).
     pub fn referencers(&self) -> usize {
         self.referencers.len()
+    }
+
+    /// Why the object is alive (UE's `FReferenceChainSearch`): a shortest chain of
+    /// references from a root to it, by the rules the next collection would mark by — or
+    /// `None` if that collection would purge it. The chain names what keeps its first object
+    /// ([`RootKind`](crate::RootKind): `add_to_root`, a `Root` guard, an external
+    /// referencer, permanence) and how each object reaches the next
+    /// ([`Reference`](crate::Reference): a traced field, an `outer` — a reachable sub-object
+    /// keeps its owner — or a shared cluster). Keep flags count as [`CollectOptions::FULL`]
+    /// has them: none ([`why_alive_with`](Self::why_alive_with) takes others).
+    ///
+    /// A diagnostic, on the calling thread: a breadth-first search from every root over the
+    /// edges the mark follows, read through the same `trace` functions, with its own side
+    /// map. It writes no flag, and the heap is as it was when it returns. It calls every
+    /// external referencer's report once, as a collection does (hence `&mut self`).
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`] / [`ArenaError::Hidden`] (through [`GcError::Arena`]): the
+    /// handle does not name a visible object (ended, garbage, pending purge, pooled).
+    ///
+    /// ```
+    /// use respawn_arena::Handle;
+    /// use respawn_gc::{CollectOptions, Heap, Object, Reference, RootKind, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Turret { shots: Vec<Handle<Projectile>> }
+    /// #[derive(Trace, Object)]
+    /// struct Projectile { speed: f32 }
+    /// #[derive(Trace, Object)]
+    /// struct Trail { length: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let shot = heap.insert(Projectile { speed: 90.0 });
+    /// let turret = heap.insert(Turret { shots: vec![shot] });
+    /// heap.add_to_root(turret.raw())?;
+    /// let chain = heap.why_alive(shot)?.expect("the turret keeps it");
+    /// assert_eq!((chain.root, chain.links[1].reference), (RootKind::AddToRoot, Reference::Traced));
+    /// assert_eq!(
+    ///     chain.to_string(),
+    ///     format!("root (add_to_root) Turret#{} -> [traced] Projectile#{}", turret.index(), shot.index())
+    /// );
+    ///
+    /// // A sub-object's outer is its owner: a reachable trail would keep its projectile,
+    /// // but the projectile does not keep its trail.
+    /// let trail = heap.insert(Trail { length: 3.0 });
+    /// heap.set_outer(trail.raw(), Some(shot.raw()))?;
+    /// assert_eq!(heap.why_alive(trail)?, None, "the next collection purges it");
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert!(heap.why_alive(trail).is_err(), "a stale handle");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
+    pub fn why_alive(&mut self, object: impl Into<RawHandle>) -> Result<Option<ReferenceChain>, GcError> {
+        self.why_alive_with(object, ObjectFlags::empty())
+    }
+
+    /// [`why_alive`](Self::why_alive) for a collection whose
+    /// [`keep_flags`](CollectOptions::keep_flags) are `keep_flags`: objects carrying any of
+    /// them count as roots ([`RootKind::KeepFlags`](crate::RootKind::KeepFlags)).
+    ///
+    /// # Errors
+    /// As [`why_alive`](Self::why_alive).
+    pub fn why_alive_with(
+        &mut self,
+        object: impl Into<RawHandle>,
+        keep_flags: ObjectFlags,
+    ) -> Result<Option<ReferenceChain>, GcError> {
+        let raw = object.into();
+        self.arena.table().resolve(raw)?;
+        let graph = Graph::new(&self.arena, &self.classes, &self.clusters);
+        Ok(graph.chain(&mut self.referencers, raw, keep_flags))
+    }
+
+    /// References that still name objects marked as garbage, found now: held by a traced
+    /// field of an object the next collection would keep, or reported by an external
+    /// referencer. The collector ignores such a reference and purges the object anyway, so
+    /// each is a handle about to go stale — usually a field someone forgot to clear. Run it
+    /// between [`mark_as_garbage`](Self::mark_as_garbage) and the collection (after a full
+    /// collection the garbage is gone and its handles are stale); for a record taken by
+    /// every collection, see [`GcSettings::track_garbage_references`].
+    ///
+    /// A diagnostic with [`why_alive`](Self::why_alive)'s search: one thread, no flag
+    /// written, each referencer's report called once.
+    ///
+    /// ```
+    /// use respawn_arena::Handle;
+    /// use respawn_gc::{Heap, Object, Referrer, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Squad { tanks: Vec<Handle<Tank>> }
+    /// #[derive(Trace, Object)]
+    /// struct Tank { armor: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let tank = heap.insert(Tank { armor: 3 });
+    /// let squad = heap.insert(Squad { tanks: vec![tank] });
+    /// let _root = heap.root(squad)?;
+    /// assert!(heap.find_garbage_references().is_empty());
+    /// heap.mark_as_garbage(tank.raw())?; // destroyed, but the squad still lists it
+    /// let found = heap.find_garbage_references();
+    /// assert_eq!(found.len(), 1);
+    /// assert_eq!(found[0].to.handle, tank.raw());
+    /// assert!(matches!(found[0].from, Referrer::Object(o) if o.handle == squad.raw()));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
+    pub fn find_garbage_references(&mut self) -> Vec<GarbageReference> {
+        let graph = Graph::new(&self.arena, &self.classes, &self.clusters);
+        graph.garbage_now(&mut self.referencers)
+    }
+
+    /// What the last collection found still referencing garbage: the references that the
+    /// objects it kept, and the external referencers, held to objects marked as garbage,
+    /// read after its mark and before its purge. Empty unless
+    /// [`GcSettings::track_garbage_references`] was on for it; the next collection replaces
+    /// it. [`find_garbage_references`](Self::find_garbage_references) looks now instead.
+    ///
+    /// ```
+    /// use respawn_arena::Handle;
+    /// use respawn_gc::{CollectOptions, GcSettings, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Squad { tanks: Vec<Handle<Tank>> }
+    /// #[derive(Trace, Object)]
+    /// struct Tank { armor: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// heap.set_settings(GcSettings { track_garbage_references: true, ..GcSettings::DEFAULT })?;
+    /// let tank = heap.insert(Tank { armor: 3 });
+    /// let squad = heap.insert(Squad { tanks: vec![tank] });
+    /// let _root = heap.root(squad)?;
+    /// heap.mark_as_garbage(tank.raw())?;
+    /// heap.collect_garbage(CollectOptions::FULL); // purges the tank all the same
+    /// assert_eq!(heap.garbage_references().len(), 1);
+    /// println!("{}", heap.garbage_references()[0]); // Squad#1 -> [traced] Tank#0 (garbage)
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
+    pub fn garbage_references(&self) -> &[GarbageReference] {
+        &self.garbage_references
     }
 
     /// A clone of the GC lock, for workers that must not run during a collection.
@@ -1077,6 +1219,12 @@ impl Heap {
 
         // Phase 5: gather the unreachable; they leave `tick` and wait for the purge.
         let t = Instant::now();
+        self.garbage_references.clear();
+        if self.settings.track_garbage_references {
+            // A diagnostic, off by default: while the garbage is still in its slots.
+            let graph = Graph::new(&self.arena, &self.classes, &self.clusters);
+            graph.garbage_after_mark(&mut self.referencers, &mut self.garbage_references);
+        }
         let (kept, dissolved) = self.clusters.end_cycle(table);
         self.stats.clusters_kept = kept;
         self.stats.clusters_dissolved += dissolved;

@@ -61,6 +61,8 @@ mod settings;
 mod threads;
 #[cfg(not(loom))]
 mod trace;
+#[cfg(not(loom))]
+mod why;
 
 #[cfg(not(loom))]
 pub use cluster::ClusterId;
@@ -76,3 +78,5 @@ pub use respawn_gc_derive::{Object, Trace};
 pub use settings::{CollectOptions, GcSettings, GcStats, GcStep, PurgeProgress};
 #[cfg(not(loom))]
 pub use trace::{Object, Trace, Tracer};
+#[cfg(not(loom))]
+pub use why::{ChainLink, GarbageReference, ObjectRef, Reference, ReferenceChain, Referrer, RootKind};

@@ -86,6 +86,9 @@ pub struct Tracer<'a> {
     spill: &'a Frontier<'a>,
     /// One thread marks: claim with a plain load and store instead of an atomic RMW.
     exclusive: bool,
+    /// Outside a collection only ([`Tracer::recording`]): the handles reported go here and
+    /// nothing is claimed, so a diagnostic reads the collector's edges without a flag write.
+    record: Option<&'a mut Vec<RawHandle>>,
 }
 
 impl std::fmt::Debug for Tracer<'_> {
@@ -100,11 +103,28 @@ const CLAIM_MASK: ObjectFlags =
     ObjectFlags::UNREACHABLE.union(ObjectFlags::GARBAGE).union(ObjectFlags::BEGIN_DESTROYED);
 
 impl<'a> Tracer<'a> {
+    /// A tracer that claims nothing: every handle reported to it is appended to `edges`
+    /// (the diagnostics of `crate::why`, which must leave the flags alone). `stack` and
+    /// `spill` are never written.
+    pub(crate) fn recording(
+        table: &'a ObjectTable,
+        classes: &'a [Option<GcClass>],
+        stack: &'a mut LocalStack,
+        spill: &'a Frontier<'a>,
+        edges: &'a mut Vec<RawHandle>,
+    ) -> Self {
+        Tracer { table, classes, stack, spill, exclusive: true, record: Some(edges) }
+    }
+
     /// Reports a handle the value holds: if it names an object this collection has not
     /// reached yet, the object is kept and will be traced in turn. Stale handles and
     /// handles to garbage are ignored (garbage is never kept alive by a reference).
     #[inline]
     pub fn handle(&mut self, raw: RawHandle) {
+        if let Some(edges) = &mut self.record {
+            edges.push(raw);
+            return;
+        }
         if let Some(slot) = self.slot_of(raw) {
             self.claim(raw.index(), slot);
         }
@@ -199,6 +219,7 @@ impl Marker<'_> {
             stack: &mut stack,
             spill: next,
             exclusive: self.exclusive,
+            record: None,
         };
         // Objects leave the stack through a short FIFO, so the prefetch issued when each
         // was claimed has a few visits' time to land before the object is read.
@@ -266,8 +287,14 @@ impl Marker<'_> {
     /// phase 2 and before phase 3, when nothing else claims: plain claims suffice.
     pub(crate) fn report_roots(&self, frontier: &Frontier<'_>, report: impl FnOnce(&mut Tracer<'_>)) {
         let mut stack = LocalStack::new();
-        let mut tracer =
-            Tracer { table: self.table, classes: self.classes, stack: &mut stack, spill: frontier, exclusive: true };
+        let mut tracer = Tracer {
+            table: self.table,
+            classes: self.classes,
+            stack: &mut stack,
+            spill: frontier,
+            exclusive: true,
+            record: None,
+        };
         report(&mut tracer);
         frontier.push(&tracer.stack.items[..tracer.stack.len]);
     }

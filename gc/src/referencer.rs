@@ -57,6 +57,16 @@ impl Referencers {
         }
     }
 
+    /// Lets every referencer whose guard still lives report, numbered in registration order
+    /// among them, without forgetting the dropped ones (a diagnostic outside a collection:
+    /// `crate::why`).
+    pub(crate) fn report_each(&mut self, mut each: impl FnMut(usize, &mut Report)) {
+        let live = self.entries.iter_mut().filter(|(alive, _)| alive.load(Ordering::Acquire));
+        for (n, (_, report)) in live.enumerate() {
+            each(n, report);
+        }
+    }
+
     /// Referencers registered and not yet forgotten (a dropped guard's goes at the next
     /// collection).
     pub(crate) fn len(&self) -> usize {

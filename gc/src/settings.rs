@@ -28,6 +28,14 @@ pub struct GcSettings {
     /// `None` (the presets) uses rayon's global pool, whose threads live until the process
     /// exits and are shared with the rest of the program.
     pub threads: Option<usize>,
+    /// Record, in each collection, the references that the objects it keeps (and the
+    /// external referencers) still hold to objects marked as garbage, for
+    /// [`Heap::garbage_references`](crate::Heap::garbage_references) (UE's
+    /// `gc.GarbageReferenceTrackingEnabled`). A diagnostic: when on, each collection scans
+    /// every kept object once more after its mark, on one thread, and allocates (the time
+    /// counts in [`GcStats::gather_time`]). Off in every preset; off, the collection only
+    /// tests this `bool`.
+    pub track_garbage_references: bool,
 }
 
 impl GcSettings {
@@ -39,6 +47,7 @@ impl GcSettings {
         purge_budget: Some(Duration::from_millis(2)),
         time_between_collections: Some(Duration::from_secs(60)),
         threads: None,
+        track_garbage_references: false,
     };
     /// Everything on the calling thread, full purges, collections only when asked: the
     /// deterministic setting for tests and tools.
@@ -48,6 +57,7 @@ impl GcSettings {
         purge_budget: None,
         time_between_collections: None,
         threads: None,
+        track_garbage_references: false,
     };
     /// For frame-bound games that churn objects: frequent collections (every 10 s), short
     /// purge slices (1 ms).
@@ -57,6 +67,7 @@ impl GcSettings {
         purge_budget: Some(Duration::from_millis(1)),
         time_between_collections: Some(Duration::from_secs(10)),
         threads: None,
+        track_garbage_references: false,
     };
 
     /// Checks the settings.

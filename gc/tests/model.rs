@@ -1,15 +1,18 @@
 //! Model test: random object graphs under random changes, collected again and again, checked
-//! against a plain breadth-first search over a model of the graph.
+//! against a plain breadth-first search over a model of the graph. Before each collection,
+//! `Heap::why_alive` is asked about every object: it finds a chain exactly for the objects
+//! the collection keeps, each chain as short as the model's BFS distance, starting at a
+//! root the model has and following only edges the model has.
 
 mod common;
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use common::{Drops, Node};
 use proptest::prelude::*;
-use respawn_arena::{ArenaConfig, ArenaError, Handle, Root, SlabConfig};
-use respawn_gc::{CollectOptions, GcError, GcSettings, Heap};
+use respawn_arena::{ArenaConfig, ArenaError, Handle, RawHandle, Root, SlabConfig};
+use respawn_gc::{CollectOptions, GcError, GcSettings, Heap, Reference, RootKind};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -99,6 +102,68 @@ fn reachable(model: &[Model]) -> Vec<bool> {
         }
     }
     seen
+}
+
+/// Each object's distance from a root in the model's BFS (`None`: unreachable).
+fn distances(model: &[Model]) -> Vec<Option<usize>> {
+    let mut dist = vec![None; model.len()];
+    let mut queue: VecDeque<usize> = (0..model.len()).filter(|&i| model[i].alive && model[i].rooted()).collect();
+    for &i in &queue {
+        dist[i] = Some(0);
+    }
+    while let Some(i) = queue.pop_front() {
+        if model[i].garbage {
+            continue;
+        }
+        let next = model[i].edges.iter().copied().chain(model[i].outer);
+        for j in next {
+            if model[j].alive && !model[j].garbage && dist[j].is_none() {
+                dist[j] = Some(dist[i].unwrap() + 1);
+                queue.push_back(j);
+            }
+        }
+    }
+    dist
+}
+
+/// Asks `why_alive` about every object of the model and checks each answer against it.
+fn check_chains(heap: &mut Heap, model: &[Model]) -> Result<(), TestCaseError> {
+    let dist = distances(model);
+    let id: HashMap<RawHandle, usize> =
+        (0..model.len()).filter(|&i| model[i].alive).map(|i| (model[i].handle.raw(), i)).collect();
+    for (i, m) in model.iter().enumerate() {
+        let result = heap.why_alive(m.handle);
+        if !m.alive {
+            prop_assert!(matches!(result, Err(GcError::Arena(ArenaError::Stale))), "{:?}", result);
+            continue;
+        }
+        if m.garbage {
+            prop_assert!(matches!(result, Err(GcError::Arena(ArenaError::Hidden(_)))), "{:?}", result);
+            continue;
+        }
+        let chain = result.unwrap();
+        prop_assert_eq!(chain.is_some(), dist[i].is_some(), "object {}: {:?}", i, chain);
+        let Some(chain) = chain else { continue };
+        prop_assert_eq!(Some(chain.len()), dist[i], "object {}: a shortest chain: {}", i, chain);
+        let ids: Vec<usize> = chain.links.iter().map(|l| id[&l.object.handle]).collect();
+        prop_assert_eq!(ids.last(), Some(&i));
+        let first = &model[ids[0]];
+        match chain.root {
+            RootKind::AddToRoot => prop_assert!(first.manual_root),
+            RootKind::Guard(n) => prop_assert!(!first.manual_root && first.guards == n as usize),
+            other => prop_assert!(false, "the model has no {:?} roots", other),
+        }
+        for (pair, link) in ids.windows(2).zip(&chain.links[1..]) {
+            let (from, to) = (&model[pair[0]], &model[pair[1]]);
+            prop_assert!(to.alive && !to.garbage && !from.garbage);
+            match link.reference {
+                Reference::Traced => prop_assert!(from.edges.contains(&pair[1]), "{}", chain),
+                Reference::Outer => prop_assert_eq!(from.outer, Some(pair[1]), "{}", chain),
+                other => prop_assert!(false, "the model has no {:?} edges: {}", other, chain),
+            }
+        }
+    }
+    Ok(())
 }
 
 fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
@@ -225,6 +290,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             }
             Op::Collect { parallel, steps } => {
                 let expected = reachable(&model);
+                check_chains(&mut heap, &model)?;
                 let settings = GcSettings { parallel, ..*heap.settings() };
                 heap.set_settings(settings).unwrap();
                 let options = if steps { CollectOptions::INCREMENTAL } else { CollectOptions::FULL };

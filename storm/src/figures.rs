@@ -211,6 +211,34 @@ pub struct Scenario {
     pub series: Series,
     /// The slab occupancy map of each pooled class at the end of the storm (empty for Box).
     pub layout: Vec<ClassMap>,
+    /// The collector's diagnostics at the end of the storm (a World scenario's; `None` for
+    /// Box): why a sample projectile was alive, and what still referenced garbage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<Diagnosis>,
+}
+
+/// What the collector's diagnostics said when a World scenario's storm ended, after its
+/// figures were taken: [`World::why_alive`](respawn::World::why_alive) about one projectile
+/// still flying and about its outer (the turret that fired it), and
+/// [`World::find_garbage_references`](respawn::World::find_garbage_references).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Diagnosis {
+    /// The sample: the first projectile alive at the end, as the chains name objects
+    /// (`Bullet#1048576`); `None` if none was alive.
+    pub object: Option<String>,
+    /// Its chain of references from a root, as `ReferenceChain` prints it; `None` when
+    /// there is no sample or the next collection would purge it.
+    pub chain: Option<String>,
+    /// The sample's outer: the turret that fired it (`Turret#3145728`).
+    pub outer: Option<String>,
+    /// The outer's chain of references from a root.
+    pub outer_chain: Option<String>,
+    /// Objects marked as garbage (retired under `Policy::Default`) and not purged yet.
+    pub garbage_objects: u64,
+    /// References that kept objects and external referencers held to those.
+    pub garbage_references: u64,
+    /// The first few of them, printed (`Turret#3 -> [traced] Bullet#40 (garbage)`).
+    pub first_garbage_references: Vec<String>,
 }
 
 /// p50 / p99 / max of a sample, and its mean.

@@ -268,6 +268,7 @@ fn document(out: &mut String, run: &Run) -> fmt::Result {
         allocations_figure(out, run)?;
         live_figure(out, run)?;
         occupancy_section(out, run)?;
+        diagnosis_section(out, run)?;
     }
     embedded_json(out, run)?;
     out.push_str("</main>\n</body>\n</html>\n");
@@ -325,6 +326,8 @@ ul.parts { font-size: 13px; color: #444; margin: 6px 0; padding-left: 20px; }
 table.verdict tbody th { white-space: normal; }
 ul.costs { margin: 8px 0 0; padding-left: 20px; font-size: 14px; }
 code.command { white-space: pre-wrap; word-break: break-all; }
+section.diagnosis ul { margin: 6px 0; padding-left: 20px; }
+section.diagnosis code { white-space: pre-wrap; word-break: break-word; }
 "#;
 
 /// What ran, for a newcomer: the storm's settings in one paragraph, then the scenarios.
@@ -1439,6 +1442,73 @@ fn occupancy_section(out: &mut String, run: &Run) -> fmt::Result {
     Ok(())
 }
 
+/// The collector's diagnostics at the end of each World scenario: why a projectile still
+/// flying was alive, why its turret was, and what still referenced garbage.
+fn diagnosis_section(out: &mut String, run: &Run) -> fmt::Result {
+    out.push_str("<h2>Why is it alive</h2>\n");
+    out.push_str(
+        "<p>When each World scenario's storm ended (after its figures were taken), the collector \
+         was asked why a projectile still flying was alive: <code>World::why_alive</code> finds a \
+         shortest chain of references from a root by the rules the next collection marks by \
+         (roots: <code>add_to_root</code>, <code>Root</code> guards, external referencers, \
+         permanent objects; links: traced fields, outers, clusters), like Unreal's \
+         <code>obj refs</code>. Every projectile is added to the root set when it spawns, since \
+         nothing references one in flight, and is a sub-object of the turret that fired it. A \
+         reachable sub-object keeps its owner, so a turret is kept by its own root and as the \
+         outer of each of its projectiles; its shortest chain is its own root. Then \
+         <code>World::find_garbage_references</code> listed the references that kept objects \
+         still held to objects marked as garbage and not yet purged (Unreal's garbage reference \
+         tracking): the storm keeps no handle to a retired projectile, so there should be \
+         none.</p>\n",
+    );
+    let (with, without): (Vec<_>, Vec<_>) = run.scenarios.iter().enumerate().partition(|(_, s)| s.diagnosis.is_some());
+    if !without.is_empty() {
+        let names: Vec<String> = without.iter().map(|(_, s)| esc(s.name)).collect();
+        writeln!(out, "<p class=\"note\">No diagnosis for {}: it has no collector.</p>", names.join(", "))?;
+    }
+    for (i, sc) in with {
+        let d = sc.diagnosis.as_ref().expect("partitioned on it");
+        writeln!(out, "<section class=\"diagnosis\" data-key=\"{}\">", esc(sc.key))?;
+        writeln!(out, "<h3>{}{}</h3>\n<ul>", swatch(sc, i), esc(sc.name))?;
+        match (&d.object, &d.chain) {
+            (Some(object), Some(chain)) => {
+                writeln!(out, "<li>{}: <code>{}</code></li>", esc(object), esc(chain))?;
+            }
+            (Some(object), None) => {
+                writeln!(out, "<li>{}: not reachable; the next collection purges it</li>", esc(object))?
+            }
+            (None, _) => out.push_str("<li>No projectile was alive at the end.</li>\n"),
+        }
+        if let (Some(outer), Some(chain)) = (&d.outer, &d.outer_chain) {
+            writeln!(out, "<li>its outer, {}: <code>{}</code></li>", esc(outer), esc(chain))?;
+        }
+        writeln!(
+            out,
+            "<li data-figure=\"garbage_references\">{} marked as garbage and not yet purged; {} to {}</li>",
+            plural(d.garbage_objects, "object"),
+            plural(d.garbage_references, "reference"),
+            if d.garbage_objects == 1 { "it" } else { "them" }
+        )?;
+        out.push_str("</ul>\n");
+        if !d.first_garbage_references.is_empty() {
+            let shown = d.first_garbage_references.len() as u64;
+            let first = if shown < d.garbage_references { format!("the first {shown}") } else { "each".to_owned() };
+            writeln!(out, "<p class=\"meta\">{first}:</p>\n<ul class=\"garbage-references\">")?;
+            for line in &d.first_garbage_references {
+                writeln!(out, "<li><code>{}</code></li>", esc(line))?;
+            }
+            out.push_str("</ul>\n");
+        }
+        out.push_str("</section>\n");
+    }
+    Ok(())
+}
+
+/// `1 object`, `3 objects` (counts grouped as [`count`] groups them).
+fn plural(n: u64, noun: &str) -> String {
+    format!("{} {noun}{}", count(n), if n == 1 { "" } else { "s" })
+}
+
 /// What a scenario's maps add up to, state by state, for its caption.
 fn occupancy_caption(sc: &Scenario) -> String {
     let mut totals = [0usize; 5];
@@ -1927,7 +1997,7 @@ fn esc(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::figures::{GcFigures, MemoryFigures, PoolFigures, Series, Settings, Summary};
+    use crate::figures::{Diagnosis, GcFigures, MemoryFigures, PoolFigures, Series, Settings, Summary};
 
     /// A small deterministic generator (xorshift64*), so the sample run is the same every time.
     struct Rng(u64);
@@ -2139,6 +2209,19 @@ mod tests {
             },
             series: s,
             layout,
+            diagnosis: pooled.then(|| Diagnosis {
+                object: Some("Bullet#1048577".to_owned()),
+                chain: Some("root (add_to_root) Bullet#1048577".to_owned()),
+                outer: Some("Turret#3145728".to_owned()),
+                outer_chain: Some("root (add_to_root) Turret#3145728".to_owned()),
+                garbage_objects: if key == "default" { 1_200 } else { 0 },
+                garbage_references: if key == "default" { 7 } else { 0 },
+                first_garbage_references: if key == "default" {
+                    (0..5).map(|i| format!("Turret#3145728 -> [traced] Bullet#{} (garbage)", 1048600 + i)).collect()
+                } else {
+                    Vec::new()
+                },
+            }),
         }
     }
 
@@ -2483,6 +2566,38 @@ mod tests {
             let drawn = chart.contains(&format!("<rect data-state=\"{letter}\""));
             assert_eq!(chart.contains(&format!("</span>{name}</li>")), drawn, "{name}");
         }
+    }
+
+    /// Each World scenario's diagnosis: the sample's chain, its outer's, the garbage count and
+    /// the first references; Box is named as having none.
+    #[test]
+    fn shows_why_a_sample_projectile_is_alive_and_the_references_to_garbage() {
+        let mut run = sample(30);
+        run.scenarios[2].diagnosis.as_mut().unwrap().chain = None;
+        run.scenarios[3].diagnosis.as_mut().unwrap().first_garbage_references = vec!["a <b> & c".to_owned()];
+        run.scenarios[3].diagnosis.as_mut().unwrap().garbage_references = 1;
+        let html = render(&run);
+        let start = html.find("<h2>Why is it alive</h2>").expect("the section");
+        assert!(start > html.find("<h2>Slab occupancy at the end of the storm</h2>").unwrap(), "after the maps");
+        let part = &html[start..html.find("<script type=\"application/json\"").unwrap()];
+        assert!(part.contains("No diagnosis for Box: it has no collector."));
+        let section = |key: &str| {
+            let at = part.find(&format!("<section class=\"diagnosis\" data-key=\"{key}\">")).expect(key);
+            &part[at..at + part[at..].find("</section>").unwrap()]
+        };
+        let default = section("default");
+        assert!(default.contains("<li>Bullet#1048577: <code>root (add_to_root) Bullet#1048577</code></li>"));
+        assert!(default.contains("<li>its outer, Turret#3145728: <code>root (add_to_root) Turret#3145728</code></li>"));
+        assert!(
+            default.contains("1,200 objects marked as garbage and not yet purged; 7 references to them"),
+            "{default}"
+        );
+        assert!(default.contains("the first 5:"));
+        assert_eq!(default.matches("(garbage)</code></li>").count(), 5);
+        assert!(section("purge").contains("<li>Bullet#1048577: not reachable; the next collection purges it</li>"));
+        assert!(section("purge").contains("0 objects marked as garbage and not yet purged; 0 references to them"));
+        let reuse = section("reuse");
+        assert!(reuse.contains("each:") && reuse.contains("<li><code>a &lt;b&gt; &amp; c</code></li>"), "{reuse}");
     }
 
     /// Class names and paths are escaped wherever they land in the HTML.

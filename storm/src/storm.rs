@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 use respawn::bumpalo::collections::Vec as FrameVec;
 use respawn::bumpalo::Bump;
 use respawn::{
-    CellState, ConfigError, ConfigLayers, GcSettings, GcStep, Handle, Object, Policy, PoolConfig, PoolError, Poolable,
-    Trace, World,
+    CellState, ConfigError, ConfigLayers, GcSettings, GcStep, Handle, Object, ObjectFlags, Policy, PoolConfig,
+    PoolError, Poolable, Trace, World,
 };
 
 use crate::figures::{
-    ClassMap, GcFigures, MemoryFigures, PeakParts, PoolFigures, Scenario, Series, Settings, Summary, CELL_STATES,
+    ClassMap, Diagnosis, GcFigures, MemoryFigures, PeakParts, PoolFigures, Scenario, Series, Settings, Summary,
+    CELL_STATES,
 };
 use crate::heap;
 
@@ -683,19 +684,23 @@ pub fn run(
 ) -> Result<Scenario, StormError> {
     PAYLOAD_NS.store(u64::from(settings.payload_us) * 1000, Ordering::Relaxed);
     let floor = heap::read().live_bytes;
-    let (measured, pool, layout) = match kind {
+    let (measured, pool, layout, diagnosis) = match kind {
         Kind::Box => {
             let mut game = Boxes { bullets: Vec::new(), rockets: Vec::new(), frame: Bump::new() };
             let measured = storm(&mut game, settings, floor, progress);
-            (measured, None, Vec::new())
+            (measured, None, Vec::new(), None)
         }
         _ => {
             let (mut game, warmup) = build_world(kind, settings, layers)?;
             let measured = storm(&mut game, settings, floor, progress);
-            (measured, Some(game.pool_figures(warmup)), game.class_maps())
+            // The figures first: the diagnosis is a cold walk of its own, outside them.
+            let (pool, layout) = (Some(game.pool_figures(warmup)), game.class_maps());
+            (measured, pool, layout, Some(game.diagnosis()))
         }
     };
-    Ok(measured.into_scenario(kind, pool, layout))
+    let mut scenario = measured.into_scenario(kind, pool, layout);
+    scenario.diagnosis = diagnosis;
+    Ok(scenario)
 }
 
 impl Measured {
@@ -742,6 +747,7 @@ impl Measured {
             },
             series: std::mem::take(&mut rec.series),
             layout,
+            diagnosis: None,
         }
     }
 }
@@ -761,6 +767,41 @@ impl Pooled {
         let spawns = f.hits + f.misses;
         f.hit_rate = if spawns == 0 { 0.0 } else { f.hits as f64 / spawns as f64 };
         f
+    }
+
+    /// Why the first projectile still flying is alive, and its turret (its outer); what
+    /// references garbage now. The collector's diagnostics, read after the storm.
+    fn diagnosis(&mut self) -> Diagnosis {
+        /// Keeps the report's list short.
+        const SHOWN: usize = 5;
+        let world = &mut self.world;
+        let bullet = world.iter::<Bullet>().next().map(|(h, _)| h);
+        let sample = match bullet {
+            Some(h) => Some((h.raw(), world.why_alive(h))),
+            None => world.iter::<Rocket>().next().map(|(h, _)| h).map(|h| (h.raw(), world.why_alive(h))),
+        };
+        let mut d = Diagnosis::default();
+        if let Some((raw, chain)) = sample {
+            let chain = chain.expect("a projectile just found alive resolves");
+            d.object = chain.as_ref().map(|c| c.target().to_string());
+            d.chain = chain.map(|c| c.to_string());
+            let outer = world.heap().table().slot(raw.index()).and_then(|slot| slot.outer());
+            if let Some(turret) = outer.and_then(|index| world.heap().arena().handle_at(index)) {
+                let chain = world.why_alive(Handle::<Turret>::from_raw(turret)).expect("a projectile's outer is live");
+                d.outer = chain.as_ref().map(|c| c.target().to_string());
+                d.outer_chain = chain.map(|c| c.to_string());
+            }
+        }
+        let garbage = |slot: &respawn::arena::Slot| {
+            let flags = slot.flags();
+            flags.contains(ObjectFlags::GARBAGE) && !flags.contains(ObjectFlags::VACANT)
+        };
+        d.garbage_objects =
+            world.heap().table().runs().map(|(_, run)| run.iter().filter(|s| garbage(s)).count() as u64).sum();
+        let found = world.find_garbage_references();
+        d.garbage_references = found.len() as u64;
+        d.first_garbage_references = found.iter().take(SHOWN).map(ToString::to_string).collect();
+        d
     }
 
     /// The slab occupancy of the projectile classes, as the report draws it.

@@ -51,16 +51,22 @@ fn extras(after: &str) -> Vec<Extra> {
             }
         })],
         "gc_max_pause_us" => {
-            vec![(
-                "GC longest purge slice",
-                |s| {
-                    if s.gc.purge_slices == 0 {
-                        NONE.into()
-                    } else {
-                        us(s.gc.max_purge_us)
-                    }
-                },
-            )]
+            vec![
+                (
+                    "GC longest purge slice",
+                    |s| {
+                        if s.gc.purge_slices == 0 {
+                            NONE.into()
+                        } else {
+                            us(s.gc.max_purge_us)
+                        }
+                    },
+                ),
+                // The collector's diagnosis at the end (the report shows its chains).
+                ("references to garbage at end", |s| {
+                    s.diagnosis.as_ref().map_or(NONE.into(), |d| report::count(d.garbage_references))
+                }),
+            ]
         }
         "peak_bytes" => vec![
             ("  heap", |s| bytes(s.memory.peak_heap_bytes)),

@@ -71,8 +71,21 @@ fn a_tiny_storm_reports_every_scenario_in_json_and_html() {
             let names: Vec<_> = layout.iter().map(|c| c["name"].as_str().unwrap()).collect();
             assert_eq!(names, ["Bullet", "Rocket"], "{key}");
             assert!(s["gc"]["collections"].as_u64().unwrap() >= 2, "{key}: a collection every 4 frames");
+            // The collector's diagnosis at the end: each projectile is rooted by hand and is
+            // its turret's sub-object; nothing references a retired one.
+            let d = &s["diagnosis"];
+            assert!(s["live_at_end"].as_u64().unwrap() > 0, "{key}: projectiles in flight at the end");
+            let object = d["object"].as_str().expect("a sample projectile");
+            assert!(object.starts_with("Bullet#") || object.starts_with("Rocket#"), "{key}: {object}");
+            assert_eq!(d["chain"].as_str().unwrap(), format!("root (add_to_root) {object}"), "{key}");
+            let outer = d["outer"].as_str().expect("its turret");
+            assert!(outer.starts_with("Turret#"), "{key}: {outer}");
+            assert_eq!(d["outer_chain"].as_str().unwrap(), format!("root (add_to_root) {outer}"), "{key}");
+            assert_eq!(d["garbage_references"], 0, "{key}");
+            assert!(d["first_garbage_references"].as_array().unwrap().is_empty(), "{key}");
         }
     }
+    assert!(scenarios[0].get("diagnosis").is_none(), "Box has no collector to ask");
 
     // The HTML report: self-contained, with the charts and this run's figures.
     let html = std::fs::read_to_string(&report).expect("the report was written");
@@ -94,6 +107,14 @@ fn a_tiny_storm_reports_every_scenario_in_json_and_html() {
     assert!(verdict < html.find("<h2>Summary</h2>").unwrap(), "the verdict comes first");
     assert!(html.contains("<tr data-figure=\"peak_bytes\">") && html.contains(" class=\"best\">"));
     assert!(html.contains("Run it again: <code class=\"command\">cargo run --release -- --frames 12 "));
+    let why = html.find("<h2>Why is it alive</h2>").expect("the diagnosis section");
+    for s in &scenarios[1..] {
+        let key = s["key"].as_str().unwrap();
+        let section = html[why..].find(&format!("<section class=\"diagnosis\" data-key=\"{key}\">")).expect(key);
+        let section = &html[why + section..];
+        let object = s["diagnosis"]["object"].as_str().unwrap();
+        assert!(section.contains(&format!("<li>{object}: <code>root (add_to_root) {object}</code></li>")), "{key}");
+    }
     assert!(html.contains(run["machine"]["commit"].as_str().unwrap()));
     // The embedded figures are this run's.
     let start = html.find("<script type=\"application/json\" id=\"figures\">").expect("embedded figures");

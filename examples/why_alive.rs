@@ -1,0 +1,125 @@
+//! Why is it alive? (UE's `obj refs` / `FReferenceChainSearch`), and who still references
+//! garbage (UE's `gc.GarbageReferenceTrackingEnabled`).
+//!
+//! ```sh
+//! cargo run --release --example why_alive
+//! ```
+//!
+//! A base (added to the root set) lists its turrets, a turret lists the projectiles it
+//! fired, and a HUD outside the world (an external referencer) shows a gun's scope, a
+//! sub-object of a gun nothing else keeps. The example asks `why_alive` about each, then
+//! destroys a projectile its turret still lists and collects with garbage-reference tracking
+//! on. It prints (each object named by its class and slot index; a class's slots lie in a
+//! range of its own, hence the large numbers):
+//!
+//! ```text
+//! Projectile#256: root (add_to_root) Base#8388608 -> [traced] Turret#4194304 -> [traced] Projectile#256
+//! Gun#12582912: root (referencer #0) Scope#16777216 -> [outer] Gun#12582912
+//! Turret#4194305: not reachable: the next collection purges it
+//! collected: 2 purged, 1 reference to garbage:
+//!   Turret#4194304 -> [traced] Projectile#256 (garbage)
+//! Projectile#256: stale (Projectile#256 was purged although Turret#4194304 still lists it)
+//! ```
+
+use std::sync::{Arc, Mutex};
+
+use respawn::{CollectOptions, GcSettings};
+use respawn::{Handle, Object, Policy, PoolConfig, PoolError, Poolable, RawHandle, Trace, World};
+
+#[derive(Trace, Object)]
+struct Base {
+    turrets: Vec<Handle<Turret>>,
+}
+
+#[derive(Trace, Object)]
+struct Turret {
+    shots: Vec<Handle<Projectile>>,
+}
+
+#[derive(Trace, Object)]
+struct Projectile {
+    speed: f32,
+}
+
+impl Poolable for Projectile {
+    fn create() -> Self {
+        Projectile { speed: 0.0 }
+    }
+}
+
+#[derive(Trace, Object)]
+struct Gun {
+    rounds: u32,
+}
+
+#[derive(Trace, Object)]
+struct Scope {
+    zoom: f32,
+}
+
+/// Prints why `h` is alive, or why not.
+fn explain<T>(world: &mut World, name: &str, h: Handle<T>) -> Result<(), PoolError> {
+    match world.why_alive(h) {
+        Ok(Some(chain)) => println!("{name}: {chain}"),
+        Ok(None) => println!("{name}: not reachable: the next collection purges it"),
+        Err(PoolError::Stale) => println!("{name}: stale (its object was purged)"),
+        Err(e) => return Err(e),
+    }
+    Ok(())
+}
+
+fn main() -> Result<(), PoolError> {
+    let settings = GcSettings { track_garbage_references: true, ..GcSettings::SINGLE_THREADED };
+    let config = PoolConfig { policy: Policy::Default, ..PoolConfig::DEFAULT };
+    let mut world = World::builder().pool::<Projectile>(config).gc(settings).build()?;
+
+    let shot = world.spawn_with(|p: &mut Projectile| p.speed = 90.0);
+    let turret = world.insert(Turret { shots: vec![shot] });
+    let idle = world.insert(Turret { shots: Vec::new() });
+    let base = world.insert(Base { turrets: vec![turret] });
+    world.add_to_root(base)?;
+
+    // The gun is kept by its scope, a sub-object the HUD shows: a reachable sub-object
+    // keeps its owner (an owner does not keep its sub-objects).
+    let gun = world.insert(Gun { rounds: 30 });
+    let scope = world.insert(Scope { zoom: 4.0 });
+    world.set_outer(scope, Some(gun.raw()))?;
+    let hud: Arc<Mutex<Vec<RawHandle>>> = Arc::new(Mutex::new(vec![scope.raw()]));
+    let shown = Arc::clone(&hud);
+    let _hud = world.add_referencer(move |t| shown.lock().unwrap().iter().for_each(|&h| t.handle(h)));
+
+    let name = |kind: &str, h: RawHandle| format!("{kind}#{}", h.index());
+    explain(&mut world, &name("Projectile", shot.raw()), shot)?;
+    explain(&mut world, &name("Gun", gun.raw()), gun)?;
+    explain(&mut world, &name("Turret", idle.raw()), idle)?;
+    assert!(world.why_alive(shot)?.is_some_and(|c| c.len() == 2));
+    assert!(world.why_alive(gun)?.is_some_and(|c| c.len() == 1));
+    assert!(world.why_alive(idle)?.is_none());
+
+    // Destroyed under `Policy::Default`: garbage at once, purged by the next collection —
+    // while the turret still lists it. Tracking reports the reference the turret forgot.
+    world.destroy(shot)?;
+    let stats = world.collect_garbage_with(CollectOptions::FULL);
+    let found = world.heap().garbage_references();
+    println!(
+        "collected: {} purged, {} reference{} to garbage:",
+        stats.purged,
+        found.len(),
+        if found.len() == 1 { "" } else { "s" }
+    );
+    for reference in found {
+        println!("  {reference}");
+    }
+    assert_eq!((stats.purged, found.len()), (2, 1), "the shot and the idle turret; the turret's list");
+    assert_eq!(found[0].to.handle, shot.raw());
+    match world.why_alive(shot) {
+        Err(PoolError::Stale) => println!(
+            "{}: stale ({} was purged although {} still lists it)",
+            name("Projectile", shot.raw()),
+            name("Projectile", shot.raw()),
+            name("Turret", turret.raw())
+        ),
+        other => panic!("a purged object's handle is stale, not {other:?}"),
+    }
+    Ok(())
+}
