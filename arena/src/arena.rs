@@ -1535,6 +1535,35 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         Handle::from_raw(RawHandle::new(token.slot, generation))
     }
 
+    /// [`adopt`](Self::adopt) for a token its holder keeps compact (a pool's magazines):
+    /// the slot and the cell are arithmetic on the cell number, with `T`'s size a constant.
+    ///
+    /// # Safety
+    /// As [`adopt`](Self::adopt): `cell` was compacted by this class's
+    /// [`CellMap`](crate::CellMap) from a token this arena handed out, and holds an
+    /// initialised `T` that from now on belongs to the arena.
+    #[inline]
+    pub unsafe fn adopt_compact(&mut self, cell: crate::CompactCell) -> Handle<T> {
+        let n = cell.number();
+        debug_assert!(n < self.entry.capacity, "token of another class");
+        let slot = self.entry.slot(n);
+        debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "adopting occupied slot {}", self.entry.slot_of(n));
+        let generation = slot.occupy();
+        self.entry.set_live(n, true);
+        self.entry.out -= 1;
+        Handle::from_raw(RawHandle::new(self.entry.slot_of(n), generation))
+    }
+
+    /// The address of a compact token's cell (where its object is, for a read or a
+    /// prefetch before [`adopt_compact`](Self::adopt_compact)): arithmetic, no load but the
+    /// class's geometry. Meaningful only for a token of this class.
+    #[inline(always)]
+    pub fn compact_cell(&self, cell: &crate::CompactCell) -> NonNull<T> {
+        debug_assert!(cell.number() < self.entry.capacity, "token of another class");
+        // SAFETY: cell addresses are non-null (an offset into the class's reservation).
+        unsafe { NonNull::new_unchecked(self.entry.cell_of::<T>(cell.number()).cast()) }
+    }
+
     /// Takes the object out of the world without dropping it: its slot is released (every
     /// handle to it goes stale at once, its sub-objects are cut loose) and flagged
     /// [`ObjectFlags::IN_POOL`], and the returned token owns the cell *with the object still

@@ -325,18 +325,18 @@ impl<T: Poolable> ClassPool<T> {
         init: impl FnOnce(&mut T),
     ) -> Result<Handle<T>, PoolError> {
         let Some(cell) = self.pop(heap) else { return self.miss(heap, strict, init) };
+        let mut store = self.store(heap);
         if let Some(next) = self.magazines.loaded.last() {
             // The next spawn's object was most likely built on a worker's core: start
             // bringing it over now, so that spawn does not wait for the transfer.
-            respawn_allocator::prefetch(self.cell(next).as_ptr());
+            respawn_allocator::prefetch(store.compact_cell(next).as_ptr().cast());
         }
-        self.tally.spawns += 1;
-        // SAFETY: the map compacted every cell in the magazines, and the heap is alive.
-        let cell = unsafe { self.map.expand(cell) };
-        let object = cell.cell().cast::<T>();
+        let object = store.compact_cell(&cell);
         // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
-        // free route, stow) and holds an object a worker built or `Reuse` reset.
-        let handle = unsafe { self.store(heap).adopt(cell) };
+        // free route, stow, compacted by its map) and holds an object a worker built or
+        // `Reuse` reset.
+        let handle = unsafe { store.adopt_compact(cell) };
+        self.tally.spawns += 1;
         self.count_spawned(true);
         // SAFETY: adopted just now; `&mut Heap` makes it ours for the call.
         let object = unsafe { &mut *object.as_ptr() };
