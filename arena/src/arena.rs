@@ -261,6 +261,7 @@ impl Arena {
             retired: 0,
             permanent: 0,
             route: None,
+            route_drops: false,
         });
         self.by_type.insert(TypeId::of::<T>(), id);
         Ok(id)
@@ -589,6 +590,22 @@ impl Arena {
         Ok(())
     }
 
+    /// Whether class `T`'s route receives the objects that end by
+    /// [`destroy`](Self::destroy) and [`destroy_for`](Self::destroy_for) (the collector's
+    /// purge, `destroy_now`) undropped, as [`Freed::Occupied`]: its holder drops them, on
+    /// any thread. A pool asks for it so its workers run the destructor in the pass that
+    /// rebuilds the cell, off the game thread. Without a route, or for a slot retired at
+    /// the generation ceiling, the object is dropped here as before. Off by default;
+    /// cleared with the route.
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] if `T` is not registered.
+    pub fn set_route_drops<T: 'static>(&mut self, on: bool) -> Result<(), ArenaError> {
+        let id = self.class_of::<T>().ok_or(ArenaError::Unregistered(type_name::<T>()))?;
+        self.classes[id.index()].route_drops = on;
+        Ok(())
+    }
+
     /// Ends the object `raw` names, whatever its class, and retires its slot for good: the
     /// object is dropped, no handle resolves to the slot again, its cell is never reused,
     /// and the class's free route hears [`Freed::Retired`] (so a pool counts the object
@@ -619,7 +636,9 @@ impl Arena {
     /// [`ArenaError::Unregistered`] if `T` is not registered.
     pub fn set_free_route<T: 'static>(&mut self, route: Option<FreeRoute>) -> Result<(), ArenaError> {
         let id = self.class_of::<T>().ok_or(ArenaError::Unregistered(type_name::<T>()))?;
-        self.classes[id.index()].route = route;
+        let entry = &mut self.classes[id.index()];
+        entry.route_drops &= route.is_some();
+        entry.route = route;
         Ok(())
     }
 
@@ -870,9 +889,10 @@ impl Arena {
 
     /// Where `class`'s cells are, for holders of [`CompactCell`](crate::CompactCell)s (a
     /// pool and its workers). `None` for a class this arena does not know.
+    /// `None` too for a class of 2³¹ cells or more (a compact token keeps a bit).
     pub fn cell_map(&self, class: ClassId) -> Option<crate::CellMap> {
         let entry = self.classes.get(class.index())?;
-        Some(crate::CellMap::new(entry.range, entry.id))
+        (entry.capacity <= 1 << 31).then(|| crate::CellMap::new(entry.range, entry.id))
     }
 
     /// Counters of class `T`, if registered.
@@ -1187,6 +1207,13 @@ unsafe fn destroy_at(
         route(entry, index, cell, routed, retired, ended);
         return;
     };
+    if entry.route_drops && routed && !retired {
+        // The route's holder drops it (a pool's worker, as it rebuilds the cell).
+        entry.out += 1;
+        let route = entry.route.as_mut().expect("routed");
+        route(Freed::Occupied(FreedCell { class: entry.id, slot: index, cell }, ended));
+        return;
+    }
     let unwinding = RetireOnUnwind { entry, index, cell, retired, ended };
     // SAFETY: the cell holds an object of this class, released just now, dropped once.
     unsafe { drop_fn(cell.as_ptr()) };

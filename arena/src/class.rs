@@ -68,11 +68,29 @@ pub struct CompactCell(u32);
 
 #[cfg(not(loom))]
 impl CompactCell {
+    /// The top bit: the cell still holds an ended object (a [`Freed::Occupied`] cell).
+    const OCCUPIED: u32 = 1 << 31;
+
     /// The cell's number in its class (cell `n` of the class's `n / cells_per_slab`th slab
     /// in address order).
     #[inline]
     pub fn number(&self) -> u32 {
-        self.0
+        self.0 & !Self::OCCUPIED
+    }
+
+    /// Whether the cell still holds an object that ended undropped ([`Freed::Occupied`],
+    /// compacted by [`CellMap::compact_occupied`]): its holder drops it before reusing the
+    /// cell.
+    #[inline]
+    pub fn is_occupied(&self) -> bool {
+        self.0 & Self::OCCUPIED != 0
+    }
+
+    /// The token once its holder has dropped the object an occupied cell held (a no-op
+    /// for a vacant one). Called without that drop, it leaks the object, never more.
+    #[inline]
+    pub fn vacated(self) -> Self {
+        Self(self.number())
     }
 }
 
@@ -114,9 +132,17 @@ impl CellMap {
         // SAFETY: the map is only made for a live arena's range; reading `start` is plain.
         let start = unsafe { self.range.as_ref() }.start;
         match token.slot.checked_sub(start) {
+            // `Arena::cell_map` maps only classes of fewer than 2³¹ cells.
             Some(n) if token.class == self.class => Ok(CompactCell(n)),
             _ => Err(token),
         }
+    }
+
+    /// [`compact`](Self::compact) for the token of a [`Freed::Occupied`] cell, which still
+    /// holds its ended object: the compact token says so ([`CompactCell::is_occupied`]).
+    #[inline]
+    pub fn compact_occupied(&self, token: FreedCell) -> Result<CompactCell, FreedCell> {
+        self.compact(token).map(|cell| CompactCell(cell.0 | CompactCell::OCCUPIED))
     }
 
     /// The address of `cell`.
@@ -129,18 +155,20 @@ impl CellMap {
         // SAFETY: the caller's contract: the range is alive, and the number is a cell of a
         // slab the class was granted (it came from a token of the class), so it has an
         // address.
-        unsafe { self.range.as_ref().cell(cell.0).unwrap_unchecked() }
+        unsafe { self.range.as_ref().cell(cell.number()).unwrap_unchecked() }
     }
 
-    /// The full token again.
+    /// The full token again (of a vacant cell: drop an occupied cell's object and
+    /// [`vacated`](CompactCell::vacated) it first).
     ///
     /// # Safety
     /// As [`cell`](Self::cell).
     #[inline]
     pub unsafe fn expand(&self, cell: CompactCell) -> FreedCell {
+        debug_assert!(!cell.is_occupied(), "expanding a cell that still holds its object");
         // SAFETY: the caller's contract.
         let (address, range) = unsafe { (self.cell(&cell), self.range.as_ref()) };
-        FreedCell { class: self.class, slot: range.start + cell.0, cell: address }
+        FreedCell { class: self.class, slot: range.start + cell.number(), cell: address }
     }
 }
 
@@ -158,6 +186,13 @@ pub enum Freed {
     /// The object ended (for the reason given) and its cell is the route's to rebuild or
     /// [recycle](crate::Arena::recycle).
     Cell(FreedCell, Ended),
+    /// The object ended (for the reason given) but was not dropped: the cell still holds
+    /// it. Only a class whose route asked for it ([`Arena::set_route_drops`](crate::Arena::set_route_drops))
+    /// hears this: the route's holder must drop the object — as the class's type, exactly
+    /// once, on any thread — before it reuses or recycles the cell (a pool's worker does
+    /// it in the pass that rebuilds the cell). A token dropped without that leaks the
+    /// object, never more.
+    Occupied(FreedCell, Ended),
     /// The object ended and its slot was retired for good: there is no cell to take back.
     Retired {
         /// The object's class.
@@ -187,7 +222,7 @@ impl Freed {
     #[inline]
     pub fn ended(&self) -> Ended {
         match self {
-            Freed::Cell(_, ended) | Freed::Retired { ended, .. } => *ended,
+            Freed::Cell(_, ended) | Freed::Occupied(_, ended) | Freed::Retired { ended, .. } => *ended,
         }
     }
 
@@ -195,17 +230,18 @@ impl Freed {
     #[inline]
     pub fn class(&self) -> ClassId {
         match self {
-            Freed::Cell(cell, _) => cell.class,
+            Freed::Cell(cell, _) | Freed::Occupied(cell, _) => cell.class,
             Freed::Retired { class, .. } => *class,
         }
     }
 
-    /// The freed cell, if the slot was not retired.
+    /// The freed cell, if the slot was not retired and the cell holds no object (a
+    /// [`Freed::Occupied`] cell's object must be dropped first: match on it).
     #[inline]
     pub fn into_cell(self) -> Option<FreedCell> {
         match self {
             Freed::Cell(cell, _) => Some(cell),
-            Freed::Retired { .. } => None,
+            Freed::Occupied(..) | Freed::Retired { .. } => None,
         }
     }
 }
@@ -258,6 +294,8 @@ pub(crate) struct ClassEntry {
     /// Permanent objects of the class (outside its slabs).
     pub(crate) permanent: usize,
     pub(crate) route: Option<FreeRoute>,
+    /// The route drops the class's ended objects itself ([`Freed::Occupied`]).
+    pub(crate) route_drops: bool,
 }
 
 /// Where cell number `n`'s slot and cell are, natively: `slots + n` and

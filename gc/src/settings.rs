@@ -36,6 +36,14 @@ pub struct GcSettings {
     /// counts in [`GcStats::gather_time`]). Off in every preset; off, the collection only
     /// tests this `bool`.
     pub track_garbage_references: bool,
+    /// Destructors of pooled classes run off the game thread: an object a purge (or a
+    /// `Purge` release) ends reaches its pool's free route undropped, and the worker that
+    /// rebuilds its cell drops it in the same pass (destroy and rebuild), so the game
+    /// thread pays the hooks, the slot's release and a queue push, not the destructor.
+    /// `begin_destroy` and `finish_destroy` stay on the game thread; a class whose `Drop`
+    /// must too says so with [`Object::DROP_ON_GAME_THREAD`](crate::Object::DROP_ON_GAME_THREAD).
+    /// Read when a class's pool is built. Off in every preset.
+    pub async_purge: bool,
 }
 
 impl GcSettings {
@@ -48,6 +56,7 @@ impl GcSettings {
         time_between_collections: Some(Duration::from_secs(60)),
         threads: None,
         track_garbage_references: false,
+        async_purge: false,
     };
     /// Everything on the calling thread, full purges, collections only when asked: the
     /// deterministic setting for tests and tools.
@@ -58,6 +67,7 @@ impl GcSettings {
         time_between_collections: None,
         threads: None,
         track_garbage_references: false,
+        async_purge: false,
     };
     /// For frame-bound games that churn objects: frequent collections (every 10 s), short
     /// purge slices (1 ms).
@@ -68,6 +78,7 @@ impl GcSettings {
         time_between_collections: Some(Duration::from_secs(10)),
         threads: None,
         track_garbage_references: false,
+        async_purge: false,
     };
 
     /// Checks the settings.

@@ -63,6 +63,12 @@ pub trait Object: Trace + Send + Sync + 'static {
 
     /// Runs right before the object is dropped.
     fn finish_destroy(&mut self) {}
+
+    /// The object's `Drop` must run on the game thread: with
+    /// [`GcSettings::async_purge`](crate::GcSettings::async_purge) on, a pooled class
+    /// that says `true` here keeps dropping its ended objects in the purge, not on its
+    /// pool's workers.
+    const DROP_ON_GAME_THREAD: bool = false;
 }
 
 // SAFETY: a handle is the thing being traced; visiting it is rule 1 itself.

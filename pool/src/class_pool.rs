@@ -106,7 +106,13 @@ impl<T: Poolable> ClassPool<T> {
         let map = heap.arena().cell_map(class).expect("the class was checked just now");
         let depot = Arc::new(Depot::for_config(&config, map));
         let route_depot = Arc::clone(&depot);
-        heap.arena_mut_bypassing_gc().set_free_route::<T>(Some(Box::new(move |cell| route(&route_depot, cell))))?;
+        // Destroy and rebuild in one pass on a worker: the route takes ended objects
+        // undropped. Not without workers (the give-back drain would drop them on the game
+        // thread anyway, one step later).
+        let async_drop = heap.settings().async_purge && !T::DROP_ON_GAME_THREAD && config.workers > 0;
+        let arena = heap.arena_mut_bypassing_gc();
+        arena.set_free_route::<T>(Some(Box::new(move |cell| route(&route_depot, cell))))?;
+        arena.set_route_drops::<T>(async_drop)?;
         let mut workers = Vec::with_capacity(config.workers);
         for i in 0..config.workers {
             let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
@@ -357,7 +363,7 @@ impl<T: Poolable> ClassPool<T> {
             // are still being built must not add `grow_by` cells per miss.
             self.grow(heap, self.config.grow_by.max(1))?;
         }
-        recycle_spare(&self.depot, &self.map, heap);
+        recycle_spare::<T>(&self.depot, &self.map, heap);
         // Counted once the object exists: a panicking `create` spawned nothing.
         let value = (self.create)();
         let mut store = self.store(heap);
@@ -407,8 +413,20 @@ fn route(depot: &Depot<CompactCell>, freed: Freed) {
 }
 
 /// Hands the cells the pool gave up back to the arena, as vacant slots.
-fn recycle_spare(depot: &Depot<CompactCell>, map: &CellMap, heap: &mut Heap) {
+fn recycle_spare<T>(depot: &Depot<CompactCell>, map: &CellMap, heap: &mut Heap) {
     depot.drain_spare(|cell| {
+        // A cell given back with its ended object still in it (`async_purge`, the pool at
+        // `max`) has it dropped here, on the game thread. A panicking destructor is caught
+        // and counted (`drop_panics`): the memory is a cell all the same.
+        let cell = if cell.is_occupied() {
+            // SAFETY: an occupied cell given back holds its class's ended object, the
+            // pool's alone; the token comes back vacant, so it is dropped once.
+            let (cell, panicked) = unsafe { depot::drop_occupant::<T, CompactCell>(cell, map) };
+            depot.dropped(panicked, false);
+            cell
+        } else {
+            cell
+        };
         // SAFETY: the pool's map compacted every cell it trades; its heap is alive.
         let cell = unsafe { map.expand(cell) };
         let back = heap.arena_mut_bypassing_gc().recycle(cell);
@@ -516,7 +534,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn maintain(&mut self, heap: &mut Heap) {
-        recycle_spare(&self.depot, &self.map, heap);
+        recycle_spare::<T>(&self.depot, &self.map, heap);
         if self.config.precreate && self.available() < self.config.low_watermark {
             let _ = self.grow(heap, self.config.grow_by);
         }
@@ -549,6 +567,8 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             retired: d.retired,
             grown: t.grown,
             create_panics: d.create_panics,
+            dropped_by_workers: d.dropped,
+            drop_panics: d.drop_panics,
             create_mean: Duration::from_nanos(d.create_nanos.checked_div(d.precreated).unwrap_or(0)),
             create_max: Duration::from_nanos(d.create_max_nanos),
             lag: d.lag,

@@ -81,8 +81,6 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use respawn_allocator::DropAll;
-#[cfg(all(feature = "world", loom))]
-use respawn_arena::FreedCell;
 #[cfg(all(feature = "world", not(loom)))]
 use respawn_arena::{CellMap, CompactCell, Ended, Freed};
 
@@ -129,6 +127,53 @@ pub(crate) trait Token: Send + 'static {
     /// `map` is the depot's (the one every token in it was made for), and whatever the
     /// map reads (a World pool's arena) is alive.
     unsafe fn cell(&self, map: &Self::Map) -> NonNull<u8>;
+
+    /// Whether the cell still holds an ended object that its holder must drop before the
+    /// cell is built in or given back (a World pool's route under `async_purge`).
+    #[inline(always)]
+    fn occupied(&self) -> bool {
+        false
+    }
+
+    /// The token once the object an occupied cell held has been dropped.
+    #[inline(always)]
+    fn vacated(self) -> Self
+    where
+        Self: Sized,
+    {
+        self
+    }
+}
+
+/// [`drop_occupant`] where the cell is forgotten after (shutdown): a panicking destructor
+/// goes on to the caller.
+///
+/// # Safety
+/// As [`drop_occupant`].
+unsafe fn drop_occupied<T, C: Token>(cell: C, map: &C::Map) {
+    if cell.occupied() {
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::drop_in_place(cell.cell(map).cast::<T>().as_ptr()) };
+    }
+}
+
+/// Drops the ended object `cell` still holds, if it is [occupied](Token::occupied), and
+/// returns the token vacant. Returns whether the destructor panicked (caught: the cell's
+/// memory is the holder's all the same).
+///
+/// # Safety
+/// An occupied `cell` holds an initialised `T` its holder owns alone; `map` places it.
+pub(crate) unsafe fn drop_occupant<T, C: Token>(cell: C, map: &C::Map) -> (C, bool) {
+    if !cell.occupied() {
+        return (cell, false);
+    }
+    // SAFETY: the caller's contract: `map` places the token's cell.
+    let object = unsafe { cell.cell(map) }.cast::<T>();
+    // SAFETY: the caller's contract: an initialised `T`, the holder's alone; the token says
+    // vacant from here on, so it is dropped once (a panicking `drop_in_place` still counts
+    // as the drop: the value is not touched again).
+    let dropped = panic::catch_unwind(AssertUnwindSafe(|| unsafe { std::ptr::drop_in_place(object.as_ptr()) }));
+    (cell.vacated(), dropped.is_err())
 }
 
 #[cfg(all(feature = "world", not(loom)))]
@@ -141,17 +186,15 @@ impl Token for CompactCell {
         // the arena outlives the pool (its `Pools` joins the workers before the heap goes).
         unsafe { map.cell(self) }
     }
-}
 
-/// The loom models trade the arena's full tokens (no arena runs under loom to place a
-/// compact one).
-#[cfg(all(feature = "world", loom))]
-impl Token for FreedCell {
-    type Map = ();
+    #[inline(always)]
+    fn occupied(&self) -> bool {
+        self.is_occupied()
+    }
 
-    #[inline]
-    unsafe fn cell(&self, (): &()) -> NonNull<u8> {
-        FreedCell::cell(self)
+    #[inline(always)]
+    fn vacated(self) -> Self {
+        CompactCell::vacated(self)
     }
 }
 
@@ -306,6 +349,10 @@ struct Counters {
     create_max_nanos: AtomicU64,
     /// `create` calls that panicked (their cells go back to the arena).
     create_panics: AtomicU64,
+    /// Ended objects a worker dropped before rebuilding their cell, and of them the
+    /// destructors that panicked.
+    dropped: AtomicU64,
+    drop_panics: AtomicU64,
     /// Cells the free route received during a `Purge` release, and otherwise (the GC's
     /// purge: `Default` releases and unreachable objects).
     routed_purge: AtomicU64,
@@ -409,6 +456,8 @@ pub(crate) struct DepotStats {
     pub(crate) create_nanos: u64,
     pub(crate) create_max_nanos: u64,
     pub(crate) create_panics: u64,
+    pub(crate) dropped: u64,
+    pub(crate) drop_panics: u64,
     pub(crate) routed_purge: u64,
     pub(crate) routed_gc: u64,
     pub(crate) returned: u64,
@@ -634,6 +683,8 @@ impl<C: Token> Depot<C> {
             create_nanos,
             create_max_nanos: c.create_max_nanos.load(Ordering::Relaxed),
             create_panics: c.create_panics.load(Ordering::Relaxed),
+            dropped: c.dropped.load(Ordering::Relaxed),
+            drop_panics: c.drop_panics.load(Ordering::Relaxed),
             routed_purge: c.routed_purge.load(Ordering::Relaxed),
             routed_gc: c.routed_gc.load(Ordering::Relaxed),
             returned: c.returned.load(Ordering::Relaxed),
@@ -927,6 +978,18 @@ impl<C: Token> Depot<C> {
         worker_lock(&self.spare).push(cell);
     }
 
+    /// An ended object in an occupied cell was dropped: by a worker before it rebuilt the
+    /// cell (`by_worker`), or by the game thread's drain of cells given back. `panicked`:
+    /// its destructor did (caught).
+    pub(crate) fn dropped(&self, panicked: bool, by_worker: bool) {
+        if by_worker {
+            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        if panicked {
+            self.counters.drop_panics.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// A worker returning at shutdown drops the `n` objects of its partial magazine.
     fn abandon_held(&self, n: usize) {
         self.held.fetch_sub(n, Ordering::Relaxed);
@@ -969,8 +1032,8 @@ impl<C: Token> Depot<C> {
     }
 
     /// At shutdown, once the workers are joined: drops the objects in the published
-    /// magazines and forgets the cells queued for building (they hold nothing; their
-    /// memory goes with the arena).
+    /// magazines and the ended objects still in cells queued for building or given back
+    /// (occupied ones), and forgets those cells (their memory goes with the arena).
     ///
     /// # Safety
     /// Every worker has returned, and `T` is the class the workers built.
@@ -981,9 +1044,15 @@ impl<C: Token> Depot<C> {
             // workers gone, the pool alone owns them.
             drops.run(|| unsafe { magazine.drop_objects::<T>(&self.map) });
         }
-        while self.take_to_build().is_some() {
+        while let Some(cell) = self.take_to_build() {
             self.building.fetch_sub(1, Ordering::Relaxed);
+            // SAFETY: a queued occupied cell's object is the depot's alone, the workers gone.
+            drops.run(|| unsafe { drop_occupied::<T, C>(cell, &self.map) });
         }
+        // Cells given back and not yet recycled (the pool is going, and the arena's memory
+        // with it): only an occupied one has something to drop.
+        // SAFETY: as above; the spare list's cells are the depot's alone.
+        self.drain_spare(|cell| drops.run(|| unsafe { drop_occupied::<T, C>(cell, &self.map) }));
     }
 
     /// Publishes a full magazine from the game thread (the `Reuse` path when both of its
@@ -1009,19 +1078,21 @@ impl Depot<CompactCell> {
     pub(crate) fn route(&self, freed: Freed) {
         // Only the game thread writes `in_hand` (the route runs there, inside the collector).
         let in_hand = self.count_in_hand(-1);
-        let cell = match freed {
-            Freed::Cell(cell, ended) => {
-                let c = &self.counters;
-                let tally = if ended == Ended::DestroyedNow { &c.routed_purge } else { &c.routed_gc };
-                tally.fetch_add(1, Ordering::Relaxed);
-                // The route is the class's own: its cells are the map's.
-                self.map.compact(cell).unwrap_or_else(|_| unreachable!("a cell of another class on a pool's route"))
-            }
+        let (cell, ended) = match freed {
+            Freed::Cell(cell, ended) => (self.map.compact(cell), ended),
+            // `async_purge`: the object comes undropped; whoever takes the cell next (a
+            // worker, or the game thread's drain of cells given back) drops it first.
+            Freed::Occupied(cell, ended) => (self.map.compact_occupied(cell), ended),
             Freed::Retired { .. } => {
                 self.count_retired();
                 return;
             }
         };
+        // The route is the class's own: its cells are the map's.
+        let cell = cell.unwrap_or_else(|_| unreachable!("a cell of another class on a pool's route"));
+        let c = &self.counters;
+        let tally = if ended == Ended::DestroyedNow { &c.routed_purge } else { &c.routed_gc };
+        tally.fetch_add(1, Ordering::Relaxed);
         if self.shutdown.load(Ordering::Relaxed) || in_hand + self.pooled() >= self.max {
             self.give_back(cell);
         } else {
@@ -1090,6 +1161,17 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
             continue;
         };
         idle = false;
+        // An ended object still in the cell (`async_purge`): its destructor runs here, in
+        // the pass that rebuilds the cell, not on the game thread.
+        let cell = if cell.occupied() {
+            // SAFETY: the route handed over the object with the cell; it is this worker's
+            // alone now (the token is), and dropped once.
+            let (cell, panicked) = unsafe { drop_occupant::<T, C>(cell, &depot.map) };
+            depot.dropped(panicked, true);
+            cell
+        } else {
+            cell
+        };
         let start = Instant::now();
         match panic::catch_unwind(AssertUnwindSafe(&*create)) {
             Ok(value) => {
@@ -1187,14 +1269,13 @@ mod tests {
     }
 }
 
-#[cfg(all(test, loom, feature = "world"))]
+#[cfg(all(test, loom))]
 mod loom_model {
     use std::ptr::NonNull;
 
     use loom::cell::UnsafeCell;
-    use respawn_arena::FreedCell;
 
-    use super::{work, Depot, MAGAZINE};
+    use super::{work, Depot, Token, MAGAZINE};
     use respawn_allocator::sync::thread;
 
     use crate::sync::{Arc, AtomicUsize, Ordering};
@@ -1215,13 +1296,47 @@ mod loom_model {
         dropped: Arc<AtomicUsize>,
     }
 
+    /// A model's cell: its memory, and whether it still holds an ended object (the
+    /// route's `async_purge` cells).
+    struct ModelCell {
+        cell: NonNull<u8>,
+        occupied: bool,
+    }
+
+    // SAFETY: the token is the ownership of its cell, as the pools' own tokens.
+    unsafe impl Send for ModelCell {}
+
+    impl Token for ModelCell {
+        type Map = ();
+
+        unsafe fn cell(&self, (): &()) -> NonNull<u8> {
+            self.cell
+        }
+
+        fn occupied(&self) -> bool {
+            self.occupied
+        }
+
+        fn vacated(self) -> Self {
+            Self { occupied: false, ..self }
+        }
+    }
+
     struct Obj {
         n: usize,
         dropped: Arc<AtomicUsize>,
+        /// An ended object's: its destructor checks the game thread's write of its mark
+        /// is visible (the worker that drops it received it through the queue).
+        check: Option<Arc<Marks>>,
     }
 
     impl Drop for Obj {
         fn drop(&mut self) {
+            if let Some(marks) = &self.check {
+                // SAFETY: loom checks this read is ordered after the game thread's write.
+                let mark = marks.0[self.n].with(|m| unsafe { *m });
+                assert_eq!(mark, 1, "ended object {} dropped before it was handed over", self.n);
+            }
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -1242,17 +1357,17 @@ mod loom_model {
                 let n = made.fetch_add(1, Ordering::Relaxed);
                 // SAFETY: each `create` call writes the mark of its own number, once.
                 marks.0[n].with_mut(|m| unsafe { *m = 1 });
-                Obj { n, dropped: Arc::clone(&dropped) }
+                Obj { n, dropped: Arc::clone(&dropped), check: None }
             });
             Arc::from_std(create)
         }
 
         /// Takes the object out of a cell the game thread received, checking its build is
         /// visible.
-        fn take(&self, cell: &FreedCell) -> usize {
+        fn take(&self, cell: &ModelCell) -> usize {
             // SAFETY: a cell out of a published magazine holds an object a worker built;
             // the game thread owns it now and moves it out once.
-            let obj = unsafe { FreedCell::cell(cell).cast::<Obj>().as_ptr().read() };
+            let obj = unsafe { cell.cell.cast::<Obj>().as_ptr().read() };
             // SAFETY: loom checks this read is ordered after `create`'s write.
             let mark = self.marks.0[obj.n].with(|m| unsafe { *m });
             assert_eq!(mark, 1, "object {} handed over before it was built", obj.n);
@@ -1261,13 +1376,9 @@ mod loom_model {
     }
 
     /// Memory for `n` cells of `Obj`, and a token for each.
-    fn cells(n: usize) -> (Vec<std::mem::MaybeUninit<Obj>>, Vec<FreedCell>) {
+    fn cells(n: usize) -> (Vec<std::mem::MaybeUninit<Obj>>, Vec<ModelCell>) {
         let mut memory: Vec<std::mem::MaybeUninit<Obj>> = (0..n).map(|_| std::mem::MaybeUninit::uninit()).collect();
-        let tokens = memory
-            .iter_mut()
-            .enumerate()
-            .map(|(i, m)| FreedCell::for_model(i as u32, NonNull::from(m).cast()))
-            .collect();
+        let tokens = memory.iter_mut().map(|m| ModelCell { cell: NonNull::from(m).cast(), occupied: false }).collect();
         (memory, tokens)
     }
 
@@ -1277,7 +1388,9 @@ mod loom_model {
     /// A pool with one worker running, and `N` cells queued for it as `grow` queues them.
     struct Model {
         built: Built,
-        depot: Arc<Depot<FreedCell>>,
+        depot: Arc<Depot<ModelCell>>,
+        /// Drops of the ended objects the cells held (`start_occupied`).
+        ended_dropped: Arc<AtomicUsize>,
         worker: thread::JoinHandle<()>,
         /// The cells' memory; outlives the worker (joined before the model drops).
         _memory: Vec<std::mem::MaybeUninit<Obj>>,
@@ -1285,7 +1398,7 @@ mod loom_model {
 
     impl Model {
         fn start() -> Self {
-            Self::start_with(N, |depot, tokens| {
+            Self::start_with(N, |depot, _, tokens| {
                 for token in tokens {
                     depot.request(token);
                 }
@@ -1296,23 +1409,48 @@ mod loom_model {
         /// The same with a build queue of one cell, the `N` cells sent as one growth step:
         /// one in the queue, the rest in the backlog the worker drains after it.
         fn start_backlogged() -> Self {
-            Self::start_with(1, |depot, tokens| depot.request_growth(tokens))
+            Self::start_with(1, |depot, _, tokens| depot.request_growth(tokens))
         }
 
-        fn start_with(queue: usize, send: impl FnOnce(&Depot<FreedCell>, Vec<FreedCell>)) -> Self {
-            let built = Built::new(N);
+        /// The same with cells that still hold an ended object each (`async_purge`): the
+        /// game thread wrote them; the worker must drop each before it builds in the cell,
+        /// or the shutdown drain if the worker never takes it.
+        fn start_occupied() -> Self {
+            let ended_dropped = Arc::new(AtomicUsize::new(0));
+            let dropped = Arc::clone(&ended_dropped);
+            let mut model = Self::start_with(N, move |depot, built, tokens| {
+                for (i, mut token) in tokens.into_iter().enumerate() {
+                    let n = N + i;
+                    // SAFETY: the game thread's own mark, written once before the hand-off.
+                    built.marks.0[n].with_mut(|m| unsafe { *m = 1 });
+                    let ended = Obj { n, dropped: Arc::clone(&dropped), check: Some(Arc::clone(&built.marks)) };
+                    // SAFETY: the token's cell is uninitialised memory of `Obj`, ours.
+                    unsafe { token.cell.cast::<Obj>().as_ptr().write(ended) };
+                    token.occupied = true;
+                    depot.request(token);
+                }
+                depot.kick();
+            });
+            model.ended_dropped = ended_dropped;
+            model
+        }
+
+        fn start_with(queue: usize, send: impl FnOnce(&Depot<ModelCell>, &Built, Vec<ModelCell>)) -> Self {
+            // Marks for the objects built, and for the ended ones (`start_occupied`).
+            let built = Built::new(2 * N);
             let (memory, tokens) = cells(N);
             let depot = Arc::new(Depot::new(N, queue, 1, ()));
             let worker = {
                 let (depot, create) = (Arc::clone(&depot), built.create());
-                thread::spawn(move || work::<Obj, FreedCell>(depot, create))
+                thread::spawn(move || work::<Obj, ModelCell>(depot, create))
             };
-            send(&depot, tokens);
-            Self { built, depot, worker, _memory: memory }
+            send(&depot, &built, tokens);
+            Self { built, depot, ended_dropped: Arc::new(AtomicUsize::new(0)), worker, _memory: memory }
         }
 
         /// Shuts the pool down as `ClassPool::shutdown` does and checks nothing stays counted.
-        fn stop(self) -> Built {
+        /// Returns the built objects' counters and the ended objects' drops.
+        fn stop(self) -> (Built, usize) {
             self.depot.stop();
             self.worker.join().unwrap();
             // SAFETY: the worker has returned, and it built `Obj`s.
@@ -1321,7 +1459,7 @@ mod loom_model {
             assert_eq!(self.depot.ready.load(Ordering::Relaxed), 0);
             assert_eq!(self.depot.held.load(Ordering::Relaxed), 0);
             assert_eq!(self.depot.building.load(Ordering::Relaxed), 0, "queued cells still counted");
-            self.built
+            (self.built, self.ended_dropped.load(Ordering::Relaxed))
         }
     }
 
@@ -1365,7 +1503,7 @@ mod loom_model {
             assert_eq!(got, (0..N).collect::<Vec<_>>(), "an object lost or handed out twice");
             assert_eq!(depot.counters.precreated.load(Ordering::Relaxed), N as u64);
         }
-        let built = model.stop();
+        let (built, _) = model.stop();
         assert_eq!(built.dropped.load(Ordering::Relaxed), N, "the game thread drops what it took");
     }
 
@@ -1376,7 +1514,7 @@ mod loom_model {
     #[test]
     fn shutdown_drops_each_object_once() {
         loom::model(|| {
-            let built = Model::start().stop();
+            let (built, _) = Model::start().stop();
             let made = built.made.load(Ordering::Relaxed);
             assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
         });
@@ -1387,7 +1525,34 @@ mod loom_model {
     #[test]
     fn shutdown_with_a_backlog() {
         loom::model(|| {
-            let built = Model::start_backlogged().stop();
+            let (built, _) = Model::start_backlogged().stop();
+            let made = built.made.load(Ordering::Relaxed);
+            assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
+        });
+    }
+
+    /// Destroy and rebuild (`async_purge`): every cell arrives with an ended object in it.
+    /// The worker drops each before it builds in the cell (its destructor sees the game
+    /// thread's writes: the queue orders them), and the game thread receives every new
+    /// object built; each ended object is dropped exactly once.
+    #[test]
+    fn occupied_exchange() {
+        loom::model(|| {
+            let model = Model::start_occupied();
+            let ended = Arc::clone(&model.ended_dropped);
+            exchange(model);
+            assert_eq!(ended.load(Ordering::Relaxed), N, "each ended object dropped once, before its rebuild");
+        });
+    }
+
+    /// Shutdown with occupied cells still queued: whichever the worker took it dropped
+    /// before building; the rest the pool's drain drops. Each ended object once, in every
+    /// interleaving, and every object built once.
+    #[test]
+    fn shutdown_drops_each_ended_object_once() {
+        loom::model(|| {
+            let (built, ended) = Model::start_occupied().stop();
+            assert_eq!(ended, N, "each ended object dropped once");
             let made = built.made.load(Ordering::Relaxed);
             assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
         });

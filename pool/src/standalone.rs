@@ -619,6 +619,8 @@ impl<T: Send + 'static> Pool<T> {
             retired: 0,
             grown: self.grown.load(Ordering::Relaxed),
             create_panics: d.create_panics,
+            dropped_by_workers: d.dropped,
+            drop_panics: d.drop_panics,
             create_mean: Duration::from_nanos(d.create_nanos.checked_div(d.precreated).unwrap_or(0)),
             create_max: Duration::from_nanos(d.create_max_nanos),
             lag: d.lag,

@@ -58,6 +58,12 @@ pub struct PoolStats {
     pub grown: u64,
     /// `create` calls that panicked on a worker (the cell went back to the arena).
     pub create_panics: u64,
+    /// Ended objects whose destructor a worker ran, in the pass that rebuilt their cell
+    /// (`GcSettings::async_purge`: a purge then costs the game thread no destructor).
+    pub dropped_by_workers: u64,
+    /// Destructors of such ended objects that panicked (caught where they ran, on a worker
+    /// or in the game thread's drain of cells the pool gave back; the cell was reused).
+    pub drop_panics: u64,
     /// Mean time a worker spent in `create`.
     pub create_mean: Duration,
     /// Longest time a worker spent in `create`.
