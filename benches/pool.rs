@@ -9,6 +9,11 @@
 //!   a pool one worker keeps warm; then a paced run (one spawn per 40 µs) prints spawn
 //!   latency p50/p99/max and the hit rate.
 //!
+//! - `pool_purge_drop`: the game thread's time to destroy 10 000 pooled objects under
+//!   `Purge` whose destructor frees a heap buffer (as a mesh or a path would), with the
+//!   destructors on the game thread (`inline`) or on the pool's worker, in the pass that
+//!   rebuilds each cell (`async`, `GcSettings::async_purge`).
+//!
 //! Run with `cargo bench --bench pool`; see `benches/README.md` for the figures.
 
 use std::hint::black_box;
@@ -393,5 +398,77 @@ fn print_construct_latency() {
     );
 }
 
-criterion_group!(benches, pool_churn, pool_construct);
+// ---------------------------------------------------------------------------------------
+// pool_purge_drop: destroying 10 000 objects whose destructor frees a buffer, inline or on
+// the worker that rebuilds their cells.
+// ---------------------------------------------------------------------------------------
+
+/// Objects destroyed per iteration.
+const PURGED: usize = 10_000;
+
+/// An object that owns a heap buffer: its destructor frees it, its constructor allocates
+/// it (on the worker that builds it).
+#[derive(Trace, Object)]
+struct Laden {
+    #[trace(skip)]
+    _path: Vec<u64>,
+}
+
+impl Poolable for Laden {
+    fn create() -> Self {
+        Laden { _path: (0..32).collect() }
+    }
+}
+
+/// A `Purge` world of `Laden`s, warm, with destructors inline or on the worker.
+fn laden_world(async_purge: bool) -> World {
+    let config = PoolConfig {
+        capacity: PURGED + 1024,
+        max: 4 * PURGED,
+        low_watermark: 0,
+        grow_by: 1024,
+        policy: Policy::Purge,
+        precreate: true,
+        workers: 1,
+    };
+    let gc = GcSettings { async_purge, ..GC };
+    let mut world = World::builder().pool::<Laden>(config).gc(gc).build().expect("a valid pool");
+    wait_for_pool::<Laden>(&mut world, |s| s.available() >= config.capacity && s.building == 0);
+    world
+}
+
+/// Spawns `PURGED` (untimed), times their destruction alone, then waits (untimed) for the
+/// worker to rebuild every cell.
+fn purge_round(world: &mut World) -> Duration {
+    let handles: Vec<Handle<Laden>> = (0..PURGED).map(|_| world.spawn()).collect();
+    let start = Instant::now();
+    for h in handles {
+        world.destroy(h).expect("live object");
+    }
+    let took = start.elapsed();
+    wait_for_pool::<Laden>(world, |s| s.building == 0 && s.in_use == 0);
+    took
+}
+
+fn pool_purge_drop(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pool_purge_drop");
+    g.sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    for (name, async_purge) in [("inline", false), ("async", true)] {
+        let mut world: Option<World> = None;
+        g.bench_function(name, |b| {
+            let world = world.get_or_insert_with(|| laden_world(async_purge));
+            b.iter_custom(|iters| (0..iters).map(|_| purge_round(world)).sum());
+        });
+        if let Some(world) = world {
+            let s = world.pool_stats::<Laden>().expect("pooled");
+            println!(
+                "pool_purge_drop/{name}: {} destructors run by the worker, {} misses of {} spawns",
+                s.dropped_by_workers, s.misses, s.spawns
+            );
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pool_churn, pool_construct, pool_purge_drop);
 criterion_main!(benches);

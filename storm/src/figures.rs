@@ -131,6 +131,12 @@ impl Run {
             s.purge_budget_us,
             s.seed
         );
+        if s.drop_us > 0 {
+            line.push_str(&format!(" --drop-us {}", s.drop_us));
+        }
+        if s.async_purge {
+            line.push_str(" --async-purge");
+        }
         if self.repeats > 1 {
             line.push_str(&format!(" --repeat {}", self.repeats));
         }
@@ -166,6 +172,12 @@ pub struct Settings {
     pub gc_every: u32,
     /// Microseconds of incremental purge per frame.
     pub purge_budget_us: u32,
+    /// Microseconds each projectile's destructor spends (0 in runs saved before the flag).
+    #[serde(default)]
+    pub drop_us: u32,
+    /// Pooled projectiles dropped on the pools' workers (`GcSettings::async_purge`).
+    #[serde(default)]
+    pub async_purge: bool,
     /// The random seed: every scenario fires the same storm.
     pub seed: u64,
     /// The pool configuration file given with `--config`, if any.

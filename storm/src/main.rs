@@ -59,6 +59,14 @@ struct Cli {
     /// Microseconds of incremental purge per frame.
     #[arg(long, default_value_t = 1000, value_name = "µS", value_parser = whole(1, 1_000_000))]
     purge_budget_us: u32,
+    /// Microseconds each projectile's destructor takes (tearing its state down); paid where
+    /// it is dropped: the game thread, or with `--async-purge` a pool's worker.
+    #[arg(long, default_value_t = 0, value_name = "µS", value_parser = whole(0, 1_000_000))]
+    drop_us: u32,
+    /// Pooled projectiles that a purge or a `Purge` release ends are dropped by the worker
+    /// that rebuilds their cell, not on the game thread (`GcSettings::async_purge`).
+    #[arg(long)]
+    async_purge: bool,
     /// Scenarios to run, in order, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Kind::Box, Kind::Default, Kind::Purge, Kind::Reuse])]
     scenarios: Vec<Kind>,
@@ -188,6 +196,8 @@ fn run(cli: Cli) -> Result<(), String> {
         fps: cli.fps,
         gc_every: cli.gc_every,
         purge_budget_us: cli.purge_budget_us,
+        drop_us: cli.drop_us,
+        async_purge: cli.async_purge,
         seed: cli.seed,
         config: cli.config.as_ref().map(|p| p.display().to_string()),
     };

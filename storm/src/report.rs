@@ -347,6 +347,16 @@ fn intro(out: &mut String, run: &Run) -> fmt::Result {
         Some(path) => format!("came from <code>{}</code>", esc(path)),
         None => "were the built-in defaults".to_owned(),
     };
+    let drops = match (s.drop_us, s.async_purge) {
+        (0, false) => String::new(),
+        (0, true) => " Pooled projectiles were dropped on the pools' workers (async purge).".to_owned(),
+        (d, false) => format!(" Each projectile's destructor spent {}, on the game thread.", us(f64::from(d))),
+        (d, true) => format!(
+            " Each projectile's destructor spent {}: pooled ones on the pools' workers, in the pass \
+             that rebuilds their cell (async purge).",
+            us(f64::from(d))
+        ),
+    };
     writeln!(
         out,
         "<p>Every scenario below ran the same storm, drawn from seed {seed}: for {frames}, \
@@ -355,8 +365,8 @@ fn intro(out: &mut String, run: &Run) -> fmt::Result {
          {share} of the projectiles were rockets, whose constructor spends {payload} building an \
          expensive payload: cheap to take from a pool that workers filled in advance, expensive \
          to build on the spot. {pacing}; {gc}, and an incremental purge got {budget} per frame. \
-         Pool settings {config}. The scenarios differ only in how projectiles are allocated \
-         and recycled:</p>",
+         Pool settings {config}.{drops} The scenarios differ only in how projectiles are \
+         allocated and recycled:</p>",
         seed = s.seed,
         frames = frames(s.frames),
         turrets = count(u64::from(s.turrets)),
@@ -2024,6 +2034,8 @@ mod tests {
             fps: 60,
             gc_every: 60,
             purge_budget_us: 200,
+            drop_us: 0,
+            async_purge: false,
             seed: 42,
             config: Some("configs/storm <fast>.toml".to_owned()),
         }

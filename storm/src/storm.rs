@@ -91,6 +91,12 @@ pub struct Bullet {
     _pad: [u32; 6],
 }
 
+impl Drop for Bullet {
+    fn drop(&mut self) {
+        tear_down(&mut self._pad[0]);
+    }
+}
+
 impl Poolable for Bullet {
     fn create() -> Self {
         Bullet { motion: Motion::default(), damage: 0.0, owner: 0, _pad: [0; 6] }
@@ -113,22 +119,45 @@ pub struct Rocket {
 
 /// Nanoseconds a `Rocket`'s constructor spends (set once per run, read by the workers).
 static PAYLOAD_NS: AtomicU64 = AtomicU64::new(0);
+/// Nanoseconds each projectile's destructor spends (`--drop-us`; set once per run).
+static DROP_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Works for `budget` on `payload` (xorshift rounds, the clock read every 64), as a real
+/// constructor or destructor would spend it.
+fn spend(budget: Duration, payload: &mut [u64]) {
+    let start = Instant::now();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let n = payload.len() as u64;
+    while start.elapsed() < budget {
+        for _ in 0..64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            payload[(x % n) as usize] = payload[(x % n) as usize].wrapping_add(x);
+        }
+    }
+}
+
+/// A projectile's destructor: `--drop-us` of work (nothing at the default of 0).
+fn tear_down(state: &mut u32) {
+    let budget = DROP_NS.load(Ordering::Relaxed);
+    if budget > 0 {
+        let mut scratch = [u64::from(*state); 4];
+        spend(Duration::from_nanos(budget), &mut scratch);
+        *state = std::hint::black_box(scratch[0]) as u32;
+    }
+}
+
+impl Drop for Rocket {
+    fn drop(&mut self) {
+        tear_down(&mut self.owner);
+    }
+}
 
 impl Poolable for Rocket {
     fn create() -> Self {
-        let budget = Duration::from_nanos(PAYLOAD_NS.load(Ordering::Relaxed));
-        let start = Instant::now();
         let mut payload = [0u64; 12];
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        // Work until the budget is spent, checking the clock every 64 rounds.
-        while start.elapsed() < budget {
-            for _ in 0..64 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                payload[(x % 12) as usize] = payload[(x % 12) as usize].wrapping_add(x);
-            }
-        }
+        spend(Duration::from_nanos(PAYLOAD_NS.load(Ordering::Relaxed)), &mut payload);
         Rocket { motion: Motion::default(), owner: 0, payload }
     }
     fn reset(&mut self) {
@@ -567,6 +596,7 @@ fn build_world(kind: Kind, settings: &Settings, layers: &ConfigLayers) -> Result
     let gc = GcSettings {
         purge_budget: Some(Duration::from_micros(u64::from(settings.purge_budget_us))),
         time_between_collections: Some(Duration::from_secs_f32(DT * settings.gc_every as f32)),
+        async_purge: settings.async_purge,
         ..GcSettings::DEFAULT
     };
     let mut world =
@@ -683,6 +713,7 @@ pub fn run(
     progress: impl FnMut(),
 ) -> Result<Scenario, StormError> {
     PAYLOAD_NS.store(u64::from(settings.payload_us) * 1000, Ordering::Relaxed);
+    DROP_NS.store(u64::from(settings.drop_us) * 1000, Ordering::Relaxed);
     let floor = heap::read().live_bytes;
     let (measured, pool, layout, diagnosis) = match kind {
         Kind::Box => {
