@@ -17,9 +17,10 @@ only="${1:-all}"
 
 # Our own code runs under -Zmiri-strict-provenance. rayon (par_tick) cannot: its
 # crossbeam-epoch casts integers to pointers, which strict provenance rejects. So the
-# par_tick tests run in a pass of their own, under Tree Borrows with permissive provenance,
-# and with -Zmiri-ignore-leaks: rayon's global pool threads are never joined, so Miri would
-# report them as outliving main. Only this pass ignores leaks.
+# par_tick tests run in a pass of their own, under Tree Borrows with permissive provenance.
+# No pass ignores leaks: those tests run on rayon pools whose threads are joined (the
+# arena's tests through their own spawn handler, the collector's through
+# `GcSettings::threads`), never on the global pool, whose threads would outlive main.
 RAYON_TESTS=(par_tick small_slabs_tick)
 skip=(); for t in "${RAYON_TESTS[@]}"; do skip+=(--skip "$t"); done
 
@@ -32,7 +33,7 @@ if [[ $only == all || $only == arena ]]; then
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-arena -- "${skip[@]}"
   echo "=== miri: respawn-arena par_tick tests (tree borrows; rayon needs permissive provenance)"
   for t in "${RAYON_TESTS[@]}"; do
-    MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-arena --test arena -- "$t"
+    MIRIFLAGS="-Zmiri-tree-borrows" cargo +nightly miri test -p respawn-arena --test arena -- "$t"
   done
 fi
 if [[ $only == all || $only == gc ]]; then
@@ -43,8 +44,8 @@ if [[ $only == all || $only == gc ]]; then
   echo "=== miri: respawn-gc single-threaded (strict provenance)"
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-gc --test gc -- --skip "${GC_RAYON[0]}"
   echo "=== miri: respawn-gc parallel mark and model test (tree borrows)"
-  MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-gc --test gc -- "${GC_RAYON[0]}"
-  MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-gc --test model
+  MIRIFLAGS="-Zmiri-tree-borrows" cargo +nightly miri test -p respawn-gc --test gc -- "${GC_RAYON[0]}"
+  MIRIFLAGS="-Zmiri-tree-borrows" cargo +nightly miri test -p respawn-gc --test model
 fi
 # The pools and the World run worker threads that park (std's park_timeout, unparked by the
 # game thread) and share a few locks; under Miri the sync shim (allocator/src/sync.rs) gives
@@ -71,7 +72,7 @@ if [[ $only == all || $only == world || $only == quick ]]; then
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test misuse --test shutdown
 fi
 if [[ $only == all || $only == world ]]; then
-  echo "=== miri: respawn World cycles and the stress test, scaled down (strict provenance)"
-  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test world --test stress
+  echo "=== miri: respawn World cycles, async purge and the stress test, scaled down (strict provenance)"
+  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test world --test async_purge --test stress
 fi
 echo "=== miri: all passes clean"

@@ -322,8 +322,34 @@ fn tick_visits_every_visible_object_once_in_memory_order() {
     assert_eq!(count, expected.len() + 1);
 }
 
+/// Runs `work` on a rayon pool of `threads` whose threads are joined before it returns
+/// (rayon's own `ThreadPool` only signals them): nothing outlives the test, so Miri checks
+/// these tests for leaks too. The global pool is never started.
+fn in_joined_pool<R: Send>(threads: usize, work: impl FnOnce() -> R + Send) -> R {
+    let handles = Arc::new(Mutex::new(Vec::new()));
+    let spawned = Arc::clone(&handles);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .spawn_handler(move |thread| {
+            spawned.lock().unwrap().push(std::thread::Builder::new().spawn(|| thread.run())?);
+            Ok(())
+        })
+        .build()
+        .expect("a rayon pool");
+    let result = pool.install(work);
+    drop(pool);
+    for thread in std::mem::take(&mut *handles.lock().unwrap()) {
+        thread.join().expect("a rayon thread");
+    }
+    result
+}
+
 #[test]
 fn par_tick_matches_tick() {
+    in_joined_pool(3, par_tick_matches_tick_in_pool);
+}
+
+fn par_tick_matches_tick_in_pool() {
     let mut arena = Arena::new();
     let n = if cfg!(miri) { 200 } else { 50_000 };
     let hs: Vec<_> = (0..n).map(|i| arena.insert(projectile(i))).collect();
@@ -358,8 +384,10 @@ fn small_slabs_tick_across_shared_bitmap_words() {
     arena.tick::<u64>(|v| sum += *v);
     assert_eq!(sum, (0..100).sum::<u64>() - 17);
     let total = AtomicUsize::new(0);
-    arena.par_tick::<u64>(|v| {
-        total.fetch_add(*v as usize, Ordering::Relaxed);
+    in_joined_pool(3, || {
+        arena.par_tick::<u64>(|v| {
+            total.fetch_add(*v as usize, Ordering::Relaxed);
+        })
     });
     assert_eq!(total.into_inner() as u64, sum);
 }
