@@ -50,6 +50,8 @@ mod handle;
 mod layout;
 #[cfg(not(loom))]
 mod outer;
+#[cfg(not(loom))]
+mod side_table;
 mod table;
 
 #[cfg(not(loom))]
@@ -67,6 +69,8 @@ pub use layout::{CellState, ClassLayout, SlabLayout};
 #[cfg(not(loom))]
 pub use respawn_allocator::Rejected;
 pub use respawn_allocator::{ClassId, SlabConfig};
+#[cfg(not(loom))]
+pub use side_table::{SideTable, SideTableIter, SideTableIterMut};
 #[cfg(not(loom))]
 pub use table::ObjectTable;
 pub use table::{Slot, BLOCK_SLOTS, NONE};
