@@ -55,7 +55,7 @@ mod side_table;
 mod table;
 
 #[cfg(not(loom))]
-pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, Iter, Releasable};
+pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, EndListenerId, Iter, IterMut, Releasable};
 #[cfg(not(loom))]
 pub use class::{CellMap, CompactCell};
 pub use class::{Ended, FreeRoute, Freed, FreedCell};
