@@ -8,7 +8,7 @@ pub use respawn_allocator::{AllocError, ChunkAllocator, ClassId, PermanentPool, 
 pub use respawn_arena as arena;
 pub use respawn_arena::{
     Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, Ended, Freed, FreedCell,
-    Handle, ObjectFlags, RawHandle, Releasable, Root, SlabLayout,
+    Handle, ObjectFlags, RawHandle, Releasable, Root, SideTable, SlabLayout,
 };
 pub use respawn_gc as gc;
 pub use respawn_gc::{
@@ -21,7 +21,9 @@ pub use respawn_pool::{
     PoolStats, Poolable, Pooled, Pools, Shared, WeakShared,
 };
 
+mod batch;
 mod world;
+pub use batch::SpawnBatch;
 pub use world::{FrameEnd, World, WorldBuilder, WorldStats};
 
 /// The README's examples, run as doctests (the README is the repository's front page, not

@@ -12,6 +12,8 @@ use respawn_gc::{
 };
 use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
+use crate::batch::SpawnBatch;
+
 /// Adds one class's pool with its final (merged) configuration.
 type AddPool = Box<dyn FnOnce(&mut Pools, PoolConfig) -> Result<(), PoolError>>;
 
@@ -368,6 +370,47 @@ impl World {
         self.pools.try_spawn_with(|_| {})
     }
 
+    /// Spawns `n` objects of `T`, running `init(i, object)` on the `i`th before its
+    /// `on_spawn` hook, and returns their handles as an iterator, as hecs' and bevy's
+    /// `spawn_batch` do: each `next` spawns one (a pop from the pool, as
+    /// [`spawn_with`](Self::spawn_with)), and dropping the iterator spawns the rest, so all
+    /// `n` exist once it is gone, whether it was collected, partly iterated or dropped at
+    /// once. It allocates nothing: extend a `Vec` of your own, or use the handles as they
+    /// come. The iterator borrows the world mutably while it lives.
+    ///
+    /// # Panics
+    /// As [`spawn`](Self::spawn).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { pos: [f32; 2] }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { pos: [0.0; 2] } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// // A ring of sparks.
+    /// let mut ring = Vec::with_capacity(16);
+    /// ring.extend(world.spawn_batch(16, |i, s: &mut Spark| {
+    ///     let a = i as f32 / 16.0 * std::f32::consts::TAU;
+    ///     s.pos = [a.cos(), a.sin()];
+    /// }));
+    /// assert_eq!(ring.len(), 16);
+    /// assert!((world.get(ring[4]).unwrap().pos[1] - 1.0).abs() < 1e-6);
+    ///
+    /// // Not iterated: spawned all the same, when the iterator drops.
+    /// world.spawn_batch(8, |_, _: &mut Spark| {});
+    /// assert_eq!(world.len::<Spark>(), 24);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn spawn_batch<T: Poolable, F: FnMut(usize, &mut T)>(&mut self, n: usize, init: F) -> SpawnBatch<'_, T, F> {
+        SpawnBatch::new(self, n, init)
+    }
+
     /// Spawns an object as a sub-object of `outer` (UE's `NewObject(Outer)`): it keeps its
     /// owner alive while it is reachable itself, and is destroyed with it. As in UE, the
     /// owner does not keep it alive: reference it, or root it, to keep it.
@@ -466,6 +509,38 @@ impl World {
     #[inline]
     pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
         self.pools.heap_mut().get_mut(h)
+    }
+
+    /// The objects `handles` name, mutably and all at once, or `None` if any does not
+    /// resolve or two name the same object; see [`Arena::get_disjoint_mut`](respawn_arena::Arena::get_disjoint_mut).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { cargo: u32 }
+    /// impl Poolable for Ship {
+    ///     fn create() -> Self { Ship { cargo: 0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Ship>(PoolConfig::DEFAULT).build()?;
+    /// let a = world.spawn_with(|s: &mut Ship| s.cargo = 30);
+    /// let b = world.spawn::<Ship>();
+    ///
+    /// let [from, to] = world.get_disjoint_mut([a, b]).expect("two live ships");
+    /// to.cargo += std::mem::take(&mut from.cargo);
+    /// assert_eq!(world.get(b).unwrap().cargo, 30);
+    ///
+    /// assert!(world.get_disjoint_mut([a, a]).is_none(), "one ship twice");
+    /// world.destroy(b)?;
+    /// assert!(world.get_disjoint_mut([a, b]).is_none(), "a stale handle");
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn get_disjoint_mut<T: 'static, const N: usize>(&mut self, handles: [Handle<T>; N]) -> Option<[&mut T; N]> {
+        // A lookup: it ends and hides nothing behind the collector's back.
+        self.pools.heap_mut().arena_mut_bypassing_gc().get_disjoint_mut(handles)
     }
 
     /// Whether `h` resolves.
@@ -650,6 +725,43 @@ impl World {
     /// Every live object of `T` with its handle, in memory order.
     pub fn iter<T: 'static>(&self) -> respawn_arena::Iter<'_, T> {
         self.pools.heap().iter()
+    }
+
+    /// Every live object of `T` with its handle, mutably, in memory order: a
+    /// [`tick`](Self::tick) that knows which object it holds (to fill a side table, or to
+    /// collect the ones to destroy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Handle, Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { life: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { life: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// world.spawn_with(|s: &mut Spark| s.life = 0.01);
+    /// world.spawn_with(|s: &mut Spark| s.life = 1.0);
+    ///
+    /// let mut spent: Vec<Handle<Spark>> = Vec::new();
+    /// for (h, s) in world.iter_mut::<Spark>() {
+    ///     s.life -= 0.5;
+    ///     if s.life <= 0.0 {
+    ///         spent.push(h);
+    ///     }
+    /// }
+    /// for h in spent {
+    ///     world.destroy(h)?;
+    /// }
+    /// assert_eq!(world.iter::<Spark>().count(), 1);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn iter_mut<T: 'static>(&mut self) -> respawn_arena::IterMut<'_, T> {
+        // Lends objects as `tick` does: it ends and hides nothing behind the collector's back.
+        self.pools.heap_mut().arena_mut_bypassing_gc().iter_mut()
     }
 
     /// Objects of `T` in the world (live and garbage awaiting its purge).
