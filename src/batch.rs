@@ -12,6 +12,24 @@ use crate::World;
 /// `SpawnBatchIter`: each `next` spawns one object, and dropping the iterator spawns the
 /// ones not taken yet, so the whole batch exists once it is gone, however far it was
 /// iterated. It borrows the world mutably until then.
+///
+/// ```
+/// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+///
+/// #[derive(Trace, Object)]
+/// struct Mote { id: usize }
+/// impl Poolable for Mote {
+///     fn create() -> Self { Mote { id: 0 } }
+/// }
+///
+/// let mut world = World::builder().pool::<Mote>(PoolConfig::ON_DEMAND).build()?;
+/// let mut batch = world.spawn_batch(10, |i, m: &mut Mote| m.id = i);
+/// assert_eq!(batch.len(), 10);
+/// let first = batch.next().unwrap();
+/// drop(batch); // the other nine are spawned now
+/// assert_eq!((world.get(first).unwrap().id, world.len::<Mote>()), (0, 10));
+/// # Ok::<(), respawn::PoolError>(())
+/// ```
 pub struct SpawnBatch<'w, T: Poolable, F: FnMut(usize, &mut T)> {
     world: &'w mut World,
     init: F,

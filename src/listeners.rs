@@ -21,6 +21,18 @@ use respawn_arena::{EndListenerId, Handle, RawHandle};
 /// Names a listener added by [`World::on_spawn`](crate::World::on_spawn) or
 /// [`World::on_destroy`](crate::World::on_destroy), to remove it with
 /// [`World::remove_listener`](crate::World::remove_listener).
+///
+/// ```
+/// use respawn::{ListenerId, Object, Trace, World};
+///
+/// #[derive(Trace, Object)]
+/// struct Ship { hull: u32 }
+///
+/// let mut world = World::new();
+/// let ids: [ListenerId; 2] = [world.on_spawn(|_, _: &Ship| {}), world.on_destroy(|_, _: &Ship| {})];
+/// assert_ne!(ids[0], ids[1]);
+/// assert!(ids.into_iter().all(|id| world.remove_listener(id)));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ListenerId(Kind);
 

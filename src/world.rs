@@ -771,6 +771,27 @@ impl World {
     /// Removes a listener added by [`on_spawn`](Self::on_spawn) or
     /// [`on_destroy`](Self::on_destroy); `false` if it was removed already. It is not
     /// called again, even for an object whose end has begun (garbage awaiting its purge).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// use respawn::{Object, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Crate { loot: u32 }
+    ///
+    /// let mut world = World::new();
+    /// let spawned = Arc::new(AtomicU32::new(0));
+    /// let count = Arc::clone(&spawned);
+    /// let id = world.on_spawn(move |_, _: &Crate| _ = count.fetch_add(1, Ordering::Relaxed));
+    /// world.insert(Crate { loot: 1 });
+    /// assert!(world.remove_listener(id));
+    /// assert!(!world.remove_listener(id), "removed already");
+    /// world.insert(Crate { loot: 2 });
+    /// assert_eq!(spawned.load(Ordering::Relaxed), 1);
+    /// ```
     pub fn remove_listener(&mut self, id: ListenerId) -> bool {
         match id.as_destroy() {
             Some(end) => {

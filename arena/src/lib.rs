@@ -33,6 +33,11 @@
 //! - a slot's `outer` names a live owner, and the owner's sub-object list holds the slot;
 //!   releasing an owner cuts its sub-objects loose;
 //! - every object is dropped once: when removed or destroyed, or when the arena drops.
+//! - every end of an object (a release of its slot) is told to its class's end listeners
+//!   once, with the object intact: at the release, or earlier through `notify_end`, which
+//!   flags it `END_NOTIFIED` so the release stays silent;
+//! - a [`SideTable`] entry answers only the handle it was written for (index and
+//!   generation), never another generation of the slot.
 
 // Under `--cfg loom` (scripts/loom.sh) only the slot, the handles' types, the flags and the
 // freed-cell token are built, with loom's atomics: the models check the slot's generation

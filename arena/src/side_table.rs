@@ -130,6 +130,15 @@ impl<T, V: fmt::Debug> fmt::Debug for SideTable<T, V> {
 
 impl<T, V> SideTable<T, V> {
     /// An empty table; allocates nothing until the first insert.
+    ///
+    /// ```
+    /// use respawn_arena::SideTable;
+    ///
+    /// struct Ship;
+    /// // What a spatial hash keeps per ship: its grid cell.
+    /// let cells: SideTable<Ship, (i32, i32)> = SideTable::new();
+    /// assert!(cells.is_empty() && cells.heap_bytes() == 0);
+    /// ```
     pub const fn new() -> Self {
         Self { blocks: Vec::new(), len: 0, _class: PhantomData }
     }
@@ -251,6 +260,16 @@ impl<T, V> SideTable<T, V> {
 
     /// The value written for `h`, if any (for `h` itself, not another generation of its
     /// slot).
+    ///
+    /// ```
+    /// # use respawn_arena::{Arena, SideTable};
+    /// let mut arena = Arena::new();
+    /// let h = arena.insert(0u32);
+    /// let mut table = SideTable::new();
+    /// assert_eq!(table.get(h), None);
+    /// table.insert(h, "hp bar");
+    /// assert_eq!(table.get(h), Some(&"hp bar"));
+    /// ```
     #[inline]
     pub fn get(&self, h: Handle<T>) -> Option<&V> {
         match self.entry(h.index())? {
@@ -279,6 +298,14 @@ impl<T, V> SideTable<T, V> {
     }
 
     /// Whether the table has a value for `h`.
+    ///
+    /// ```
+    /// # use respawn_arena::{Arena, SideTable};
+    /// let mut arena = Arena::new();
+    /// let (a, b) = (arena.insert(1u32), arena.insert(2u32));
+    /// let selected: SideTable<u32, ()> = [(a, ())].into_iter().collect();
+    /// assert!(selected.contains(a) && !selected.contains(b));
+    /// ```
     #[inline]
     pub fn contains(&self, h: Handle<T>) -> bool {
         self.get(h).is_some()
@@ -339,6 +366,17 @@ impl<T, V> SideTable<T, V> {
 
     /// Removes every entry; the pages stay allocated for the next inserts (see
     /// [`shrink_to_fit`](Self::shrink_to_fit)).
+    ///
+    /// ```
+    /// # use respawn_arena::{Arena, SideTable};
+    /// let mut arena = Arena::new();
+    /// let h = arena.insert(0u32);
+    /// let mut table = SideTable::new();
+    /// table.insert(h, 1u8);
+    /// table.clear();
+    /// assert!(table.is_empty() && table.get(h).is_none());
+    /// assert!(table.heap_bytes() > 0, "the page stays");
+    /// ```
     pub fn clear(&mut self) {
         for entries in self.blocks.iter_mut().flat_map(|b| b.pages.iter_mut().flatten()) {
             entries.iter_mut().for_each(|slot| *slot = None);
@@ -347,6 +385,17 @@ impl<T, V> SideTable<T, V> {
     }
 
     /// Frees the pages that hold no entry (and the blocks left with none).
+    ///
+    /// ```
+    /// # use respawn_arena::{Arena, SideTable};
+    /// let mut arena = Arena::new();
+    /// let h = arena.insert(0u32);
+    /// let mut table = SideTable::new();
+    /// table.insert(h, 1u8);
+    /// table.remove(h);
+    /// table.shrink_to_fit();
+    /// assert_eq!(table.heap_bytes(), 0);
+    /// ```
     pub fn shrink_to_fit(&mut self) {
         for block in &mut self.blocks {
             for page in &mut block.pages {
@@ -383,6 +432,16 @@ impl<T, V> SideTable<T, V> {
 
     /// Every entry with its handle, in index order (which, within a class's range, is the
     /// objects' memory order).
+    ///
+    /// ```
+    /// # use respawn_arena::{Arena, SideTable};
+    /// let mut arena = Arena::new();
+    /// let (a, b) = (arena.insert(1u32), arena.insert(2u32));
+    /// let mut names = SideTable::new();
+    /// names.insert(b, "b");
+    /// names.insert(a, "a");
+    /// assert_eq!(names.iter().collect::<Vec<_>>(), [(a, &"a"), (b, &"b")]);
+    /// ```
     pub fn iter(&self) -> SideTableIter<'_, T, V> {
         SideTableIter {
             blocks: self.blocks.iter(),
@@ -424,6 +483,16 @@ impl<T: 'static, V> SideTable<T, V> {
     /// Removes the entries whose handles no longer resolve in `arena` — their objects
     /// ended, or are hidden (garbage awaiting its purge, back in a pool) — and returns how
     /// many. One pass over the table's pages.
+    ///
+    /// ```
+    /// # use respawn_arena::{Arena, SideTable};
+    /// let mut arena = Arena::new();
+    /// let (a, b) = (arena.insert(1u32), arena.insert(2u32));
+    /// let mut table: SideTable<u32, u32> = [(a, 10), (b, 20)].into_iter().collect();
+    /// arena.remove(a);
+    /// assert_eq!(table.prune(&arena), 1);
+    /// assert_eq!(table.iter().collect::<Vec<_>>(), [(b, &20)]);
+    /// ```
     pub fn prune(&mut self, arena: &Arena) -> usize {
         let before = self.len;
         self.retain(|h, _| arena.contains(h));

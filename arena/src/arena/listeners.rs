@@ -54,6 +54,15 @@ impl fmt::Debug for EndListeners {
 
 /// Names an end listener, to remove it with [`Arena::remove_end_listener`]: its class and
 /// its number within the class (never reused).
+///
+/// ```
+/// use respawn_arena::Arena;
+///
+/// let mut arena = Arena::new();
+/// let id = arena.add_end_listener(|_, _: &u32| {})?;
+/// assert_eq!(Some(id.class()), arena.class_of::<u32>());
+/// # Ok::<(), respawn_arena::ArenaError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct EndListenerId {
     class: ClassId,
@@ -126,6 +135,16 @@ impl Arena {
     }
 
     /// Removes an end listener; `false` if it was removed already (or is not this arena's).
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    ///
+    /// let mut arena = Arena::new();
+    /// let id = arena.add_end_listener(|_, _: &u32| {})?;
+    /// assert!(arena.remove_end_listener(id));
+    /// assert!(!arena.remove_end_listener(id));
+    /// # Ok::<(), respawn_arena::ArenaError>(())
+    /// ```
     pub fn remove_end_listener(&mut self, id: EndListenerId) -> bool {
         let Some(entry) = self.classes.get_mut(id.class.index()) else { return false };
         let before = entry.ends.list.len();
@@ -134,6 +153,17 @@ impl Arena {
     }
 
     /// How many end listeners class `T` has (0 for a class this arena does not know).
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    ///
+    /// let mut arena = Arena::new();
+    /// assert_eq!(arena.end_listeners::<u32>(), 0);
+    /// arena.add_end_listener(|_, _: &u32| {})?;
+    /// arena.add_end_listener(|_, _: &u32| {})?;
+    /// assert_eq!(arena.end_listeners::<u32>(), 2);
+    /// # Ok::<(), respawn_arena::ArenaError>(())
+    /// ```
     pub fn end_listeners<T: 'static>(&self) -> usize {
         self.class_of::<T>().map_or(0, |id| self.classes[id.index()].ends.list.len())
     }
