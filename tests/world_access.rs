@@ -107,3 +107,21 @@ fn a_panicking_init_stops_the_batch() {
     // leave it); none after it.
     assert_eq!(world.len::<Ship>(), 3);
 }
+
+#[test]
+fn a_world_with_listeners_and_its_side_tables_can_move_to_another_thread() {
+    fn assert_send<X: Send>(_: &X) {}
+    let mut world = world(Policy::Reuse);
+    world.on_spawn(|_, _: &Ship| {});
+    world.on_destroy(|_, _: &Ship| {});
+    let table: respawn::SideTable<Ship, u32> = respawn::SideTable::new();
+    assert_send(&world);
+    assert_send(&table);
+    let world = std::thread::spawn(move || {
+        let h = world.spawn::<Ship>();
+        (world, h)
+    })
+    .join()
+    .unwrap();
+    assert!(world.0.contains(world.1));
+}
