@@ -7,8 +7,8 @@ pub use respawn_allocator as allocator;
 pub use respawn_allocator::{AllocError, ChunkAllocator, ClassId, PermanentPool, SlabConfig};
 pub use respawn_arena as arena;
 pub use respawn_arena::{
-    Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, Ended, Freed, FreedCell,
-    Handle, ObjectFlags, RawHandle, Releasable, Root, SlabLayout,
+    Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, EndListenerId, Ended, Freed,
+    FreedCell, Handle, ObjectFlags, RawHandle, Releasable, Root, SideTable, SlabLayout,
 };
 pub use respawn_gc as gc;
 pub use respawn_gc::{
@@ -21,7 +21,11 @@ pub use respawn_pool::{
     PoolStats, Poolable, Pooled, Pools, Shared, WeakShared,
 };
 
+mod batch;
+mod listeners;
 mod world;
+pub use batch::SpawnBatch;
+pub use listeners::ListenerId;
 pub use world::{FrameEnd, World, WorldBuilder, WorldStats};
 
 /// The README's examples, run as doctests (the README is the repository's front page, not

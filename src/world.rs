@@ -12,6 +12,9 @@ use respawn_gc::{
 };
 use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
+use crate::batch::SpawnBatch;
+use crate::listeners::{ListenerId, Listeners};
+
 /// Adds one class's pool with its final (merged) configuration.
 type AddPool = Box<dyn FnOnce(&mut Pools, PoolConfig) -> Result<(), PoolError>>;
 
@@ -163,7 +166,7 @@ impl WorldBuilder {
         for (pending, config) in self.pools.into_iter().zip(configs) {
             (pending.add)(&mut pools, config)?;
         }
-        Ok(World { pools, frame: Bump::new(), last_frame: None, frames: 0 })
+        Ok(World { pools, frame: Bump::new(), last_frame: None, frames: 0, listeners: Listeners::default() })
     }
 }
 
@@ -234,11 +237,17 @@ pub struct World {
     frame: Bump,
     last_frame: Option<Instant>,
     frames: u64,
+    /// Spawn listeners, and the count of the destroy listeners kept by the arena.
+    listeners: Listeners,
 }
 
 impl fmt::Debug for World {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("World").field("pools", &self.pools).field("frames", &self.frames).finish()
+        f.debug_struct("World")
+            .field("pools", &self.pools)
+            .field("frames", &self.frames)
+            .field("listeners", &self.listeners)
+            .finish()
     }
 }
 
@@ -353,9 +362,28 @@ impl World {
     /// ```
     #[inline]
     pub fn spawn_with<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Handle<T> {
-        match self.pools.spawn_with(init) {
+        let h = match self.pools.spawn_with(init) {
             Ok(h) => h,
             Err(e) => spawn_failed(T::class_name(), e),
+        };
+        self.spawned(h);
+        h
+    }
+
+    /// Tells `T`'s spawn listeners of `h`'s object, if the world has any: one test of a
+    /// length when it has none.
+    #[inline(always)]
+    fn spawned<T: 'static>(&mut self, h: Handle<T>) {
+        if self.listeners.spawning() {
+            self.tell_spawned(h);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn tell_spawned<T: 'static>(&mut self, h: Handle<T>) {
+        if let Some(object) = self.pools.heap().get(h) {
+            self.listeners.spawned(h, object);
         }
     }
 
@@ -365,7 +393,50 @@ impl World {
     /// # Errors
     /// [`PoolError::Exhausted`], or [`PoolError::Arena`] when memory is exhausted.
     pub fn try_spawn<T: Poolable>(&mut self) -> Result<Handle<T>, PoolError> {
-        self.pools.try_spawn_with(|_| {})
+        let h = self.pools.try_spawn_with(|_| {})?;
+        self.spawned(h);
+        Ok(h)
+    }
+
+    /// Spawns `n` objects of `T`, running `init(i, object)` on the `i`th before its
+    /// `on_spawn` hook, and returns their handles as an iterator, as hecs' and bevy's
+    /// `spawn_batch` do: each `next` spawns one (a pop from the pool, as
+    /// [`spawn_with`](Self::spawn_with)), and dropping the iterator spawns the rest, so all
+    /// `n` exist once it is gone, whether it was collected, partly iterated or dropped at
+    /// once. It allocates nothing: extend a `Vec` of your own, or use the handles as they
+    /// come. The iterator borrows the world mutably while it lives.
+    ///
+    /// # Panics
+    /// As [`spawn`](Self::spawn).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { pos: [f32; 2] }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { pos: [0.0; 2] } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// // A ring of sparks.
+    /// let mut ring = Vec::with_capacity(16);
+    /// ring.extend(world.spawn_batch(16, |i, s: &mut Spark| {
+    ///     let a = i as f32 / 16.0 * std::f32::consts::TAU;
+    ///     s.pos = [a.cos(), a.sin()];
+    /// }));
+    /// assert_eq!(ring.len(), 16);
+    /// assert!((world.get(ring[4]).unwrap().pos[1] - 1.0).abs() < 1e-6);
+    ///
+    /// // Not iterated: spawned all the same, when the iterator drops.
+    /// world.spawn_batch(8, |_, _: &mut Spark| {});
+    /// assert_eq!(world.len::<Spark>(), 24);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn spawn_batch<T: Poolable, F: FnMut(usize, &mut T)>(&mut self, n: usize, init: F) -> SpawnBatch<'_, T, F> {
+        SpawnBatch::new(self, n, init)
     }
 
     /// Spawns an object as a sub-object of `outer` (UE's `NewObject(Outer)`): it keeps its
@@ -431,6 +502,7 @@ impl World {
         self.pools.heap().table().resolve(outer.raw())?;
         let h = self.pools.spawn_with(init)?;
         self.pools.heap_mut().set_outer(h.raw(), Some(outer.raw()))?;
+        self.spawned(h);
         Ok(h)
     }
 
@@ -441,7 +513,9 @@ impl World {
     /// # Errors
     /// [`PoolError::Arena`] when the permanent pool is full.
     pub fn spawn_permanent<T: Object>(&mut self, value: T) -> Result<Handle<T>, PoolError> {
-        self.pools.heap_mut().insert_permanent(value).map_err(|r| PoolError::Arena(r.error))
+        let h = self.pools.heap_mut().insert_permanent(value).map_err(|r| PoolError::Arena(r.error))?;
+        self.spawned(h);
+        Ok(h)
     }
 
     /// Places `value` in the world as a plain, collected object (no pool involved, even if
@@ -450,10 +524,12 @@ impl World {
     /// # Panics
     /// If the class's memory is exhausted.
     pub fn insert<T: Object>(&mut self, value: T) -> Handle<T> {
-        match self.pools.insert(value) {
+        let h = match self.pools.insert(value) {
             Ok(h) => h,
             Err(e) => panic!("World::insert::<{}>: {e}", std::any::type_name::<T>()),
-        }
+        };
+        self.spawned(h);
+        h
     }
 
     /// The object `h` names, if it resolves.
@@ -466,6 +542,38 @@ impl World {
     #[inline]
     pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
         self.pools.heap_mut().get_mut(h)
+    }
+
+    /// The objects `handles` name, mutably and all at once, or `None` if any does not
+    /// resolve or two name the same object; see [`Arena::get_disjoint_mut`](respawn_arena::Arena::get_disjoint_mut).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { cargo: u32 }
+    /// impl Poolable for Ship {
+    ///     fn create() -> Self { Ship { cargo: 0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Ship>(PoolConfig::DEFAULT).build()?;
+    /// let a = world.spawn_with(|s: &mut Ship| s.cargo = 30);
+    /// let b = world.spawn::<Ship>();
+    ///
+    /// let [from, to] = world.get_disjoint_mut([a, b]).expect("two live ships");
+    /// to.cargo += std::mem::take(&mut from.cargo);
+    /// assert_eq!(world.get(b).unwrap().cargo, 30);
+    ///
+    /// assert!(world.get_disjoint_mut([a, a]).is_none(), "one ship twice");
+    /// world.destroy(b)?;
+    /// assert!(world.get_disjoint_mut([a, b]).is_none(), "a stale handle");
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn get_disjoint_mut<T: 'static, const N: usize>(&mut self, handles: [Handle<T>; N]) -> Option<[&mut T; N]> {
+        // A lookup: it ends and hides nothing behind the collector's back.
+        self.pools.heap_mut().arena_mut_bypassing_gc().get_disjoint_mut(handles)
     }
 
     /// Whether `h` resolves.
@@ -506,7 +614,195 @@ impl World {
     /// ```
     #[inline]
     pub fn destroy<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
+        if self.listeners.destroying() {
+            return self.destroy_told(h);
+        }
         self.pools.destroy(h)
+    }
+
+    /// [`destroy`](Self::destroy) in a world with destroy listeners: checks what the
+    /// destroy checks — `h` resolves as a `T`, and it and its sub-objects may end (one walk,
+    /// [`Heap::subtree`], dropped unused) — then tells each object's listeners, sub-objects
+    /// first as they end, and destroys. A destroy that would be refused tells nobody.
+    #[cold]
+    #[inline(never)]
+    fn destroy_told<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
+        let mut walk = std::mem::take(&mut self.listeners.walk);
+        walk.clear();
+        let heap = self.pools.heap_mut();
+        if heap.get(h).is_some() {
+            if let Ok(subtree) = heap.subtree(h.raw()) {
+                walk.extend_from_slice(subtree.objects());
+            }
+        }
+        let arena = heap.arena_mut_bypassing_gc();
+        for &raw in walk.iter().rev() {
+            let told = arena.notify_end(raw);
+            debug_assert!(told.is_ok(), "walked and checked under the same borrow");
+        }
+        self.listeners.walk = walk;
+        let destroyed = self.pools.destroy(h);
+        debug_assert!(
+            destroyed.is_ok() || self.listeners.walk.is_empty(),
+            "a destroy the walk accepted was refused: {destroyed:?}"
+        );
+        destroyed
+    }
+
+    /// Adds a spawn listener for class `T` (UE's `FUObjectCreateListener`): `listener` is
+    /// called with the handle and the object of every `T` the world spawns — [`spawn`](Self::spawn),
+    /// [`spawn_with`](Self::spawn_with), [`try_spawn`](Self::try_spawn),
+    /// [`spawn_batch`](Self::spawn_batch), [`spawn_sub`](Self::spawn_sub),
+    /// [`insert`](Self::insert), [`spawn_permanent`](Self::spawn_permanent) — once it is
+    /// complete: after `init` and [`Poolable::on_spawn`] (and, for a sub-object, once it
+    /// has its owner). A class may have several listeners; they run in the order they were
+    /// added. Objects placed through the heap or the arena directly
+    /// ([`pools_mut`](Self::pools_mut)) are not announced.
+    ///
+    /// A listener cannot reach the world (it runs inside the spawn): it records what it
+    /// needs in its own state — a spatial hash, a network-id map — usually behind an `Arc`.
+    /// With no listener of any class, a spawn pays one test of a length.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use respawn::{Handle, Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { pos: [i32; 2] }
+    /// impl Poolable for Ship {
+    ///     fn create() -> Self { Ship { pos: [0; 2] } }
+    /// }
+    ///
+    /// // A spatial hash: ships by grid cell.
+    /// type Grid = Vec<([i32; 2], Handle<Ship>)>;
+    /// let grid: Arc<Mutex<Grid>> = Arc::default();
+    ///
+    /// let mut world = World::builder().pool::<Ship>(PoolConfig::DEFAULT).build()?;
+    /// let g = Arc::clone(&grid);
+    /// world.on_spawn(move |h, ship: &Ship| g.lock().unwrap().push((ship.pos, h)));
+    /// let g = Arc::clone(&grid);
+    /// world.on_destroy(move |h, _: &Ship| g.lock().unwrap().retain(|&(_, s)| s != h));
+    ///
+    /// let a = world.spawn_with(|s: &mut Ship| s.pos = [3, 4]); // seen after `init`
+    /// let b = world.spawn::<Ship>();
+    /// assert_eq!(*grid.lock().unwrap(), [([3, 4], a), ([0, 0], b)]);
+    /// world.destroy(a)?;
+    /// assert_eq!(*grid.lock().unwrap(), [([0, 0], b)]);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn on_spawn<T: Object>(&mut self, listener: impl FnMut(Handle<T>, &T) + Send + 'static) -> ListenerId {
+        self.listeners.add_spawn(listener)
+    }
+
+    /// Adds a destroy listener for class `T` (UE's `FUObjectDeleteListener`): `listener`
+    /// is called with the handle and the object, still intact, once for every object of
+    /// `T` that ends, however it ends:
+    ///
+    /// | how it ends | when the listener hears |
+    /// |---|---|
+    /// | [`destroy`](Self::destroy), any [`Policy`](crate::Policy) | inside `destroy`, before anything changes: before [`Poolable::on_release`], before `reset` (`Reuse`), before the drop (`Purge`), and under `Default` when the object is marked as garbage — the moment its handles stop resolving — not at the later purge |
+    /// | as a sub-object of an object destroyed so | in the same `destroy`, sub-objects before their owners |
+    /// | purged by the collector, unreachable ([`collect_garbage`](Self::collect_garbage), [`purge`](Self::purge), [`end_frame`](Self::end_frame)) | in the purge, after its `begin_destroy` and `finish_destroy`, before its drop |
+    /// | [`Heap::destroy_now`], [`Heap::mark_as_garbage`] then a purge, an arena `remove` or `destroy`, a retired slot (through [`pools_mut`](Self::pools_mut)) | when its slot is released |
+    ///
+    /// The seam is the arena's: a class's end listeners sit in its class entry, and the
+    /// release of a slot — the one place every end passes — tells them unless `destroy`
+    /// told them first ([`Arena::notify_end`](respawn_arena::Arena::notify_end), which
+    /// flags the object [`ObjectFlags::END_NOTIFIED`](respawn_arena::ObjectFlags::END_NOTIFIED)).
+    /// Objects still alive when the world drops end without a word, and a permanent object
+    /// never ends.
+    ///
+    /// Cost: a class without end listeners pays one test of a length in each release; a
+    /// world without destroy listeners pays one test of a count in `destroy`. Once a destroy
+    /// listener exists, `destroy` walks the object's sub-objects once more, to tell them.
+    ///
+    /// # Panics
+    /// If `T` cannot be registered (a zero-sized type, or the object table is full).
+    ///
+    /// # Examples
+    ///
+    /// Under every policy the listener hears at `destroy`; an object nobody destroyed, when
+    /// the collector purges it:
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use respawn::{Object, Policy, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Drone { id: u32 }
+    /// impl Poolable for Drone {
+    ///     fn create() -> Self { Drone { id: 0 } }
+    ///     fn reset(&mut self) { self.id = 0; }
+    /// }
+    ///
+    /// let config = PoolConfig { policy: Policy::Reuse, ..PoolConfig::ON_DEMAND };
+    /// let mut world = World::builder().pool::<Drone>(config).build()?;
+    /// let ended = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&ended);
+    /// let id = world.on_destroy(move |_, d: &Drone| log.lock().unwrap().push(d.id));
+    ///
+    /// let a = world.spawn_with(|d: &mut Drone| d.id = 1);
+    /// let _b = world.spawn_with(|d: &mut Drone| d.id = 2);
+    /// world.destroy(a)?; // heard before `reset` clears the id
+    /// assert_eq!(*ended.lock().unwrap(), [1]);
+    /// world.collect_garbage(); // nothing roots `_b`: purged
+    /// assert_eq!(*ended.lock().unwrap(), [1, 2]);
+    ///
+    /// assert!(world.remove_listener(id));
+    /// let c = world.spawn::<Drone>();
+    /// world.destroy(c)?;
+    /// assert_eq!(ended.lock().unwrap().len(), 2, "no longer told");
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn on_destroy<T: Object>(&mut self, listener: impl FnMut(Handle<T>, &T) + Send + 'static) -> ListenerId {
+        let heap = self.pools.heap_mut();
+        // Registered with the collector first, so that the arena does not register it as a
+        // leaf.
+        if let Err(e) = heap.class_id::<T>() {
+            panic!("World::on_destroy::<{}>: {e}", std::any::type_name::<T>());
+        }
+        let id = heap.arena_mut_bypassing_gc().add_end_listener(listener).expect("registered just now");
+        self.listeners.added_destroy();
+        ListenerId::destroy(id)
+    }
+
+    /// Removes a listener added by [`on_spawn`](Self::on_spawn) or
+    /// [`on_destroy`](Self::on_destroy); `false` if it was removed already. It is not
+    /// called again, even for an object whose end has begun (garbage awaiting its purge).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// use respawn::{Object, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Crate { loot: u32 }
+    ///
+    /// let mut world = World::new();
+    /// let spawned = Arc::new(AtomicU32::new(0));
+    /// let count = Arc::clone(&spawned);
+    /// let id = world.on_spawn(move |_, _: &Crate| _ = count.fetch_add(1, Ordering::Relaxed));
+    /// world.insert(Crate { loot: 1 });
+    /// assert!(world.remove_listener(id));
+    /// assert!(!world.remove_listener(id), "removed already");
+    /// world.insert(Crate { loot: 2 });
+    /// assert_eq!(spawned.load(Ordering::Relaxed), 1);
+    /// ```
+    pub fn remove_listener(&mut self, id: ListenerId) -> bool {
+        match id.as_destroy() {
+            Some(end) => {
+                let removed = self.pools.heap_mut().arena_mut_bypassing_gc().remove_end_listener(end);
+                if removed {
+                    self.listeners.removed_destroy();
+                }
+                removed
+            }
+            None => self.listeners.remove_spawn(id),
+        }
     }
 
     /// An RAII root: the object survives collections while the guard lives.
@@ -650,6 +946,43 @@ impl World {
     /// Every live object of `T` with its handle, in memory order.
     pub fn iter<T: 'static>(&self) -> respawn_arena::Iter<'_, T> {
         self.pools.heap().iter()
+    }
+
+    /// Every live object of `T` with its handle, mutably, in memory order: a
+    /// [`tick`](Self::tick) that knows which object it holds (to fill a side table, or to
+    /// collect the ones to destroy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Handle, Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { life: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { life: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// world.spawn_with(|s: &mut Spark| s.life = 0.01);
+    /// world.spawn_with(|s: &mut Spark| s.life = 1.0);
+    ///
+    /// let mut spent: Vec<Handle<Spark>> = Vec::new();
+    /// for (h, s) in world.iter_mut::<Spark>() {
+    ///     s.life -= 0.5;
+    ///     if s.life <= 0.0 {
+    ///         spent.push(h);
+    ///     }
+    /// }
+    /// for h in spent {
+    ///     world.destroy(h)?;
+    /// }
+    /// assert_eq!(world.iter::<Spark>().count(), 1);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn iter_mut<T: 'static>(&mut self) -> respawn_arena::IterMut<'_, T> {
+        // Lends objects as `tick` does: it ends and hides nothing behind the collector's back.
+        self.pools.heap_mut().arena_mut_bypassing_gc().iter_mut()
     }
 
     /// Objects of `T` in the world (live and garbage awaiting its purge).

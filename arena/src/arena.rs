@@ -19,6 +19,11 @@ use crate::outer::Outers;
 use crate::table::{Cells, ObjectTable, Range, Slot, PERMANENT_SLOTS};
 use crate::{ArenaError, DropAll, Handle, ObjectFlags, RawHandle, Root};
 
+mod access;
+pub(crate) mod listeners;
+pub use access::IterMut;
+pub use listeners::EndListenerId;
+
 /// Settings of an [`Arena`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArenaConfig {
@@ -262,6 +267,7 @@ impl Arena {
             permanent: 0,
             route: None,
             route_drops: false,
+            ends: Default::default(),
         });
         self.by_type.insert(TypeId::of::<T>(), id);
         Ok(id)
@@ -1087,12 +1093,14 @@ fn check_releasable(table: &ObjectTable, index: u32, slot: &Slot) -> Result<(), 
     Ok(())
 }
 
-/// The one place a slot is released. Marks slot `index` (cell number `n`; its object's
-/// `flags` and `generation` as the caller read them under `&mut Arena`) `vacant` with the
-/// next generation, or retires it at the ceiling; takes it out of the live bitmap, and out
-/// of the sub-object lists when the flags say it is linked (its own sub-objects are cut
-/// loose). Returns whether the slot retired (counted here). What happens to the cell is
-/// the caller's: [`route`] it, or keep it (a stow).
+/// The one place a slot is released. Tells the class's end listeners, if it has any (and
+/// [`Arena::notify_end`] did not already), while the object is still in its cell. Marks
+/// slot `index` (cell number `n`; its object's `flags` and `generation` as the caller read
+/// them under `&mut Arena`) `vacant` with the next generation, or retires it at the
+/// ceiling; takes it out of the live bitmap, and out of the sub-object lists when the flags
+/// say it is linked (its own sub-objects are cut loose). Returns whether the slot retired
+/// (counted here). What happens to the cell is the caller's: [`route`] it, or keep it (a
+/// stow).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the hot path's pieces, passed rather than recomputed
 fn release(
@@ -1108,6 +1116,10 @@ fn release(
 ) -> bool {
     debug_assert_eq!(index - entry.start, n, "cell number of another slot");
     debug_assert!(!flags.contains(ObjectFlags::VACANT), "releasing vacant slot {index}");
+    if entry.ends.listening() {
+        // Before anything changes: the listeners see the object as it was.
+        listeners::released(entry, index, flags, generation);
+    }
     if generation >= max_generation {
         retire(table, entry, outers, index, n, flags);
         return true;
@@ -1170,11 +1182,12 @@ unsafe fn take<T>(
 ) -> T {
     // SAFETY: cells are non-null.
     let cell = unsafe { NonNull::new_unchecked(entry.cell_of::<T>(n)) };
-    // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here
-    // because the slot is released right after.
-    let value = unsafe { cell.cast::<T>().read() };
     let routed = entry.route.is_some();
+    // Released before the object is moved out, so that end listeners see it in its cell.
     let retired = release(table, entry, outers, index, n, flags, generation, vacant_flags(routed), max_generation);
+    // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here:
+    // the slot is released, and the cell is routed (or retired) only after.
+    let value = unsafe { cell.cast::<T>().read() };
     route(entry, index, cell, routed, retired, Ended::Removed);
     value
 }

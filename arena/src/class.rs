@@ -296,6 +296,10 @@ pub(crate) struct ClassEntry {
     pub(crate) route: Option<FreeRoute>,
     /// The route drops the class's ended objects itself ([`Freed::Occupied`]).
     pub(crate) route_drops: bool,
+    /// Closures told of each object's end ([`Arena::add_end_listener`](crate::Arena::add_end_listener));
+    /// empty for most classes, and then a release tests it and goes on.
+    #[cfg(not(loom))]
+    pub(crate) ends: crate::arena::listeners::EndListeners,
 }
 
 /// Where cell number `n`'s slot and cell are, natively: `slots + n` and

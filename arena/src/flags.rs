@@ -39,6 +39,11 @@ bitflags! {
         /// alone, in step with `outer`, so that a release learns from its one flag load
         /// whether it has links to cut (with `HAS_SUBOBJECTS`), without loading `outer`.
         const HAS_OUTER = 1 << 12;
+        /// The class's end listeners have been told that the object is ending
+        /// ([`Arena::notify_end`](crate::Arena::notify_end), ahead of its release), so its
+        /// release tells them nothing more. Kept by the arena alone; cleared with the rest
+        /// when the slot is released.
+        const END_NOTIFIED = 1 << 13;
     }
 }
 
@@ -47,16 +52,22 @@ impl ObjectFlags {
     pub const HIDDEN: Self = Self::VACANT.union(Self::GARBAGE).union(Self::UNREACHABLE).union(Self::IN_POOL);
     /// Flags that only change under `&mut Arena`: the slot's occupancy, the flags that
     /// decide whether the object is ticked (the arena keeps its live bitmaps in step when
-    /// [`Arena::set_flags`](crate::Arena::set_flags) changes them), and the sub-object mark.
+    /// [`Arena::set_flags`](crate::Arena::set_flags) changes them), the sub-object mark and
+    /// the end listeners' mark.
     /// The atomic [`Slot::insert_flags`](crate::Slot::insert_flags) refuses them.
     ///
     /// `UNREACHABLE` is not among them: the collector sets and clears it atomically from
     /// many threads during a mark, under `&mut Arena`, and brings the live bitmap of the
     /// objects that stay unreachable in step before it returns.
-    pub const MEMBERSHIP: Self =
-        Self::VACANT.union(Self::GARBAGE).union(Self::IN_POOL).union(Self::HAS_SUBOBJECTS).union(Self::HAS_OUTER);
+    pub const MEMBERSHIP: Self = Self::VACANT
+        .union(Self::GARBAGE)
+        .union(Self::IN_POOL)
+        .union(Self::HAS_SUBOBJECTS)
+        .union(Self::HAS_OUTER)
+        .union(Self::END_NOTIFIED);
     /// Flags no caller may set or clear: the arena keeps them.
-    pub const ARENA_OWNED: Self = Self::VACANT.union(Self::HAS_SUBOBJECTS).union(Self::HAS_OUTER);
+    pub const ARENA_OWNED: Self =
+        Self::VACANT.union(Self::HAS_SUBOBJECTS).union(Self::HAS_OUTER).union(Self::END_NOTIFIED);
     /// Flags that send a release down its cold path: links to cut (an owner, or a
     /// sub-object).
     pub const LINKED: Self = Self::HAS_SUBOBJECTS.union(Self::HAS_OUTER);

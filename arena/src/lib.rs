@@ -33,6 +33,11 @@
 //! - a slot's `outer` names a live owner, and the owner's sub-object list holds the slot;
 //!   releasing an owner cuts its sub-objects loose;
 //! - every object is dropped once: when removed or destroyed, or when the arena drops.
+//! - every end of an object (a release of its slot) is told to its class's end listeners
+//!   once, with the object intact: at the release, or earlier through `notify_end`, which
+//!   flags it `END_NOTIFIED` so the release stays silent;
+//! - a [`SideTable`] entry answers only the handle it was written for (index and
+//!   generation), never another generation of the slot.
 
 // Under `--cfg loom` (scripts/loom.sh) only the slot, the handles' types, the flags and the
 // freed-cell token are built, with loom's atomics: the models check the slot's generation
@@ -50,10 +55,12 @@ mod handle;
 mod layout;
 #[cfg(not(loom))]
 mod outer;
+#[cfg(not(loom))]
+mod side_table;
 mod table;
 
 #[cfg(not(loom))]
-pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, Iter, Releasable};
+pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, EndListenerId, Iter, IterMut, Releasable};
 #[cfg(not(loom))]
 pub use class::{CellMap, CompactCell};
 pub use class::{Ended, FreeRoute, Freed, FreedCell};
@@ -67,6 +74,8 @@ pub use layout::{CellState, ClassLayout, SlabLayout};
 #[cfg(not(loom))]
 pub use respawn_allocator::Rejected;
 pub use respawn_allocator::{ClassId, SlabConfig};
+#[cfg(not(loom))]
+pub use side_table::{SideTable, SideTableIter, SideTableIterMut};
 #[cfg(not(loom))]
 pub use table::ObjectTable;
 pub use table::{Slot, BLOCK_SLOTS, NONE};

@@ -1,0 +1,237 @@
+//! End listeners (UE's `FUObjectDeleteListener`): closures told of every end of a class's
+//! objects, whatever ends them.
+//!
+//! ```text
+//!   ClassEntry.ends: [(1, listener), (2, listener)]       empty: the release pays one branch
+//!
+//!   notify_end(raw) ──► tell ──► END_NOTIFIED set, each listener (handle, &object)
+//!   release(slot)   ──► END_NOTIFIED? ── no ──► tell          (then the slot is released,
+//!                                     └─ yes ─► silent          which clears the flag)
+//! ```
+//!
+//! The seam is [`release`](super::release), the one place a slot is released: a remove,
+//! a destroy (the collector's purge and `destroy_now` end there), a stow, a retirement.
+//! Each listener hears of each object at most once: [`Arena::notify_end`] tells them early
+//! (respawn's `World::destroy`, before a pool resets or stows the object) and flags the
+//! slot, and the release that follows stays silent.
+
+use std::fmt;
+use std::num::NonZeroU32;
+use std::ptr::NonNull;
+
+use respawn_allocator::sync::Ordering;
+use respawn_allocator::ClassId;
+
+use super::{check_releasable, Arena};
+use crate::class::ClassEntry;
+use crate::{ArenaError, Handle, ObjectFlags, RawHandle};
+
+/// An end listener with its class's type erased: called with the object's handle and its
+/// cell, which holds a live object of the listener's class.
+type ErasedListener = Box<dyn FnMut(RawHandle, NonNull<u8>) + Send>;
+
+/// One class's end listeners, in the order they were added.
+#[derive(Default)]
+pub(crate) struct EndListeners {
+    list: Vec<(u32, ErasedListener)>,
+    /// The number the next listener of the class takes.
+    next: u32,
+}
+
+impl EndListeners {
+    /// Whether any listener waits: the release's one test.
+    #[inline(always)]
+    pub(crate) fn listening(&self) -> bool {
+        !self.list.is_empty()
+    }
+}
+
+impl fmt::Debug for EndListeners {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EndListeners").field("listeners", &self.list.len()).finish()
+    }
+}
+
+/// Names an end listener, to remove it with [`Arena::remove_end_listener`]: its class and
+/// its number within the class (never reused).
+///
+/// ```
+/// use respawn_arena::Arena;
+///
+/// let mut arena = Arena::new();
+/// let id = arena.add_end_listener(|_, _: &u32| {})?;
+/// assert_eq!(Some(id.class()), arena.class_of::<u32>());
+/// # Ok::<(), respawn_arena::ArenaError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EndListenerId {
+    class: ClassId,
+    n: u32,
+}
+
+impl EndListenerId {
+    /// The class whose objects' ends the listener hears.
+    pub fn class(self) -> ClassId {
+        self.class
+    }
+}
+
+impl Arena {
+    /// Adds `listener` to class `T`'s end listeners (UE's `FUObjectDeleteListener`): it is
+    /// called with the handle and the object, still intact, whenever an object of `T` ends
+    /// — removed, destroyed, stowed by a pool, purged or destroyed at once by a collector,
+    /// retired — just before its slot is released, or earlier through
+    /// [`notify_end`](Self::notify_end); once per object either way. A class may have
+    /// several; they run in the order they were added. Registers `T` if needed.
+    ///
+    /// Objects still in the arena when it drops end without a word. The listener runs
+    /// inside the call that ends the object and must not panic: a panic goes on out of that
+    /// call and leaves the object where it was (it is then dropped with the arena).
+    ///
+    /// # Errors
+    /// As [`register`](Self::register), when `T` was not registered yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use respawn_arena::Arena;
+    ///
+    /// #[derive(Debug)]
+    /// struct Ship { net_id: u32 }
+    ///
+    /// let mut arena = Arena::new();
+    /// let gone = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&gone);
+    /// let id = arena.add_end_listener(move |_, ship: &Ship| log.lock().unwrap().push(ship.net_id))?;
+    ///
+    /// let a = arena.insert(Ship { net_id: 7 });
+    /// let b = arena.insert(Ship { net_id: 8 });
+    /// arena.remove(a);
+    /// arena.destroy(b.raw())?;
+    /// assert_eq!(*gone.lock().unwrap(), [7, 8]);
+    ///
+    /// assert!(arena.remove_end_listener(id));
+    /// let c = arena.insert(Ship { net_id: 9 });
+    /// arena.remove(c);
+    /// assert_eq!(gone.lock().unwrap().len(), 2, "no longer told");
+    /// # Ok::<(), respawn_arena::ArenaError>(())
+    /// ```
+    pub fn add_end_listener<T: Send + Sync + 'static>(
+        &mut self,
+        mut listener: impl FnMut(Handle<T>, &T) + Send + 'static,
+    ) -> Result<EndListenerId, ArenaError> {
+        let class = self.find_or_register::<T>()?;
+        let ends = &mut self.classes[class.index()].ends;
+        let n = ends.next;
+        ends.next = n.checked_add(1).expect("at most u32::MAX end listeners per class");
+        let erased: ErasedListener = Box::new(move |raw, cell| {
+            // SAFETY: the listener sits in class `T`'s entry, which calls it only with the
+            // cell of a live object of its class (`tell`), under `&mut Arena`.
+            listener(Handle::from_raw(raw), unsafe { cell.cast::<T>().as_ref() })
+        });
+        ends.list.push((n, erased));
+        Ok(EndListenerId { class, n })
+    }
+
+    /// Removes an end listener; `false` if it was removed already (or is not this arena's).
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    ///
+    /// let mut arena = Arena::new();
+    /// let id = arena.add_end_listener(|_, _: &u32| {})?;
+    /// assert!(arena.remove_end_listener(id));
+    /// assert!(!arena.remove_end_listener(id));
+    /// # Ok::<(), respawn_arena::ArenaError>(())
+    /// ```
+    pub fn remove_end_listener(&mut self, id: EndListenerId) -> bool {
+        let Some(entry) = self.classes.get_mut(id.class.index()) else { return false };
+        let before = entry.ends.list.len();
+        entry.ends.list.retain(|(n, _)| *n != id.n);
+        entry.ends.list.len() < before
+    }
+
+    /// How many end listeners class `T` has (0 for a class this arena does not know).
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    ///
+    /// let mut arena = Arena::new();
+    /// assert_eq!(arena.end_listeners::<u32>(), 0);
+    /// arena.add_end_listener(|_, _: &u32| {})?;
+    /// arena.add_end_listener(|_, _: &u32| {})?;
+    /// assert_eq!(arena.end_listeners::<u32>(), 2);
+    /// # Ok::<(), respawn_arena::ArenaError>(())
+    /// ```
+    pub fn end_listeners<T: 'static>(&self) -> usize {
+        self.class_of::<T>().map_or(0, |id| self.classes[id.index()].ends.list.len())
+    }
+
+    /// Tells the class's end listeners now that the object `raw` names is ending (visible
+    /// or hidden), for a caller that ends objects in steps and wants them told before the
+    /// first step changes the object: respawn's `World::destroy` calls it before a pool's
+    /// `on_release` and `reset`, and before garbage waits for its purge. The object's
+    /// release later tells them nothing more. Returns `false` if they were told already.
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`] (objects
+    /// that cannot end now); nothing is told.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// use respawn_arena::{Arena, ObjectFlags};
+    ///
+    /// let mut arena = Arena::new();
+    /// let told = Arc::new(AtomicU32::new(0));
+    /// let count = Arc::clone(&told);
+    /// arena.add_end_listener(move |_, _: &u64| { count.fetch_add(1, Ordering::Relaxed); })?;
+    ///
+    /// let h = arena.insert(5u64);
+    /// assert!(arena.notify_end(h.raw())?); // told now …
+    /// assert!(!arena.notify_end(h.raw())?);
+    /// assert!(arena.flags(h.raw())?.contains(ObjectFlags::END_NOTIFIED));
+    /// arena.remove(h); // … and not again at the release
+    /// assert_eq!(told.load(Ordering::Relaxed), 1);
+    /// # Ok::<(), respawn_arena::ArenaError>(())
+    /// ```
+    pub fn notify_end(&mut self, raw: RawHandle) -> Result<bool, ArenaError> {
+        let slot = self.table.resolve_live(raw)?;
+        check_releasable(&self.table, raw.index(), slot)?;
+        if slot.flags().contains(ObjectFlags::END_NOTIFIED) {
+            return Ok(false);
+        }
+        let entry = &mut self.classes[usize::from(slot.class())];
+        debug_assert!(raw.index() - entry.start < entry.capacity, "a releasable object lies in its class's range");
+        tell(entry, raw.index(), raw.generation());
+        Ok(true)
+    }
+}
+
+/// The release's call, for a class with end listeners: tells them of the object in slot
+/// `index` (with `flags` and `generation` as the release read them), unless
+/// [`Arena::notify_end`] did already.
+#[cold]
+#[inline(never)]
+pub(super) fn released(entry: &mut ClassEntry, index: u32, flags: ObjectFlags, generation: u32) {
+    if flags.contains(ObjectFlags::END_NOTIFIED) {
+        return;
+    }
+    let generation = NonZeroU32::new(generation).unwrap_or_else(|| unreachable!("a live slot's generation"));
+    tell(entry, index, generation);
+}
+
+/// Flags slot `index` `END_NOTIFIED` (first, so a panicking listener is not called twice
+/// for one object) and calls each of the class's end listeners.
+fn tell(entry: &mut ClassEntry, index: u32, generation: NonZeroU32) {
+    let n = index - entry.start;
+    entry.slot(n).flags.fetch_or(ObjectFlags::END_NOTIFIED.bits(), Ordering::AcqRel);
+    let raw = RawHandle::new(index, generation);
+    let cell = NonNull::new(entry.cell_ptr(n)).unwrap_or_else(|| unreachable!("cells are non-null"));
+    for (_, listener) in &mut entry.ends.list {
+        listener(raw, cell);
+    }
+}
