@@ -39,6 +39,13 @@ bitflags! {
         /// alone, in step with `outer`, so that a release learns from its one flag load
         /// whether it has links to cut (with `HAS_SUBOBJECTS`), without loading `outer`.
         const HAS_OUTER = 1 << 12;
+        /// Not reached yet by the collector's running mark (its *white*; UE 5.4's
+        /// `MaybeUnreachable`). Set on every object the mark may collect when it begins,
+        /// cleared as the mark reaches it. Unlike `UNREACHABLE` it hides nothing, so an
+        /// incremental mark can leave it set between frames while the game uses every
+        /// object; the objects still carrying it when the mark ends are flagged
+        /// `UNREACHABLE` and purged. The collector's alone.
+        const MAYBE_UNREACHABLE = 1 << 13;
     }
 }
 
@@ -50,9 +57,9 @@ impl ObjectFlags {
     /// [`Arena::set_flags`](crate::Arena::set_flags) changes them), and the sub-object mark.
     /// The atomic [`Slot::insert_flags`](crate::Slot::insert_flags) refuses them.
     ///
-    /// `UNREACHABLE` is not among them: the collector sets and clears it atomically from
-    /// many threads during a mark, under `&mut Arena`, and brings the live bitmap of the
-    /// objects that stay unreachable in step before it returns.
+    /// `MAYBE_UNREACHABLE` is not among them: the collector sets and clears it atomically
+    /// from many threads during a mark, and it hides nothing (no live bit to keep in step);
+    /// the objects it finds unreachable it flags `UNREACHABLE` through `set_flags`.
     pub const MEMBERSHIP: Self =
         Self::VACANT.union(Self::GARBAGE).union(Self::IN_POOL).union(Self::HAS_SUBOBJECTS).union(Self::HAS_OUTER);
     /// Flags no caller may set or clear: the arena keeps them.
