@@ -1340,7 +1340,10 @@ fn flag_run(first: u32, slots: &[Slot], keep: ObjectFlags, roots: &Frontier<'_>)
             continue; // nothing there, or already on its way out
         }
         objects += 1;
-        let base = flags - ObjectFlags::UNREACHABLE - ObjectFlags::REACHABLE_IN_CLUSTER;
+        // `UNREACHABLE` here is a verdict the last collection's purge left standing (a hook
+        // rooted the object): judged again.
+        let base =
+            flags - ObjectFlags::UNREACHABLE - ObjectFlags::MAYBE_UNREACHABLE - ObjectFlags::REACHABLE_IN_CLUSTER;
         let garbage = flags.contains(ObjectFlags::GARBAGE);
         let rooted = flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0;
         let (new, root) = if rooted || flags.intersects(UNTRACED_KEEP) {
@@ -1350,7 +1353,7 @@ fn flag_run(first: u32, slots: &[Slot], keep: ObjectFlags, roots: &Frontier<'_>)
         } else if !garbage && flags.intersects(keep) {
             (base, true)
         } else {
-            (base | ObjectFlags::UNREACHABLE, false)
+            (base | ObjectFlags::MAYBE_UNREACHABLE, false)
         };
         if new != flags {
             // The mark gives each slot to one task and nothing else writes flags while the
@@ -1428,12 +1431,12 @@ fn reach(marker: &Marker<'_>, first: &Frontier<'_>, second: &Frontier<'_>, paral
     scanned
 }
 
-/// Phase 5: every object still flagged unreachable (and not already being destroyed).
+/// Phase 5: every object the mark did not reach (and not already being destroyed).
 fn gather_unreachable(table: &ObjectTable, out: &mut Vec<RawHandle>) {
-    let mask = ObjectFlags::UNREACHABLE | ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED;
+    let mask = ObjectFlags::MAYBE_UNREACHABLE | ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED;
     for (first, run) in table.runs() {
         for (k, slot) in run.iter().enumerate() {
-            if slot.flags() & mask == ObjectFlags::UNREACHABLE {
+            if slot.flags() & mask == ObjectFlags::MAYBE_UNREACHABLE {
                 let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
                 out.push(RawHandle::new(first + k as u32, generation));
             }

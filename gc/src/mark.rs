@@ -6,7 +6,7 @@
 //! stack of its own, spilling the older half of that stack to the *next* frontier when it
 //! fills, and everything left when it has traced its budget. Rounds go on until a frontier
 //! comes back empty. An object enters a frontier only when a task *claims* it, by clearing
-//! its `UNREACHABLE` bit, which happens once per collection — so each frontier needs at most
+//! its `MAYBE_UNREACHABLE` bit, which happens once per collection — so each frontier needs at most
 //! one entry per slot of the table (an object a task carries over when its budget ends is
 //! in the next frontier once), and the two buffers are sized so, kept from one collection
 //! to the next and grown exactly as the table grows.
@@ -97,10 +97,10 @@ impl std::fmt::Debug for Tracer<'_> {
     }
 }
 
-/// Flags that stop a claim: an object is claimed only if `UNREACHABLE` is its only bit of
-/// these.
+/// Flags that stop a claim: an object is claimed only if `MAYBE_UNREACHABLE` is its only bit
+/// of these.
 const CLAIM_MASK: ObjectFlags =
-    ObjectFlags::UNREACHABLE.union(ObjectFlags::GARBAGE).union(ObjectFlags::BEGIN_DESTROYED);
+    ObjectFlags::MAYBE_UNREACHABLE.union(ObjectFlags::GARBAGE).union(ObjectFlags::BEGIN_DESTROYED);
 
 impl<'a> Tracer<'a> {
     /// A tracer that claims nothing: every handle reported to it is appended to `edges`
@@ -144,17 +144,17 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    /// Clears `UNREACHABLE` on slot `index` if it is set (and the object is not garbage);
-    /// the clearer pushes the object. Returns whether this call claimed it.
+    /// Clears `MAYBE_UNREACHABLE` on slot `index` if it is set (and the object is not
+    /// garbage); the clearer pushes the object. Returns whether this call claimed it.
     #[inline]
     pub(crate) fn claim(&mut self, index: u32, slot: &Slot) -> bool {
         let flags = slot.flags();
-        if flags & CLAIM_MASK != ObjectFlags::UNREACHABLE {
+        if flags & CLAIM_MASK != ObjectFlags::MAYBE_UNREACHABLE {
             return false;
         }
         if self.exclusive {
-            slot.overwrite_flags(flags - ObjectFlags::UNREACHABLE);
-        } else if !slot.remove_flags(ObjectFlags::UNREACHABLE).contains(ObjectFlags::UNREACHABLE) {
+            slot.overwrite_flags(flags - ObjectFlags::MAYBE_UNREACHABLE);
+        } else if !slot.remove_flags(ObjectFlags::MAYBE_UNREACHABLE).contains(ObjectFlags::MAYBE_UNREACHABLE) {
             return false; // another task claimed it between our load and our RMW
         }
         // An object with nothing to follow (a leaf class, no owner, no cluster) is kept by
