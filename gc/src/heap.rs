@@ -1,5 +1,7 @@
 //! The heap: an [`Arena`] with a mark-sweep collector over it.
 
+mod incremental;
+
 use std::any::type_name;
 use std::fmt;
 use std::num::NonZeroU32;
@@ -17,10 +19,15 @@ use respawn_arena::{
 use crate::cluster::{ClusterId, Clusters};
 use crate::mark::{Frontier, Marker, Tracer};
 use crate::referencer::{Referencer, Referencers};
-use crate::settings::{CollectOptions, GcSettings, GcStats, GcStep, PurgeProgress};
+use crate::settings::{CollectOptions, GcSettings, GcStats, GcStep, MarkStep, PurgeProgress};
 use crate::threads::Threads;
 use crate::why::{GarbageReference, Graph, ReferenceChain};
 use crate::{GcError, Object, Trace};
+
+use incremental::{gather_unreachable_incremental, Marking};
+
+/// Kept objects the mark never scans (UE's disregard-for-GC): permanent, pooled, being built.
+const UNTRACED_KEEP: ObjectFlags = ObjectFlags::PERMANENT.union(ObjectFlags::IN_POOL).union(ObjectFlags::ASYNC);
 
 /// A class's collector entry points, type-erased (the class's vtable).
 #[derive(Clone, Copy, Debug)]
@@ -295,6 +302,8 @@ pub struct Heap {
     /// What the last collection found still referencing garbage, when
     /// [`GcSettings::track_garbage_references`] is on.
     garbage_references: Vec<GarbageReference>,
+    /// The incremental mark running, if any, and its lists (kept between marks).
+    marking: Marking,
 }
 
 impl fmt::Debug for Heap {
@@ -305,6 +314,7 @@ impl fmt::Debug for Heap {
             .field("settings", &self.settings)
             .field("stats", &self.stats)
             .field("pending_purge", &self.pending_purge())
+            .field("marking", &self.is_marking())
             .finish()
     }
 }
@@ -355,6 +365,7 @@ impl Heap {
             walk: Vec::new(),
             order: Vec::new(),
             since_collection: Duration::ZERO,
+            marking: Marking::default(),
         })
     }
 
@@ -1099,6 +1110,11 @@ impl Heap {
                 return Err(GcError::InCluster);
             }
         }
+        if self.is_marking() {
+            // Reaching one member now keeps them all: the mark must visit a member it
+            // reached already again, to reach the cluster.
+            self.marking.notes.extend(std::iter::once(&root).chain(members).map(|raw| raw.index()));
+        }
         Ok(self.clusters.create(self.arena.table(), root, members))
     }
 
@@ -1132,12 +1148,15 @@ impl Heap {
     }
 
     /// Runs a full collection (UE's `CollectGarbage`), waiting for workers to leave the GC
-    /// lock. Purges what the previous collection left first.
+    /// lock. Purges what the previous collection left first. An incremental mark running
+    /// ([`start_incremental_collection`](Self::start_incremental_collection)) is dropped:
+    /// this collection decides from scratch.
     pub fn collect_garbage(&mut self, options: CollectOptions) -> GcStats {
         let start = Instant::now();
         let lock = self.lock.clone();
         let _exclusive = lock.0.write();
         let locked = start.elapsed();
+        self.abandon_mark();
         self.in_threads(|heap| heap.collect_locked(options, locked))
     }
 
@@ -1148,16 +1167,37 @@ impl Heap {
     pub fn try_collect_garbage(&mut self, options: CollectOptions) -> Result<GcStats, GcError> {
         let lock = self.lock.clone();
         let Some(_exclusive) = lock.0.try_write() else { return Err(GcError::Locked) };
+        self.abandon_mark();
         Ok(self.in_threads(|heap| heap.collect_locked(options, Duration::ZERO)))
     }
 
     /// The frame hook: collects when [`GcSettings::time_between_collections`] has passed
     /// since the last collection (purging in full if there is no purge budget), otherwise
     /// spends [`GcSettings::purge_budget`] on pending purge work.
+    ///
+    /// With [`GcSettings::incremental_mark_budget`], a collection that falls due starts an
+    /// incremental mark instead (once the previous collection's purge queue is empty: until
+    /// then this frame purges, within its budget) and runs its first slice; each later call
+    /// runs one slice, [`GcStep::Marked`], until the slice that finishes it returns
+    /// [`GcStep::Collected`]. A mark running when the setting is turned off finishes in the
+    /// next call.
     pub fn update(&mut self, dt: Duration) -> GcStep {
+        // The clock runs from the start of the last collection, a mark spread over frames
+        // included.
         self.since_collection += dt;
+        if self.is_marking() {
+            return self.update_slice();
+        }
         if self.settings.time_between_collections.is_some_and(|every| self.since_collection >= every) {
             let options = CollectOptions { full_purge: self.settings.purge_budget.is_none(), ..CollectOptions::FULL };
+            if self.settings.incremental_mark_budget.is_some() {
+                if self.purge_queue.len() > self.purge_cursor {
+                    // The last collection's purge first, within its budget, as on any frame.
+                    return GcStep::Purged(self.purge(self.settings.purge_budget));
+                }
+                self.start_incremental_collection(options);
+                return self.update_slice();
+            }
             return match self.try_collect_garbage(options) {
                 Ok(stats) => GcStep::Collected(stats),
                 Err(_) => GcStep::Deferred,
@@ -1167,6 +1207,17 @@ impl Heap {
             return GcStep::Purged(self.purge(self.settings.purge_budget));
         }
         GcStep::Idle
+    }
+
+    /// One slice of the running incremental mark, for [`update`](Self::update).
+    fn update_slice(&mut self) -> GcStep {
+        let budget = self.settings.incremental_mark_budget.unwrap_or(Duration::MAX);
+        match self.try_mark_slice(budget) {
+            Ok(MarkStep::Done(stats)) => GcStep::Collected(stats),
+            Ok(MarkStep::Marking(progress)) => GcStep::Marked(progress),
+            Ok(MarkStep::Idle) => GcStep::Idle,
+            Err(_) => GcStep::Deferred,
+        }
     }
 
     fn collect_locked(&mut self, options: CollectOptions, lock_time: Duration) -> GcStats {
@@ -1196,7 +1247,8 @@ impl Heap {
         let (current, next) = (Frontier::new(sized(first, slots)), Frontier::new(sized(second, slots)));
 
         let runs = bumpalo::collections::Vec::from_iter_in(table.runs(), bump).into_bump_slice();
-        let marker = Marker { table, classes: &self.classes, clusters: &self.clusters, exclusive: !parallel };
+        let marker =
+            Marker { table, classes: &self.classes, clusters: &self.clusters, exclusive: !parallel, checked: false };
         let referencers = &mut self.referencers;
         let mut mark = || {
             // Phase 2: everything unreachable but the kept; the roots into the first frontier,
@@ -1217,8 +1269,23 @@ impl Heap {
         (self.stats.objects, self.stats.roots, self.stats.scanned) = (objects, roots, scanned);
         (self.stats.mark_time, self.stats.reach_time) = (mark_time, reach_time);
 
-        // Phase 5: gather the unreachable; they leave `tick` and wait for the purge.
+        self.end_mark(false);
+
+        // Phase 6.
+        if options.full_purge {
+            self.purge(None);
+        }
+        // One slice: everything but the lock wait.
+        let slice = self.stats.mark_time + self.stats.reach_time + self.stats.gather_time + self.stats.purge_time;
+        (self.stats.mark_slices, self.stats.longest_slice, self.stats.last_slice) = (1, slice, slice);
+        self.stats
+    }
+
+    /// Phase 5, after a mark (whole, or `incremental`): the unreachable are gathered; they
+    /// leave `tick` and wait for the purge. Clusters nobody reached are dissolved.
+    fn end_mark(&mut self, incremental: bool) {
         let t = Instant::now();
+        let table = self.arena.table();
         self.garbage_references.clear();
         if self.settings.track_garbage_references {
             // A diagnostic, off by default: while the garbage is still in its slots.
@@ -1230,20 +1297,19 @@ impl Heap {
         self.stats.clusters_dissolved += dissolved;
         self.purge_queue.clear();
         self.purge_cursor = 0;
-        gather_unreachable(table, &mut self.purge_queue);
+        match incremental {
+            false => gather_unreachable(table, &mut self.purge_queue),
+            true => gather_unreachable_incremental(table, &mut self.purge_queue),
+        }
         for &raw in &self.purge_queue {
             let synced = self.arena.set_flags(raw, ObjectFlags::UNREACHABLE);
             debug_assert!(synced.is_ok(), "gathered from a live slot");
         }
         self.stats.unreachable = self.purge_queue.len();
-        self.stats.kept = self.stats.objects - self.stats.unreachable;
+        // An incremental mark's gather may take objects born after their run was flagged
+        // (garbage by then), which `objects` did not count.
+        self.stats.kept = self.stats.objects.saturating_sub(self.stats.unreachable);
         self.stats.gather_time = t.elapsed();
-
-        // Phase 6.
-        if options.full_purge {
-            self.purge(None);
-        }
-        self.stats
     }
 
     /// Purges objects found unreachable (phase 6): `begin_destroy` → `finish_destroy` when
@@ -1331,7 +1397,6 @@ impl Heap {
 /// Phase 2 for one run of slots starting at index `first`: flags every object unreachable
 /// except the kept, and pushes the roots. Returns the objects considered.
 fn flag_run(first: u32, slots: &[Slot], keep: ObjectFlags, roots: &Frontier<'_>) -> usize {
-    const UNTRACED_KEEP: ObjectFlags = ObjectFlags::PERMANENT.union(ObjectFlags::IN_POOL).union(ObjectFlags::ASYNC);
     let mut buf = [0u32; 256];
     let (mut len, mut objects) = (0, 0);
     for (k, slot) in slots.iter().enumerate() {
@@ -1437,9 +1502,15 @@ fn gather_unreachable(table: &ObjectTable, out: &mut Vec<RawHandle>) {
     for (first, run) in table.runs() {
         for (k, slot) in run.iter().enumerate() {
             if slot.flags() & mask == ObjectFlags::MAYBE_UNREACHABLE {
-                let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
-                out.push(RawHandle::new(first + k as u32, generation));
+                out.push(raw_at(first + k as u32, slot));
             }
         }
     }
+}
+
+/// The handle of the live object in slot `index`.
+#[inline]
+fn raw_at(index: u32, slot: &Slot) -> RawHandle {
+    let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
+    RawHandle::new(index, generation)
 }

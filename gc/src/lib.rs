@@ -75,7 +75,7 @@ pub use referencer::Referencer;
 #[cfg(not(loom))]
 pub use respawn_gc_derive::{Object, Trace};
 #[cfg(not(loom))]
-pub use settings::{CollectOptions, GcSettings, GcStats, GcStep, PurgeProgress};
+pub use settings::{CollectOptions, GcSettings, GcStats, GcStep, MarkPhase, MarkProgress, MarkStep, PurgeProgress};
 #[cfg(not(loom))]
 pub use trace::{Object, Trace, Tracer};
 #[cfg(not(loom))]
