@@ -24,7 +24,7 @@ use crate::threads::Threads;
 use crate::why::{GarbageReference, Graph, ReferenceChain};
 use crate::{GcError, Object, Trace};
 
-use incremental::{gather_unreachable_incremental, Marking};
+use incremental::Marking;
 
 /// Kept objects the mark never scans (UE's disregard-for-GC): permanent, pooled, being built.
 const UNTRACED_KEEP: ObjectFlags = ObjectFlags::PERMANENT.union(ObjectFlags::IN_POOL).union(ObjectFlags::ASYNC);
@@ -1269,7 +1269,7 @@ impl Heap {
         (self.stats.objects, self.stats.roots, self.stats.scanned) = (objects, roots, scanned);
         (self.stats.mark_time, self.stats.reach_time) = (mark_time, reach_time);
 
-        self.end_mark(false);
+        self.end_mark();
 
         // Phase 6.
         if options.full_purge {
@@ -1281,9 +1281,9 @@ impl Heap {
         self.stats
     }
 
-    /// Phase 5, after a mark (whole, or `incremental`): the unreachable are gathered; they
-    /// leave `tick` and wait for the purge. Clusters nobody reached are dissolved.
-    fn end_mark(&mut self, incremental: bool) {
+    /// Phase 5, after a whole mark: the unreachable are gathered; they leave `tick` and
+    /// wait for the purge. Clusters nobody reached are dissolved.
+    fn end_mark(&mut self) {
         let t = Instant::now();
         let table = self.arena.table();
         self.garbage_references.clear();
@@ -1297,18 +1297,13 @@ impl Heap {
         self.stats.clusters_dissolved += dissolved;
         self.purge_queue.clear();
         self.purge_cursor = 0;
-        match incremental {
-            false => gather_unreachable(table, &mut self.purge_queue),
-            true => gather_unreachable_incremental(table, &mut self.purge_queue),
-        }
+        gather_unreachable(table, &mut self.purge_queue);
         for &raw in &self.purge_queue {
             let synced = self.arena.set_flags(raw, ObjectFlags::UNREACHABLE);
             debug_assert!(synced.is_ok(), "gathered from a live slot");
         }
         self.stats.unreachable = self.purge_queue.len();
-        // An incremental mark's gather may take objects born after their run was flagged
-        // (garbage by then), which `objects` did not count.
-        self.stats.kept = self.stats.objects.saturating_sub(self.stats.unreachable);
+        self.stats.kept = self.stats.objects - self.stats.unreachable;
         self.stats.gather_time = t.elapsed();
     }
 

@@ -99,8 +99,11 @@ impl std::fmt::Debug for Tracer<'_> {
 
 /// Flags that stop a claim: an object is claimed only if `MAYBE_UNREACHABLE` is its only bit
 /// of these.
-const CLAIM_MASK: ObjectFlags =
-    ObjectFlags::MAYBE_UNREACHABLE.union(ObjectFlags::GARBAGE).union(ObjectFlags::BEGIN_DESTROYED);
+/// (`UNREACHABLE`: an incremental mark's gather decided it, and hid it, already.)
+const CLAIM_MASK: ObjectFlags = ObjectFlags::MAYBE_UNREACHABLE
+    .union(ObjectFlags::GARBAGE)
+    .union(ObjectFlags::BEGIN_DESTROYED)
+    .union(ObjectFlags::UNREACHABLE);
 
 impl<'a> Tracer<'a> {
     /// A tracer that claims nothing: every handle reported to it is appended to `edges`
@@ -214,9 +217,10 @@ pub(crate) struct Marker<'a> {
 
 /// Flags of a slot whose object a visit must not read, or need not: no object, one being
 /// built or kept by a pool, a permanent one (never scanned), or one whose references keep
-/// nothing (garbage, being destroyed).
+/// nothing (garbage, being destroyed, gathered).
 pub(crate) const UNVISITABLE: ObjectFlags = ObjectFlags::VACANT
     .union(ObjectFlags::GARBAGE)
+    .union(ObjectFlags::UNREACHABLE)
     .union(ObjectFlags::BEGIN_DESTROYED)
     .union(ObjectFlags::PERMANENT)
     .union(ObjectFlags::IN_POOL)

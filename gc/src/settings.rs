@@ -201,8 +201,12 @@ pub enum MarkPhase {
     /// first slice: purging what the previous collection left, and setting up clusters.)
     Flag,
     /// Tracing from the frontier, and again from what the game changed between slices,
-    /// until nothing is left to trace; then the last slice gathers the unreachable.
+    /// until nothing is left to trace.
     Reach,
+    /// Gathering what the mark did not reach, a run of slots at a time: hidden
+    /// (`UNREACHABLE`) and queued for the purge. Each gather slice first traces to the end
+    /// what the game made reachable since the last one.
+    Gather,
 }
 
 /// What an unfinished slice of an incremental mark did.

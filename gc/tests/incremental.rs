@@ -110,6 +110,10 @@ struct Model {
     guards: usize,
     referenced: usize,
     garbage: bool,
+    /// Marked as garbage while the mark was gathering: the gather may have passed it.
+    late_garbage: bool,
+    /// Gathered by the running collection: hidden, to be purged.
+    doomed: bool,
     outer: Option<usize>,
 }
 
@@ -120,7 +124,12 @@ impl Model {
     }
 
     fn visible(&self) -> bool {
-        self.alive && !self.garbage
+        self.alive && !self.garbage && !self.doomed
+    }
+
+    /// Neither garbage nor gathered: a reference to it keeps it.
+    fn keepable(&self) -> bool {
+        !self.garbage && !self.doomed
     }
 }
 
@@ -147,18 +156,18 @@ fn reachable_from(model: &[Model], also: &[bool]) -> Vec<bool> {
     let mut seen = vec![false; model.len()];
     let root = |i: usize| {
         let m = &model[i];
-        m.alive && (m.rooted() || (!m.garbage && (m.referenced > 0 || also.get(i).copied().unwrap_or(false))))
+        m.alive && (m.rooted() || (m.keepable() && (m.referenced > 0 || also.get(i).copied().unwrap_or(false))))
     };
     let mut queue: VecDeque<usize> = (0..model.len()).filter(|&i| root(i)).collect();
     for &i in &queue {
         seen[i] = true;
     }
     while let Some(i) = queue.pop_front() {
-        if model[i].garbage {
+        if !model[i].keepable() {
             continue; // a rooted garbage object is kept, but keeps nothing
         }
         for j in model[i].edges.iter().copied().chain(model[i].outer) {
-            if model[j].alive && !model[j].garbage && !seen[j] {
+            if model[j].alive && model[j].keepable() && !seen[j] {
                 seen[j] = true;
                 queue.push_back(j);
             }
@@ -224,13 +233,20 @@ fn check_mark(
         let survived = drops.get(i) == 0;
         prop_assert!(!expected[i] || survived, "object {} was reachable when the mark ended, and was purged", i);
         if survived {
-            prop_assert!(!model[i].garbage, "object {} is garbage and survived", i);
+            prop_assert!(!model[i].garbage || model[i].late_garbage, "object {} is garbage and survived", i);
+            prop_assert!(!model[i].doomed, "object {} was gathered and survived", i);
             prop_assert!(
                 expected[i] || allowance.ever.get(i).copied().unwrap_or(true),
                 "object {} was never reachable during the mark (nor from what it reached), and survived",
                 i
             );
-            prop_assert!(heap.get(model[i].handle).is_some(), "object {} survived but does not resolve", i);
+            // Late garbage survives hidden, for the next collection.
+            prop_assert_eq!(
+                heap.get(model[i].handle).is_some(),
+                !model[i].garbage,
+                "object {} survived: it resolves unless garbage",
+                i
+            );
         }
     }
     settle(model, drops)?;
@@ -268,6 +284,8 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     let report = Arc::clone(&held);
     let _referencer = heap.add_referencer(move |t| report.lock().unwrap().iter().for_each(|&h| t.handle(h)));
     let mut allowance: Option<Allowance> = None;
+    // The last slice left the mark gathering.
+    let mut gathering = false;
     let mut clock = 0u64;
     let pick = |model: &[Model], i: usize| (!model.is_empty()).then(|| i % model.len());
 
@@ -294,6 +312,8 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     guards: 0,
                     referenced: 0,
                     garbage: false,
+                    late_garbage: false,
+                    doomed: false,
                     outer: None,
                 });
             }
@@ -388,6 +408,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 prop_assert_eq!(result.unwrap(), tree.len());
                 for &i in &tree {
                     model[i].garbage = true;
+                    model[i].late_garbage = gathering;
                 }
                 if destroy {
                     settle(&mut model, &drops)?;
@@ -412,6 +433,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             Op::Start { verify } => {
                 if heap.start_incremental_collection(CollectOptions::FULL) {
                     prop_assert!(allowance.is_none());
+                    model.iter_mut().for_each(|m| m.late_garbage = false);
                     allowance = Some(Allowance { ever: vec![false; model.len()], verify });
                 } else {
                     prop_assert!(allowance.is_some());
@@ -427,10 +449,21 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 match step {
                     MarkStep::Done(stats) => {
                         prop_assert!(!heap.is_marking());
+                        gathering = false;
                         check_mark(&mut heap, &mut model, &drops, &allowed, &stats)?;
                     }
                     MarkStep::Marking(progress) => {
                         prop_assert!(heap.is_marking() && ticks != u64::MAX, "{:?}", progress);
+                        gathering = progress.phase == MarkPhase::Gather;
+                        // The gather hides only what is unreachable now.
+                        let now = reachable(&model);
+                        for (i, m) in model.iter_mut().enumerate() {
+                            if m.visible() && heap.get(m.handle).is_none() {
+                                prop_assert!(gathering, "object {} hidden before the gather", i);
+                                prop_assert!(!now[i], "object {} gathered while reachable", i);
+                                m.doomed = true;
+                            }
+                        }
                         allowed.widen(&model);
                         allowance = Some(allowed);
                     }
@@ -439,6 +472,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             }
             Op::Collect => {
                 allowance = None;
+                gathering = false;
                 collect_exactly(&mut heap, &mut model, &drops)?;
             }
         }
@@ -722,4 +756,31 @@ fn update_marks_in_slices_over_frames_then_collects() {
     assert_eq!((stats.mark_slices, stats.purged), (marked + 1, 1000), "{stats}");
     assert_eq!(heap.update(Duration::from_millis(100)), GcStep::Idle, "the clock starts over");
     assert!(GcSettings { incremental_mark_budget: Some(Duration::ZERO), ..settings }.validate().is_err());
+}
+
+#[test]
+fn the_gather_hides_an_unreached_cluster_whole() {
+    let drops = Drops::default();
+    let mut s = Slow::new();
+    let objects: Vec<Handle<Link>> = (0..64).map(|id| s.heap.insert(Link::new(&drops, id, vec![]))).collect();
+    // A cluster spread over four runs of the table, nobody reaching it.
+    let members: Vec<RawHandle> = [5, 20, 40, 63].iter().map(|&i| objects[i].raw()).collect();
+    s.heap.create_cluster(objects[0].raw(), &members).unwrap();
+    assert!(s.heap.start_incremental_collection(CollectOptions::FULL));
+    let mut gather_slices = 0;
+    let stats = loop {
+        match s.slice(1) {
+            MarkStep::Marking(p) if p.phase == MarkPhase::Gather => {
+                gather_slices += 1;
+                let hidden = [0, 5, 20, 40, 63].map(|i| s.heap.get(objects[i]).is_none());
+                assert!(hidden.iter().all(|&h| h == hidden[0]), "the cluster whole: {hidden:?}");
+                assert!(hidden[0], "the first run, hidden in the gather's first slice");
+            }
+            MarkStep::Marking(_) => {}
+            MarkStep::Done(stats) => break stats,
+            MarkStep::Idle => unreachable!(),
+        }
+    };
+    assert!(gather_slices > 1, "the gather took {gather_slices} slices");
+    assert_eq!((stats.purged, stats.clusters_dissolved), (64, 1), "{stats}");
 }

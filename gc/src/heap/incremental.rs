@@ -8,8 +8,12 @@
 //!             roots ► frontier                                  ─── budget spent: return
 //!   Reach     (each slice) barrier notes ► trace again (outside the budget)
 //!             frontier ► drain, a few objects between clock checks ─── budget spent: return
-//!   finish    frontier empty in the slice that traced the notes: external referencers report
-//!             again, drained whole · barrier OFF · clusters · gather ► purge queue
+//!             frontier empty in the slice that traced the notes: external referencers
+//!             report again, drained whole: the mark is done
+//!   Gather    (each slice) notes ► trace again · referencers report · drain whole, then
+//!             runs of the table: white (or late garbage) ► UNREACHABLE + purge queue
+//!                                                                ─── budget spent: return
+//!   end       barrier OFF · clusters nobody reached dissolved · full purge if asked
 //!  between slices the game may spawn, store handles, root, unroot, mark as garbage, destroy
 //! ```
 //!
@@ -63,30 +67,47 @@
 //!    white one is left white: its fields are read when something reaches it; but if it
 //!    became a root (rooted, or given a keep flag: both noted) it is claimed.
 //!
-//! **The last slice.** The mark finishes in a slice that traced the notes at its start and
-//! then drained the frontier to empty: nothing was noted since (the game did not run), so
-//! nothing is grey. The external referencers, whose sets change outside the heap's view,
-//! report again, and what they add is drained whole in that same slice. Every root is
+//! **No grey, at the start of every gather step.** The reach ends in a slice that traced
+//! the notes at its start and then drained the frontier to empty: nothing was noted since
+//! (the game did not run), so nothing is grey. The external referencers, whose sets change
+//! outside the heap's view, report again, and what they add is drained whole in that same
+//! slice. Each later (gather) slice does the same before it hides anything: traces the
+//! notes, lets the referencers report, drains to empty. At those moments every root is
 //! non-white: it was a root when its slot was flagged (pushed then), or was rooted since
 //! (`add_to_root`, `root`, a keep flag: noted, claimed at rule 4); a `Root` guard made on
 //! another thread is a clone of one that already kept the object. So take any object
-//! reachable from a root when the mark finishes, and a path to it from that root: if some
-//! object on it were white, the first white one would follow a non-white, hence black,
-//! one — an edge from black to white, which the invariant rules out. **Every object
-//! reachable when the mark ends survives it.**
+//! reachable from a root then, and a path to it from that root: if some object on it were
+//! white, the first white one would follow a non-white, hence black, one — an edge from
+//! black to white, which the invariant rules out. **Every white object is unreachable
+//! whenever the gather looks at it.**
+//!
+//! **The gather** walks the table's runs (those set up when the reach ended: a run set up
+//! since holds only objects born non-white), a piece at a time within the budget, and
+//! hides each white object it meets: `UNREACHABLE` (no handle resolves to it any more, no
+//! claim takes it, no visit reads it) and queued for the purge, with its whole cluster if
+//! it is in one (nobody reached the cluster, or its members would all be non-white). The
+//! barrier stays on between gather slices, so an object the game reaches again (through a
+//! handle it kept in a local) before the gather gets to it is claimed and traced like any
+//! other. Once hidden, an object is decided, as after a collection run whole: a handle to
+//! it stored later is stale as soon as the purge runs (it no longer resolves as it is
+//! stored). **Every object reachable when the collection ends, through objects whose
+//! handles resolve, survives it.**
 //!
 //! **What else survives** (floating garbage, collected by the next collection): objects
 //! reached during the mark and cut loose before its end, objects born during it and
-//! dropped before its end (born non-white), and the members of a cluster whose root was
-//! marked as garbage during the mark (the mark run whole dissolves such a cluster first).
-//! Objects marked as garbage during the mark are purged like those marked before it, even
-//! after the mark reached them: the gather takes garbage that is not rooted.
+//! dropped before its end (born non-white), what those point to, and the members of a
+//! cluster whose root was marked as garbage during the mark (the mark run whole dissolves
+//! such a cluster first). Objects marked as garbage during the mark are purged like those
+//! marked before it, even after the mark reached them — the gather takes garbage that is
+//! not rooted — unless the gather had passed them already: then they wait, hidden, for the
+//! next collection.
 //!
-//! **Termination.** Each slice visits at least one frontier object before it looks at the
-//! clock. Each object enters the frontier at most once per mark (a claim clears its white
-//! bit, and only the flag phase sets it, once per slot), so the frontier empties after
-//! finitely many slices, whatever the game does between them; the notes are traced at the
-//! start of every slice, outside its budget, so they never stop the drain from advancing.
+//! **Termination.** Each slice flags, visits or gathers at least one unit of work before it
+//! looks at the clock. Each object enters the frontier at most once per mark (a claim
+//! clears its white bit, and only the flag phase sets it, once per slot), so the frontier
+//! empties after finitely many slices, whatever the game does between them; the notes are
+//! traced at the start of every slice, outside its budget, so they never stop the drain
+//! from advancing; the flag and gather cursors only move forward.
 //!
 //! **Cost when no mark runs:** one well-predicted branch in `get_mut`, a store's `get_mut`,
 //! `insert`, `adopt`, `tick`: a flag in the arena or the class entry, in cache. During a
@@ -102,8 +123,10 @@ use respawn_arena::{Arena, BarrierLog, ObjectFlags, ObjectTable, RawHandle, Slot
 use crate::cluster::Clusters;
 
 use super::{flag_run, sized, GcClass, Heap, UNTRACED_KEEP};
+use crate::cluster::ClusterId;
 use crate::mark::{Frontier, Marker, Tracer, UNVISITABLE};
 use crate::settings::{CollectOptions, GcStats, MarkPhase, MarkProgress, MarkStep};
+use crate::why::Graph;
 use crate::GcError;
 
 /// Slots flagged between two looks at the pacer: a piece of a run.
@@ -122,6 +145,9 @@ pub(super) enum Phase {
     Flag { next: u32 },
     /// Tracing.
     Reach,
+    /// Gathering the unreachable, from offset `at` of run `run` of the runs noted when the
+    /// reach ended.
+    Gather { run: usize, at: u32 },
 }
 
 /// An incremental mark's state between its slices. Its lists are kept between marks for
@@ -136,6 +162,9 @@ pub(super) struct Marking {
     log: BarrierLog,
     /// The heap's own notes: members of clusters made during the mark.
     pub(super) notes: Vec<u32>,
+    /// The table's runs (first index, slots) when the reach ended: what the gather walks.
+    /// A run set up since holds only objects born non-white.
+    runs: Vec<(u32, u32)>,
 }
 
 /// The two frontier buffers as an incremental mark leaves them between slices: the
@@ -186,21 +215,34 @@ impl Pacer {
     }
 }
 
-/// A slice's clock: the caller's `now`, the budget, and when the budgeted work began.
+/// A slice's clock: the caller's `now`, the budget, when the slice began, and the time
+/// the budget does not cover (tracing the barrier's notes).
 struct Clock<F> {
     now: F,
     begin: Duration,
+    excluded: Duration,
     budget: Duration,
 }
 
 impl<F: FnMut() -> Duration> Clock<F> {
+    fn new(mut now: F, budget: Duration) -> Self {
+        let begin = now();
+        Self { now, begin, excluded: Duration::ZERO, budget }
+    }
+
     fn read(&mut self) -> Duration {
         (self.now)()
     }
 
-    /// Whether the budget is spent, not counting `excluded` (the barrier's work).
-    fn spent(&mut self, excluded: Duration) -> bool {
-        self.read().saturating_sub(self.begin).saturating_sub(excluded) >= self.budget
+    /// Leaves the time since `since` (a reading) out of the budget.
+    fn exclude(&mut self, since: Duration) {
+        let now = self.read();
+        self.excluded += now.saturating_sub(since);
+    }
+
+    /// Whether the budget is spent.
+    fn spent(&mut self) -> bool {
+        self.read().saturating_sub(self.begin).saturating_sub(self.excluded) >= self.budget
     }
 }
 
@@ -227,14 +269,16 @@ impl Heap {
     /// [`GcSettings::incremental_mark_budget`](crate::GcSettings::incremental_mark_budget)
     /// is set.
     ///
-    /// **What it keeps.** Every object reachable when the mark ends survives it — stored in
-    /// a traced field, rooted or reported by a referencer between slices included — and
-    /// what was reachable only earlier in the mark, or born during it, may survive it too,
-    /// for the next collection to take. While the mark runs, the arena's write barrier
-    /// notes each object lent mutably or made live in a traced class (and each object
-    /// rooted, given an owner or re-flagged), and the next slice traces those again; the
-    /// proof is in the module `heap/incremental.rs`. Objects are all usable between slices:
-    /// the mark's flag hides nothing.
+    /// **What it keeps.** Every object reachable when the collection ends survives it —
+    /// stored in a traced field, rooted or reported by a referencer between slices
+    /// included — and what was reachable only earlier in the mark, or born during it, may
+    /// survive it too, for the next collection to take. While the mark runs, the arena's
+    /// write barrier notes each object lent mutably or made live in a traced class (and
+    /// each object rooted, given an owner or re-flagged), and the next slice traces those
+    /// again; the proof is in the module `heap/incremental.rs`. Objects are all usable
+    /// between slices (the mark's flag hides nothing) until the gather, which is sliced
+    /// too, finds one unreachable and hides it, as a collection run whole hides what it
+    /// finds unreachable until the purge.
     ///
     /// [`collect_garbage`](Self::collect_garbage) during an incremental mark drops the mark
     /// and collects whole, from scratch.
@@ -290,10 +334,12 @@ impl Heap {
 
     /// Runs one slice of the incremental mark: first the objects the game changed since
     /// the last slice are traced again (outside the budget: that work follows the game's
-    /// changes, not the heap's size), then the mark flags or traces until `budget` is spent
-    /// — it looks at the clock every few objects, so it overruns by at most a few visits —
-    /// and, if nothing is left to trace, finishes: gathers the unreachable (and purges them
-    /// whole if the collection's options said so). Waits for workers to leave the GC lock,
+    /// changes, not the heap's size), then the mark flags, traces or gathers
+    /// ([`MarkPhase`](crate::MarkPhase)) until `budget` is spent — it looks at the clock
+    /// every few objects, so it overruns by at most a few visits or 64 slots — and the
+    /// slice that gathers the last run of the table ends the collection (and purges whole
+    /// if its options said so). A gather slice first traces to the end whatever the game
+    /// made reachable since the last slice, and lets the external referencers report. Waits for workers to leave the GC lock,
     /// which it holds for the slice only. See
     /// [`start_incremental_collection`](Self::start_incremental_collection).
     pub fn mark_slice(&mut self, budget: Duration) -> MarkStep {
@@ -351,9 +397,8 @@ impl Heap {
         }
     }
 
-    fn slice(&mut self, budget: Duration, mut now: impl FnMut() -> Duration, lock_time: Duration) -> MarkStep {
-        let begin = now();
-        let mut clock = Clock { now, begin, budget };
+    fn slice(&mut self, budget: Duration, now: impl FnMut() -> Duration, lock_time: Duration) -> MarkStep {
+        let mut clock = Clock::new(now, budget);
         let Some(mut phase) = self.marking.phase else { return MarkStep::Idle };
         let wall = Instant::now();
         if phase == Phase::Begin {
@@ -362,87 +407,209 @@ impl Heap {
         }
         self.stats.mark_slices += 1;
         self.stats.lock_time += lock_time;
-
         let slots = self.arena.table().len() as usize;
         sized(&mut self.frontiers[0], slots);
         sized(&mut self.frontiers[1], slots);
-        let keep = self.marking.options.keep_flags;
 
         if let Phase::Flag { next } = phase {
-            let t = Instant::now();
-            let table = self.arena.table();
-            let cursor = &mut self.marking.frontier;
-            let roots = Frontier::with_len(&self.frontiers[cursor.current][..slots], cursor.current_len);
-            let mut objects = 0;
-            let left = flag_from(table, next, keep, &roots, &mut objects, || clock.spent(Duration::ZERO));
-            cursor.current_len = roots.len();
-            self.stats.objects += objects;
-            match left {
+            match self.flag_some(next, &mut clock) {
                 Some(next) => {
                     self.marking.phase = Some(Phase::Flag { next });
-                    self.stats.mark_time += t.elapsed();
                     return self.slice_done(MarkPhase::Flag, 0, wall);
                 }
-                None => {
-                    // The external referencers report now, as after phase 2 of a whole mark.
-                    let marker = marker(&self.arena, &self.classes, &self.clusters);
-                    let referencers = &mut self.referencers;
-                    marker.report_roots(&roots, |tracer| referencers.report_all(tracer));
-                    cursor.current_len = roots.len();
-                    self.stats.roots = cursor.current_len;
-                    self.marking.phase = Some(Phase::Reach);
-                    self.stats.mark_time += t.elapsed();
-                }
+                None => phase = Phase::Reach,
             }
         }
 
-        // Reach: the notes first (rule 4 of the module docs), then the frontier.
+        // Reach and gather: the notes first (rule 4 of the module docs), outside the budget.
         let t = Instant::now();
-        let before_notes = clock.read();
-        self.arena.drain_barrier(&mut self.marking.log);
-        self.marking.log.objects.append(&mut self.marking.notes);
-        // A run of get_mut on one object notes it again and again; once is enough.
-        self.marking.log.objects.dedup();
-        let marker = marker(&self.arena, &self.classes, &self.clusters);
-        let bufs: [&[AtomicU32]; 2] = [&self.frontiers[0][..slots], &self.frontiers[1][..slots]];
-        let cursor = &mut self.marking.frontier;
-        let next = Frontier::with_len(bufs[cursor.current ^ 1], cursor.next_len);
-        let retraced = retrace_notes(&marker, &self.arena, &self.marking.log, keep, &next);
-        cursor.next_len = next.len();
-        self.marking.log.clear();
-        self.stats.retraced += retraced;
-        // Time spent on the barrier's notes, which the budget does not cover.
-        let excluded = clock.read().saturating_sub(before_notes);
+        let before = clock.read();
+        let retraced = self.trace_notes();
+        clock.exclude(before);
 
-        let mut scanned = 0;
-        let empty = drain(&marker, bufs, cursor, &mut scanned, || clock.spent(excluded));
-        self.stats.scanned += scanned;
-        if !empty {
+        if phase == Phase::Reach {
+            if !self.drain_some(&mut clock) {
+                self.marking.phase = Some(Phase::Reach);
+                self.stats.reach_time += t.elapsed();
+                return self.slice_done(MarkPhase::Reach, retraced, wall);
+            }
+            // Nothing grey, and nothing noted since this slice began (the game did not
+            // run): the referencers report again, and what they add is traced to the end.
+            self.report_and_drain();
             self.stats.reach_time += t.elapsed();
-            return self.slice_done(MarkPhase::Reach, retraced, wall);
+            self.begin_gather();
+        } else {
+            // A later gather slice: the game ran since the last one. The referencers report
+            // again, and everything grey is traced to the end before anything is hidden.
+            self.report_and_drain();
+            self.stats.reach_time += t.elapsed();
         }
-        // Nothing grey, and nothing noted since this slice began (the game did not run):
-        // the referencers report again, and what they add is traced to the end.
-        let next = Frontier::with_len(bufs[cursor.current ^ 1], cursor.next_len);
-        let referencers = &mut self.referencers;
-        marker.report_roots(&next, |tracer| referencers.report_all(tracer));
-        cursor.next_len = next.len();
-        scanned = 0;
-        drain(&marker, bufs, cursor, &mut scanned, || false);
-        self.stats.scanned += scanned;
-        self.stats.reach_time += t.elapsed();
 
-        self.marking.phase = None;
-        self.arena.set_barrier(false, |_| false);
-        self.end_mark(true);
-        let options = self.marking.options;
-        if options.full_purge {
-            self.purge(None);
+        let t = Instant::now();
+        let done = self.gather_some(&mut clock);
+        self.stats.gather_time += t.elapsed();
+        if !done {
+            return self.slice_done(MarkPhase::Gather, retraced, wall);
         }
+        self.end_incremental();
         let elapsed = wall.elapsed();
         self.stats.last_slice = elapsed;
         self.stats.longest_slice = self.stats.longest_slice.max(elapsed);
         MarkStep::Done(self.stats)
+    }
+
+    /// Flags from slot `next` on, within the budget: `Some(index)` to go on from, or
+    /// `None` when the whole table is flagged (the referencers have reported, then).
+    fn flag_some<F: FnMut() -> Duration>(&mut self, next: u32, clock: &mut Clock<F>) -> Option<u32> {
+        let t = Instant::now();
+        let slots = self.arena.table().len() as usize;
+        let table = self.arena.table();
+        let cursor = &mut self.marking.frontier;
+        let roots = Frontier::with_len(&self.frontiers[cursor.current][..slots], cursor.current_len);
+        let mut objects = 0;
+        let keep = self.marking.options.keep_flags;
+        let left = flag_from(table, next, keep, &roots, &mut objects, || clock.spent());
+        self.stats.objects += objects;
+        if left.is_none() {
+            // The external referencers report now, as after phase 2 of a whole mark.
+            let marker = marker(&self.arena, &self.classes, &self.clusters);
+            let referencers = &mut self.referencers;
+            marker.report_roots(&roots, |tracer| referencers.report_all(tracer));
+        }
+        cursor.current_len = roots.len();
+        self.stats.roots = cursor.current_len;
+        self.stats.mark_time += t.elapsed();
+        left
+    }
+
+    /// Traces again what the barrier noted since the last slice (rule 4); returns how many.
+    fn trace_notes(&mut self) -> usize {
+        self.arena.drain_barrier(&mut self.marking.log);
+        self.marking.log.objects.append(&mut self.marking.notes);
+        // A run of get_mut on one object notes it again and again; once is enough.
+        self.marking.log.objects.dedup();
+        let slots = self.arena.table().len() as usize;
+        let marker = marker(&self.arena, &self.classes, &self.clusters);
+        let cursor = &mut self.marking.frontier;
+        let next = Frontier::with_len(&self.frontiers[cursor.current ^ 1][..slots], cursor.next_len);
+        let keep = self.marking.options.keep_flags;
+        let retraced = retrace_notes(&marker, &self.arena, &self.marking.log, keep, &next);
+        cursor.next_len = next.len();
+        self.marking.log.clear();
+        self.stats.retraced += retraced;
+        retraced
+    }
+
+    /// Drains the frontier within the budget; whether it is empty.
+    fn drain_some<F: FnMut() -> Duration>(&mut self, clock: &mut Clock<F>) -> bool {
+        let slots = self.arena.table().len() as usize;
+        let marker = marker(&self.arena, &self.classes, &self.clusters);
+        let bufs: [&[AtomicU32]; 2] = [&self.frontiers[0][..slots], &self.frontiers[1][..slots]];
+        let mut scanned = 0;
+        let empty = drain(&marker, bufs, &mut self.marking.frontier, &mut scanned, || clock.spent());
+        self.stats.scanned += scanned;
+        empty
+    }
+
+    /// Lets the referencers report, and drains the frontier to empty.
+    fn report_and_drain(&mut self) {
+        let slots = self.arena.table().len() as usize;
+        let marker = marker(&self.arena, &self.classes, &self.clusters);
+        let bufs: [&[AtomicU32]; 2] = [&self.frontiers[0][..slots], &self.frontiers[1][..slots]];
+        let cursor = &mut self.marking.frontier;
+        let next = Frontier::with_len(bufs[cursor.current ^ 1], cursor.next_len);
+        let referencers = &mut self.referencers;
+        marker.report_roots(&next, |tracer| referencers.report_all(tracer));
+        cursor.next_len = next.len();
+        let mut scanned = 0;
+        drain(&marker, bufs, cursor, &mut scanned, || false);
+        self.stats.scanned += scanned;
+    }
+
+    /// The mark is done (nothing grey): the gather begins, over the runs set up now.
+    fn begin_gather(&mut self) {
+        self.garbage_references.clear();
+        if self.settings.track_garbage_references {
+            // A diagnostic, off by default: while the garbage is still in its slots.
+            let graph = Graph::new(&self.arena, &self.classes, &self.clusters);
+            graph.garbage_after_mark(&mut self.referencers, &mut self.garbage_references);
+        }
+        self.purge_queue.clear();
+        self.purge_cursor = 0;
+        self.marking.runs.clear();
+        self.marking.runs.extend(self.arena.table().runs().map(|(first, run)| (first, run.len() as u32)));
+        self.marking.phase = Some(Phase::Gather { run: 0, at: 0 });
+    }
+
+    /// Hides and queues the unreachable, a piece of a run at a time, within the budget;
+    /// whether the gather is done.
+    fn gather_some<F: FnMut() -> Duration>(&mut self, clock: &mut Clock<F>) -> bool {
+        let Some(Phase::Gather { mut run, mut at }) = self.marking.phase else { unreachable!("gathering") };
+        let mut pacer = Pacer::new(FLAG_STRIDE);
+        let mut done = true;
+        while let Some(&(first, len)) = self.marking.runs.get(run) {
+            let end = (at + FLAG_PIECE as u32).min(len);
+            for index in first + at..first + end {
+                self.gather_one(index);
+            }
+            (run, at) = if end == len { (run + 1, 0) } else { (run, end) };
+            if pacer.due(1) && clock.spent() {
+                done = self.marking.runs.get(run).is_none();
+                break;
+            }
+        }
+        self.marking.phase = Some(Phase::Gather { run, at });
+        // What the barrier noted since the slice's notes were traced is the gather's own
+        // `set_flags`: nothing to trace.
+        self.arena.drain_barrier(&mut self.marking.log);
+        self.marking.log.clear();
+        done
+    }
+
+    /// Gathers the object in slot `index` if the mark left it unreachable: queued for the
+    /// purge and flagged `UNREACHABLE` (hidden: no handle resolves to it, no claim takes
+    /// it, no visit reads it), with its whole cluster if it is in one nobody reached.
+    fn gather_one(&mut self, index: u32) {
+        let Some(slot) = self.arena.table().slot(index) else { return };
+        let Some(white) = doomed(slot) else { return };
+        let raw = super::raw_at(index, slot);
+        if white && slot.flags().contains(ObjectFlags::IN_CLUSTER) {
+            if let Some(cluster) = self.clusters.cluster_of(index, slot) {
+                let mut members = std::mem::take(&mut self.walk);
+                members.clear();
+                members.extend(self.clusters.objects(ClusterId(cluster)).into_iter().flatten());
+                for &member in &members {
+                    let Ok(slot) = self.arena.table().resolve_live(member) else { continue };
+                    if doomed(slot).is_some() {
+                        self.hide(member);
+                    }
+                }
+                self.walk = members;
+                return;
+            }
+        }
+        self.hide(raw);
+    }
+
+    fn hide(&mut self, raw: RawHandle) {
+        self.purge_queue.push(raw);
+        self.stats.unreachable += 1;
+        let hidden = self.arena.set_flags(raw, ObjectFlags::UNREACHABLE);
+        debug_assert!(hidden.is_ok(), "gathered from a live slot");
+    }
+
+    /// The last slice's end: the barrier off, clusters nobody reached dissolved, the
+    /// figures, and the purge whole if the options asked for it.
+    fn end_incremental(&mut self) {
+        self.marking.phase = None;
+        self.arena.set_barrier(false, |_| false);
+        let (kept, dissolved) = self.clusters.end_cycle(self.arena.table());
+        self.stats.clusters_kept = kept;
+        self.stats.clusters_dissolved += dissolved;
+        self.stats.kept = self.stats.objects.saturating_sub(self.stats.unreachable);
+        if self.marking.options.full_purge {
+            self.purge(None);
+        }
     }
 
     /// The slice's figures, for a slice that did not finish the mark.
@@ -579,34 +746,23 @@ fn drain(
     }
 }
 
-/// Phase 5 of an incremental mark: what it did not reach, and what was marked as garbage
-/// after it reached it (the mark run whole would not have kept it: garbage keeps nothing
-/// and is kept by nothing but a root).
-pub(super) fn gather_unreachable_incremental(table: &ObjectTable, out: &mut Vec<RawHandle>) {
-    let skip = ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED | UNTRACED_KEEP;
-    for (first, run) in table.runs() {
-        for (k, slot) in run.iter().enumerate() {
-            let flags = slot.flags();
-            if flags.intersects(skip) || !flags.intersects(ObjectFlags::MAYBE_UNREACHABLE | ObjectFlags::GARBAGE) {
-                continue;
-            }
-            if unreached(flags, slot) {
-                out.push(super::raw_at(first + k as u32, slot));
-            }
-        }
-    }
-}
-
-/// Whether a white or garbage object goes: a rooted one stays (garbage as the whole mark
-/// keeps it; a white root cannot be, by the module's proof, and stays if it were).
+/// Whether the gather takes the object in `slot`: `Some(white)` if the mark did not reach
+/// it (`white`), or it was marked as garbage after the mark reached it (the mark run whole
+/// would not have kept it: garbage keeps nothing, and nothing but a root keeps it). Not if
+/// it is gathered already, kept by rule (permanent, pooled), being destroyed, or rooted (a
+/// white root cannot be, by the module's proof; it would stay).
 #[inline]
-fn unreached(flags: ObjectFlags, slot: &Slot) -> bool {
-    if !slot.is_rooted() {
-        return true;
+fn doomed(slot: &Slot) -> Option<bool> {
+    const SKIP: ObjectFlags =
+        ObjectFlags::VACANT.union(ObjectFlags::BEGIN_DESTROYED).union(ObjectFlags::UNREACHABLE).union(UNTRACED_KEEP);
+    let flags = slot.flags();
+    if flags.intersects(SKIP) || !flags.intersects(ObjectFlags::MAYBE_UNREACHABLE | ObjectFlags::GARBAGE) {
+        return None;
     }
-    debug_assert!(
-        flags.contains(ObjectFlags::GARBAGE) || !flags.contains(ObjectFlags::MAYBE_UNREACHABLE),
-        "a root left white by an incremental mark"
-    );
-    false
+    let white = flags.contains(ObjectFlags::MAYBE_UNREACHABLE);
+    if slot.is_rooted() {
+        debug_assert!(flags.contains(ObjectFlags::GARBAGE) || !white, "a root left white by an incremental mark");
+        return None;
+    }
+    Some(white)
 }
