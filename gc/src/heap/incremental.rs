@@ -131,10 +131,10 @@ use crate::GcError;
 
 /// Slots flagged between two looks at the pacer: a piece of a run.
 const FLAG_PIECE: usize = 64;
-/// At most this many pieces between two looks at the clock (4096 slots).
-const FLAG_STRIDE: usize = 64;
+/// At most this many pieces between two looks at the clock (1024 slots).
+const FLAG_STRIDE: usize = 16;
 /// At most this many visits between two looks at the clock.
-const DRAIN_STRIDE: usize = 256;
+const DRAIN_STRIDE: usize = 16;
 
 /// Where a running incremental mark is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
