@@ -50,7 +50,8 @@
 //! **Invariant (the strong tri-colour invariant), from the end of the flag phase on:** no
 //! black object has an edge to a white object. Proof, by what can change it:
 //!
-//! 1. *The flag phase* scans nothing, so nothing is black but the kept-unscanned and the
+//! 1. *The flag phase* walks the runs set up when the mark began (one set up since holds
+//!    only objects born during the mark: non-white, and noted). It scans nothing, so nothing is black but the kept-unscanned and the
 //!    objects born non-white (each of those noted, hence grey). Flagging a slot white can
 //!    make a new white object only out of one that has no visit behind it. Why wait for the
 //!    notes until the flag phase is over: a note processed before a slot is flagged would
@@ -81,8 +82,8 @@
 //! black to white, which the invariant rules out. **Every white object is unreachable
 //! whenever the gather looks at it.**
 //!
-//! **The gather** walks the table's runs (those set up when the reach ended: a run set up
-//! since holds only objects born non-white), a piece at a time within the budget, and
+//! **The gather** walks the table's runs (those set up when the mark began, as the flag
+//! phase did: a run set up since holds only objects born non-white), a piece at a time within the budget, and
 //! hides each white object it meets: `UNREACHABLE` (no handle resolves to it any more, no
 //! claim takes it, no visit reads it) and queued for the purge, with its whole cluster if
 //! it is in one (nobody reached the cluster, or its members would all be non-white). The
@@ -162,9 +163,14 @@ pub(super) struct Marking {
     log: BarrierLog,
     /// The heap's own notes: members of clusters made during the mark.
     pub(super) notes: Vec<u32>,
-    /// The table's runs (first index, slots) when the reach ended: what the gather walks.
-    /// A run set up since holds only objects born non-white.
+    /// The table's runs (first index, slots) when the mark began: what the flag phase and
+    /// the gather walk. A run set up since holds only objects born non-white (and noted),
+    /// so walking it would add nothing — and chasing the runs a growing pool sets up frame
+    /// after frame could keep the flag phase from ever ending.
     runs: Vec<(u32, u32)>,
+    /// Entries of each frontier buffer this mark may use: the table's slots when it began,
+    /// which bound what the flag phase can flag, hence what can ever be claimed.
+    slots: usize,
 }
 
 /// The two frontier buffers as an incremental mark leaves them between slices: the
@@ -407,9 +413,6 @@ impl Heap {
         }
         self.stats.mark_slices += 1;
         self.stats.lock_time += lock_time;
-        let slots = self.arena.table().len() as usize;
-        sized(&mut self.frontiers[0], slots);
-        sized(&mut self.frontiers[1], slots);
 
         if let Phase::Flag { next } = phase {
             match self.flag_some(next, &mut clock) {
@@ -462,13 +465,14 @@ impl Heap {
     /// `None` when the whole table is flagged (the referencers have reported, then).
     fn flag_some<F: FnMut() -> Duration>(&mut self, next: u32, clock: &mut Clock<F>) -> Option<u32> {
         let t = Instant::now();
-        let slots = self.arena.table().len() as usize;
+        let slots = self.marking.slots;
         let table = self.arena.table();
         let cursor = &mut self.marking.frontier;
         let roots = Frontier::with_len(&self.frontiers[cursor.current][..slots], cursor.current_len);
         let mut objects = 0;
         let keep = self.marking.options.keep_flags;
-        let left = flag_from(table, next, keep, &roots, &mut objects, || clock.spent());
+        let runs = &self.marking.runs;
+        let left = flag_from(table, runs, next, keep, &roots, &mut objects, || clock.spent());
         self.stats.objects += objects;
         if left.is_none() {
             // The external referencers report now, as after phase 2 of a whole mark.
@@ -488,7 +492,7 @@ impl Heap {
         self.marking.log.objects.append(&mut self.marking.notes);
         // A run of get_mut on one object notes it again and again; once is enough.
         self.marking.log.objects.dedup();
-        let slots = self.arena.table().len() as usize;
+        let slots = self.marking.slots;
         let marker = marker(&self.arena, &self.classes, &self.clusters);
         let cursor = &mut self.marking.frontier;
         let next = Frontier::with_len(&self.frontiers[cursor.current ^ 1][..slots], cursor.next_len);
@@ -502,7 +506,7 @@ impl Heap {
 
     /// Drains the frontier within the budget; whether it is empty.
     fn drain_some<F: FnMut() -> Duration>(&mut self, clock: &mut Clock<F>) -> bool {
-        let slots = self.arena.table().len() as usize;
+        let slots = self.marking.slots;
         let marker = marker(&self.arena, &self.classes, &self.clusters);
         let bufs: [&[AtomicU32]; 2] = [&self.frontiers[0][..slots], &self.frontiers[1][..slots]];
         let mut scanned = 0;
@@ -513,7 +517,7 @@ impl Heap {
 
     /// Lets the referencers report, and drains the frontier to empty.
     fn report_and_drain(&mut self) {
-        let slots = self.arena.table().len() as usize;
+        let slots = self.marking.slots;
         let marker = marker(&self.arena, &self.classes, &self.clusters);
         let bufs: [&[AtomicU32]; 2] = [&self.frontiers[0][..slots], &self.frontiers[1][..slots]];
         let cursor = &mut self.marking.frontier;
@@ -536,8 +540,6 @@ impl Heap {
         }
         self.purge_queue.clear();
         self.purge_cursor = 0;
-        self.marking.runs.clear();
-        self.marking.runs.extend(self.arena.table().runs().map(|(first, run)| (first, run.len() as u32)));
         self.marking.phase = Some(Phase::Gather { run: 0, at: 0 });
     }
 
@@ -638,18 +640,27 @@ impl Heap {
         self.marking.frontier = Cursor::default();
         self.marking.log.clear();
         self.marking.notes.clear();
+        let table = self.arena.table();
+        self.marking.runs.clear();
+        self.marking.runs.extend(table.runs().map(|(first, run)| (first, run.len() as u32)));
+        // Sized once, for the mark: growing them between slices would copy them each time
+        // a pool sets up a slab.
+        self.marking.slots = table.len() as usize;
+        sized(&mut self.frontiers[0], self.marking.slots);
+        sized(&mut self.frontiers[1], self.marking.slots);
         let classes = &self.classes;
         self.arena.set_barrier(true, |id| traced(classes, id.index()));
     }
 }
 
-/// Flags the table from slot index `cursor` on, a piece of [`FLAG_PIECE`] slots at a time
-/// (roots into `roots`), until it is done (`None`) or `spent` says stop: then the index to
-/// go on from. Runs set up since the mark began lie anywhere; one below the cursor is
-/// skipped, which is sound: its slots were vacant when it was set up, and an object born
-/// there since is non-white and noted.
+/// Flags the runs of `snapshot` (the table's when the mark began) from slot index `cursor`
+/// on, a piece of [`FLAG_PIECE`] slots at a time (roots into `roots`), until it is done
+/// (`None`) or `spent` says stop: then the index to go on from. Runs set up since are
+/// skipped, which is sound: their slots were vacant when they were set up, and an object
+/// born there since is non-white and noted.
 fn flag_from(
     table: &ObjectTable,
+    snapshot: &[(u32, u32)],
     cursor: u32,
     keep: ObjectFlags,
     roots: &Frontier<'_>,
@@ -657,10 +668,17 @@ fn flag_from(
     mut spent: impl FnMut() -> bool,
 ) -> Option<u32> {
     let mut pacer = Pacer::new(FLAG_STRIDE);
+    // Both lists ascend by first index: walk them side by side.
+    let mut snapshot = snapshot.iter().copied().filter(|&(first, len)| first as usize + len as usize > cursor as usize);
+    let mut want = snapshot.next();
     for (first, run) in table.runs() {
-        if first as usize + run.len() <= cursor as usize {
-            continue;
+        let Some((next_first, len)) = want else { break };
+        if first < next_first {
+            continue; // set up since the mark began
         }
+        debug_assert_eq!(first, next_first, "a run of the snapshot is gone");
+        want = snapshot.next();
+        let run = &run[..(len as usize).min(run.len())];
         let mut k = cursor.saturating_sub(first) as usize;
         while k < run.len() {
             let end = (k + FLAG_PIECE).min(run.len());
