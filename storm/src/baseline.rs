@@ -193,6 +193,7 @@ fn settings_list(s: &Settings, heap_counter: &str, profile: &str) -> Vec<(&'stat
         ("--fps", s.fps.to_string()),
         ("--gc-every", s.gc_every.to_string()),
         ("--purge-budget-us", s.purge_budget_us.to_string()),
+        ("--incremental-gc-us", s.incremental_gc_us.to_string()),
         ("--seed", s.seed.to_string()),
         ("--config", s.config.clone().unwrap_or_else(|| "(none)".to_owned())),
         ("heap counter", heap_counter.to_owned()),

@@ -59,6 +59,11 @@ struct Cli {
     /// Microseconds of incremental purge per frame.
     #[arg(long, default_value_t = 1000, value_name = "µS", value_parser = whole(1, 1_000_000))]
     purge_budget_us: u32,
+    /// Microseconds of incremental mark per frame: each collection is marked over frames,
+    /// a slice of about this long each (UE 5.4's incremental reachability); 0 marks each
+    /// collection whole in the frame it falls due.
+    #[arg(long, default_value_t = 0, value_name = "µS", value_parser = whole(0, 1_000_000))]
+    incremental_gc_us: u32,
     /// Scenarios to run, in order, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Kind::Box, Kind::Default, Kind::Purge, Kind::Reuse])]
     scenarios: Vec<Kind>,
@@ -188,6 +193,7 @@ fn run(cli: Cli) -> Result<(), String> {
         fps: cli.fps,
         gc_every: cli.gc_every,
         purge_budget_us: cli.purge_budget_us,
+        incremental_gc_us: cli.incremental_gc_us,
         seed: cli.seed,
         config: cli.config.as_ref().map(|p| p.display().to_string()),
     };
