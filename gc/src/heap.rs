@@ -246,6 +246,9 @@ impl Drop for Subtree<'_> {
 ///   [`update`](Self::update) does both on the settings' schedule.
 /// - [`mark_as_garbage`](Self::mark_as_garbage) and [`destroy_now`](Self::destroy_now) end
 ///   objects on demand, with their sub-objects.
+/// - [`start_incremental_collection`](Self::start_incremental_collection) and
+///   [`mark_slice`](Self::mark_slice) (or [`GcSettings::incremental_mark_budget`] with
+///   `update`) spread a collection's mark over frames, the game going on between slices.
 ///
 /// The heap forwards the arena calls that keep the collector's picture true (`get`,
 /// `get_mut`, `tick`, roots, outers, `stats` …); [`arena`](Self::arena) reads the rest. It
