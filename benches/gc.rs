@@ -7,6 +7,11 @@
 //! - `gc_scaling/1M`: the same shape with 1 000 000 nodes, respawn on 1 and 2 rayon threads.
 //! - `gc_purge/100k`: 100 000 garbage objects purged in full, and in 1 ms slices; the
 //!   slices' overrun is printed.
+//! - `gc_incremental/100k`, `gc_incremental/1M`: the `gc` graph's collection (half the roots
+//!   dropped) marked whole on one thread, and marked incrementally in 1 ms and 250 µs
+//!   slices back to back (the total time; the purge runs whole after the mark, outside the
+//!   timing, in both). Each collection's slice count and longest slice are printed: the
+//!   longest pause the game would see.
 //!
 //! Run with `cargo bench --bench gc`; `benches/README.md` has the figures.
 
@@ -15,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use respawn::{ArenaConfig, Handle, RawHandle, SlabConfig};
-use respawn::{CollectOptions, GcSettings, Heap, Object, Trace};
+use respawn::{CollectOptions, GcSettings, GcStats, Heap, MarkStep, Object, Trace};
 
 mod common;
 use common::XorShift;
@@ -296,5 +301,57 @@ fn gc_purge(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, gc_100k, gc_scaling, gc_purge);
+/// One collection of `g` with half its roots dropped, the mark whole (`budget` `None`) or in
+/// back-to-back slices of `budget`, purging nothing (the purge is the same either way).
+fn respawn_mark(heap: &mut Heap, roots: &[RawHandle], budget: Option<Duration>) -> GcStats {
+    for r in roots.iter().skip(1).step_by(2) {
+        heap.remove_from_root(*r).unwrap();
+    }
+    let Some(budget) = budget else { return heap.collect_garbage(CollectOptions::INCREMENTAL) };
+    heap.start_incremental_collection(CollectOptions::INCREMENTAL);
+    loop {
+        if let MarkStep::Done(stats) = heap.mark_slice(budget) {
+            return stats;
+        }
+    }
+}
+
+fn gc_incremental(c: &mut Criterion) {
+    for (name, n, samples) in [("100k", 100_000, 20), ("1M", 1_000_000, 10)] {
+        let g = graph(n);
+        let mut group = c.benchmark_group(format!("gc_incremental/{name}"));
+        group.sample_size(samples);
+        let runs = [
+            ("whole mark", None),
+            ("1 ms slices", Some(Duration::from_millis(1))),
+            ("250 µs slices", Some(Duration::from_micros(250))),
+        ];
+        for (label, budget) in runs {
+            let mut longest: Vec<(Duration, usize)> = Vec::new();
+            group.bench_function(label, |b| {
+                b.iter_batched(
+                    || respawn_heap(&g, GcSettings::SINGLE_THREADED),
+                    |(mut heap, roots)| {
+                        let stats = respawn_mark(&mut heap, &roots, budget);
+                        longest.push((stats.longest_slice, stats.mark_slices));
+                        heap
+                    },
+                    BatchSize::PerIteration,
+                );
+            });
+            if longest.is_empty() {
+                continue; // filtered out
+            }
+            longest.sort();
+            let (median, slices) = longest[longest.len() / 2];
+            println!(
+                "gc_incremental/{name} {label}: longest slice median {median:?} (max {:?}), {slices} slices",
+                longest.last().map(|l| l.0).unwrap_or_default()
+            );
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, gc_100k, gc_scaling, gc_purge, gc_incremental);
 criterion_main!(benches);

@@ -1073,7 +1073,9 @@ impl World {
     }
 
     /// Runs a full collection now and purges what it found; routed cells go back to their
-    /// pools for rebuilding.
+    /// pools for rebuilding. An incremental mark running
+    /// ([`GcSettings::incremental_mark_budget`]) is dropped: this collection decides from
+    /// scratch.
     pub fn collect_garbage(&mut self) -> GcStats {
         self.collect_garbage_with(CollectOptions::FULL)
     }
@@ -1123,7 +1125,10 @@ impl World {
     /// collector's schedule — one purge slice within [`GcSettings::purge_budget`], or a
     /// collection once [`GcSettings::time_between_collections`] has passed — then the
     /// pools' upkeep (cells back to the arena, workers woken, growth), and resets the
-    /// frame arena.
+    /// frame arena. With [`GcSettings::incremental_mark_budget`], a collection is marked
+    /// over frames instead, a slice per frame ([`GcStep::Marked`]) until the one that
+    /// finishes it ([`GcStep::Collected`]); the game goes on between slices as it likes
+    /// (see [`Heap::start_incremental_collection`](respawn_gc::Heap::start_incremental_collection)).
     ///
     /// # Examples
     ///

@@ -707,3 +707,59 @@ fn a_pooled_class_keeps_one_growth_step_of_slabs_prepared_ahead() {
     // An unpooled class keeps the arena's setting.
     assert_eq!(spare(arena.stats::<Ship>()), 2);
 }
+
+#[test]
+fn end_frame_marks_over_frames_while_the_game_spawns_stores_and_destroys() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let config = PoolConfig { policy: Policy::Default, ..PoolConfig::ON_DEMAND };
+    let settings = GcSettings {
+        time_between_collections: Some(Duration::from_secs(1)),
+        purge_budget: None,
+        incremental_mark_budget: Some(Duration::from_micros(20)),
+        ..GcSettings::SINGLE_THREADED
+    };
+    let mut world = World::builder().pool_with::<Shot>(config, move || Shot::new(&d)).gc(settings).build().unwrap();
+    let ship = world.insert(Ship { shots: Vec::new() });
+    world.add_to_root(ship).unwrap();
+    let mut loose = Vec::new();
+    for i in 0..4000 {
+        let shot = world.spawn::<Shot>();
+        if i % 2 == 0 {
+            world.get_mut(ship).unwrap().shots.push(shot);
+        } else {
+            loose.push(shot);
+        }
+    }
+    let step = Duration::from_millis(16);
+    assert!(matches!(world.end_frame_with(Duration::from_secs(1)).gc, respawn::GcStep::Marked(_)));
+    let (mut frames, mut rescued) = (0, Vec::new());
+    let stats = loop {
+        // The game, between slices: a new shot stored in the ship, a loose one rescued while
+        // it still resolves (the gather has not reached it), one of the ship's destroyed.
+        let born = world.spawn::<Shot>();
+        world.get_mut(ship).unwrap().shots.push(born);
+        if let Some(shot) = loose.pop().filter(|&s| world.contains(s)) {
+            world.get_mut(ship).unwrap().shots.push(shot);
+            rescued.push(shot);
+        }
+        let gone = world.get_mut(ship).unwrap().shots.remove(0);
+        world.destroy(gone).unwrap();
+        frames += 1;
+        match world.end_frame_with(step).gc {
+            respawn::GcStep::Marked(p) => assert_eq!(p.slices, frames + 1),
+            respawn::GcStep::Collected(stats) => break stats,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(frames > 3 && stats.mark_slices == frames + 1, "{frames} frames: {stats}");
+    assert!(!rescued.is_empty(), "some loose shots were rescued before the gather hid them");
+    let kept = world.get(ship).unwrap().shots.clone();
+    assert!(kept.iter().all(|&s| world.contains(s)), "every shot the ship holds survives");
+    assert!(loose.iter().all(|&s| !world.contains(s)), "the loose ones are gone");
+    // Shots destroyed after the gather passed their slots wait, as garbage, for the next.
+    world.collect_garbage();
+    assert_eq!(world.len::<Shot>(), kept.len(), "{stats}");
+    drop(world);
+    drops.assert_each_once();
+}

@@ -157,6 +157,9 @@ pub struct Arena {
     permanent: Option<PermanentPool>,
     /// The permanent objects' range of the table, made with the pool.
     permanent_range: Option<NonNull<Range>>,
+    /// The collector's write barrier is on ([`set_barrier`](Self::set_barrier)): the calls
+    /// that find their class through the table note what they change.
+    barrier: bool,
 }
 
 // SAFETY: the raw pointers inside are the arena's own cells; every object placed in them is
@@ -205,6 +208,7 @@ impl Arena {
             outers: Outers::default(),
             permanent: None,
             permanent_range: None,
+            barrier: false,
         }
     }
 
@@ -268,6 +272,11 @@ impl Arena {
             route: None,
             route_drops: false,
             ends: Default::default(),
+            // A class registered while an incremental mark runs is noted like the others
+            // (conservatively as traced: the arena does not know).
+            barrier: self.barrier,
+            noted: Vec::new(),
+            noted_all: false,
         });
         self.by_type.insert(TypeId::of::<T>(), id);
         Ok(id)
@@ -514,6 +523,9 @@ impl Arena {
     #[inline]
     pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
         let cell = self.locate(h)?;
+        if self.barrier {
+            self.note(h.index(), false);
+        }
         // SAFETY: as in `get`; `&mut self` makes the borrow unique.
         Some(unsafe { &mut *cell.cast::<T>().as_ptr() })
     }
@@ -721,6 +733,10 @@ impl Arena {
         if !permanent_pool && entry.is_live(n) != visible {
             entry.set_live(n, visible);
         }
+        if self.barrier && !permanent_pool {
+            // A keep flag set, garbage revived: the mark must judge the object again.
+            entry.note(raw.index());
+        }
         Ok(())
     }
 
@@ -730,6 +746,9 @@ impl Arena {
     /// [`ArenaError::Stale`] or [`ArenaError::Hidden`].
     pub fn add_to_root(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
         self.table.resolve(raw)?.insert_flags(ObjectFlags::ROOT_SET);
+        if self.barrier {
+            self.note(raw.index(), true);
+        }
         Ok(())
     }
 
@@ -754,6 +773,9 @@ impl Arena {
     /// [`ArenaError::Stale`], [`ArenaError::Hidden`] or [`ArenaError::WrongClass`].
     pub fn root<T: 'static>(&mut self, h: Handle<T>) -> Result<Root<T>, ArenaError> {
         self.typed_slot(h)?;
+        if self.barrier {
+            self.note(h.index(), true);
+        }
         Ok(Root::new(Arc::clone(&self.table), h))
     }
 
@@ -791,6 +813,10 @@ impl Arena {
             up = unsafe { self.table.slot_unchecked(index) };
         }
         self.outers.attach(&self.table, child.index(), outer.index());
+        if self.barrier {
+            // A new edge, child → owner, from an object the mark may have visited already.
+            self.note(child.index(), true);
+        }
         Ok(())
     }
 
@@ -873,7 +899,9 @@ impl Arena {
     /// class's contiguous slabs (the aggregated tick).
     pub fn tick<T: 'static>(&mut self, mut f: impl FnMut(&mut T)) {
         if let Some(id) = self.class_of::<T>() {
-            let entry = &self.classes[id.index()];
+            let entry = &mut self.classes[id.index()];
+            entry.note_all();
+            let entry = &*entry;
             // SAFETY: `entry` is class `T`'s and `&mut self` makes every object ours.
             unsafe { visit_words::<T>(entry.shift, &entry.bases, 0, &entry.live, &mut f) };
         }
@@ -882,7 +910,9 @@ impl Arena {
     /// Like [`tick`](Self::tick), split across rayon's threads slab by slab.
     pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
         let Some(id) = self.class_of::<T>() else { return };
-        let entry = &self.classes[id.index()];
+        let entry = &mut self.classes[id.index()];
+        entry.note_all();
+        let entry = &*entry;
         let words_per_slab = (entry.cells_per_slab() / 64).max(1);
         let (shift, bases) = (entry.shift, SharedBases(&entry.bases));
         entry.live.par_chunks(words_per_slab).enumerate().for_each(|(i, words)| {
@@ -954,6 +984,120 @@ impl Arena {
     /// The arena's settings.
     pub fn config(&self) -> &ArenaConfig {
         &self.config
+    }
+
+    /// Turns the collector's write barrier on or off: while it is on, the arena notes
+    /// every object that is made live (`insert`, `adopt`) or lent mutably (`get_mut`, a
+    /// store's `get_mut`, a [`Releasable`]'s object; `tick`, `par_tick` and `retain` note
+    /// the whole class at once) in a class for which `traced` is true, and every object of
+    /// any class that is rooted (`add_to_root`, `root`), given an owner (`set_outer`) or
+    /// re-flagged (`set_flags`, `clear_flags`). The collector's incremental mark drains the
+    /// notes with [`drain_barrier`](Self::drain_barrier) and traces those objects again,
+    /// which is how it learns of the handles the game stored between two of its slices. A
+    /// class registered while the barrier is on is noted as if traced. Turning the barrier
+    /// off forgets what it noted.
+    ///
+    /// Off (always, outside an incremental mark), each of those calls pays one
+    /// well-predicted branch on a flag it has in cache: the class entry's for the typed
+    /// store paths, the arena's for `get_mut`. On, a note is a `Vec` push (amortised: the
+    /// lists are kept between marks).
+    ///
+    /// This is the collector's: a heap turns it on and off around its incremental marks.
+    /// Turned off behind an incremental mark's back, the mark could miss a store and purge
+    /// a reachable object.
+    pub fn set_barrier(&mut self, on: bool, mut traced: impl FnMut(ClassId) -> bool) {
+        self.barrier = on;
+        for entry in &mut self.classes {
+            entry.barrier = on && traced(entry.id);
+            entry.noted.clear();
+            entry.noted_all = false;
+        }
+    }
+
+    /// Whether the write barrier is on ([`set_barrier`](Self::set_barrier)).
+    pub fn barrier(&self) -> bool {
+        self.barrier
+    }
+
+    /// Moves what the write barrier noted since the last drain into `into` (appended; the
+    /// arena keeps its lists' capacity): slot indices of single objects, possibly repeated,
+    /// possibly vacant or reused since, and the classes whose every live object was lent.
+    pub fn drain_barrier(&mut self, into: &mut BarrierLog) {
+        for entry in &mut self.classes {
+            into.objects.append(&mut entry.noted);
+            if std::mem::take(&mut entry.noted_all) {
+                into.classes.push(entry.id);
+            }
+        }
+    }
+
+    /// Notes slot `index` for the barrier: when its class is traced, or `always` (a root,
+    /// an owner, flags: they matter whatever the class). Permanent objects are never
+    /// scanned, so they are not noted.
+    #[cold]
+    #[inline(never)]
+    fn note(&mut self, index: u32, always: bool) {
+        let Some(class) = self.table.class_at(index) else { return };
+        let entry = &mut self.classes[usize::from(class)];
+        if always || entry.barrier {
+            entry.note(index);
+        }
+    }
+
+    /// The slot indices of class `class`'s visible objects (live bit set), in memory order:
+    /// for type-erased code that walks a class (the collector re-traces a ticked class).
+    /// Empty for a class this arena does not know.
+    pub fn live_indices(&self, class: ClassId) -> LiveIndices<'_> {
+        let entry = self.classes.get(class.index());
+        LiveIndices { entry, word: 0, bits: entry.map_or(0, |e| e.live.first().copied().unwrap_or(0)) }
+    }
+}
+
+/// What the arena's write barrier noted while it was on (see [`Arena::set_barrier`]), as
+/// [`Arena::drain_barrier`] hands it over.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BarrierLog {
+    /// Slot indices of objects made live, lent mutably, rooted, given an owner or
+    /// re-flagged; class by class, in the order noted, repeats kept. An index may name a slot vacant since,
+    /// or reused by another object.
+    pub objects: Vec<u32>,
+    /// Classes whose every live object was lent mutably (a `tick`, `par_tick` or `retain`).
+    pub classes: Vec<ClassId>,
+}
+
+impl BarrierLog {
+    /// Whether nothing was noted.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty() && self.classes.is_empty()
+    }
+
+    /// Empties both lists, keeping their capacity.
+    pub fn clear(&mut self) {
+        self.objects.clear();
+        self.classes.clear();
+    }
+}
+
+/// The slot indices of one class's visible objects, from [`Arena::live_indices`].
+#[derive(Debug)]
+pub struct LiveIndices<'a> {
+    entry: Option<&'a ClassEntry>,
+    word: usize,
+    bits: u64,
+}
+
+impl Iterator for LiveIndices<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        let entry = self.entry?;
+        while self.bits == 0 {
+            self.word += 1;
+            self.bits = *entry.live.get(self.word)?;
+        }
+        let n = (self.word * 64 + self.bits.trailing_zeros() as usize) as u32;
+        self.bits &= self.bits - 1;
+        Some(entry.slot_of(n))
     }
 }
 
@@ -1420,6 +1564,11 @@ impl<T: Send + Sync + 'static> Releasable<'_, T> {
     /// The object, to run its release hooks on.
     #[inline]
     pub fn object(&mut self) -> &mut T {
+        if self.entry.barrier {
+            // Usually stowed next (then kept unscanned, as pooled objects are); but dropped
+            // unstowed, the object stays live with what the hooks wrote.
+            self.entry.note(self.index);
+        }
         // SAFETY: the cell holds the live `T` that `releasable` found, and the store stays
         // borrowed, so this is the one reference.
         unsafe { self.cell.as_mut() }
@@ -1520,6 +1669,9 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         unsafe { cell.cast::<T>().write(value) };
         let generation = slot.occupy();
         self.entry.set_live(n, true);
+        if self.entry.barrier {
+            self.entry.note(index);
+        }
         Handle::from_raw(RawHandle::new(index, generation))
     }
 
@@ -1572,6 +1724,9 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let generation = slot.occupy();
         self.entry.set_live(n, true);
         self.entry.out -= 1;
+        if self.entry.barrier {
+            self.entry.note(token.slot);
+        }
         Handle::from_raw(RawHandle::new(token.slot, generation))
     }
 
@@ -1638,6 +1793,9 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     #[inline]
     pub fn get_mut(&mut self, h: Handle<T>) -> Option<&mut T> {
         let cell = self.locate(h)?;
+        if self.entry.barrier {
+            self.entry.note(h.index());
+        }
         // SAFETY: as in `get`; `&mut self` makes the borrow unique.
         Some(unsafe { &mut *cell.cast::<T>() })
     }
@@ -1732,6 +1890,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
 
     /// See [`Arena::retain`].
     pub fn retain(&mut self, mut keep: impl FnMut(&mut T) -> bool) {
+        self.entry.note_all();
         for w in 0..self.entry.live.len() {
             let mut bits = self.entry.live[w];
             while bits != 0 {
@@ -1754,6 +1913,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
 
     /// See [`Arena::tick`].
     pub fn tick(&mut self, mut f: impl FnMut(&mut T)) {
+        self.entry.note_all();
         // SAFETY: the entry is class `T`'s; `&mut self` borrows the arena mutably.
         unsafe { visit_words::<T>(self.entry.shift, &self.entry.bases, 0, &self.entry.live, &mut f) };
     }

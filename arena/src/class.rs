@@ -300,6 +300,16 @@ pub(crate) struct ClassEntry {
     /// empty for most classes, and then a release tests it and goes on.
     #[cfg(not(loom))]
     pub(crate) ends: crate::arena::listeners::EndListeners,
+    /// Whether the collector's write barrier notes this class's objects when they are made
+    /// live or lent mutably (an incremental mark is running and the class is traced): see
+    /// [`Arena::set_barrier`](crate::Arena::set_barrier).
+    pub(crate) barrier: bool,
+    /// What the barrier noted since the collector last drained it, as slot indices: each
+    /// an object made live, lent mutably, rooted, re-flagged or given an owner.
+    pub(crate) noted: Vec<u32>,
+    /// Every live object of the class was lent mutably (`tick`, `par_tick`, `retain`)
+    /// since the collector last drained the barrier.
+    pub(crate) noted_all: bool,
 }
 
 /// Where cell number `n`'s slot and cell are, natively: `slots + n` and
@@ -414,6 +424,23 @@ impl ClassEntry {
     #[inline]
     pub(crate) fn is_live(&self, n: u32) -> bool {
         self.live[(n >> 6) as usize] & (1u64 << (n & 63)) != 0
+    }
+
+    /// Notes slot `index` for the collector's write barrier (the caller checked that it
+    /// is on, or that the note must be taken whatever the class: a root, an owner, flags).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn note(&mut self, index: u32) {
+        self.noted.push(index);
+    }
+
+    /// Notes every live object of the class, if the barrier is on for it: a `tick` lends
+    /// them all at once, and one flag says so more cheaply than a note each.
+    #[inline]
+    pub(crate) fn note_all(&mut self) {
+        if self.barrier {
+            self.noted_all = true;
+        }
     }
 
     /// Sets or clears cell `n`'s live bit. `n` lies in a slab the class owns, whose words

@@ -39,11 +39,18 @@ bitflags! {
         /// alone, in step with `outer`, so that a release learns from its one flag load
         /// whether it has links to cut (with `HAS_SUBOBJECTS`), without loading `outer`.
         const HAS_OUTER = 1 << 12;
+        /// Not reached yet by the collector's running mark (its *white*; UE 5.4's
+        /// `MaybeUnreachable`). Set on every object the mark may collect when it begins,
+        /// cleared as the mark reaches it. Unlike `UNREACHABLE` it hides nothing, so an
+        /// incremental mark can leave it set between frames while the game uses every
+        /// object; the objects still carrying it when the mark ends are flagged
+        /// `UNREACHABLE` and purged. The collector's alone.
+        const MAYBE_UNREACHABLE = 1 << 13;
         /// The class's end listeners have been told that the object is ending
         /// ([`Arena::notify_end`](crate::Arena::notify_end), ahead of its release), so its
         /// release tells them nothing more. Kept by the arena alone; cleared with the rest
         /// when the slot is released.
-        const END_NOTIFIED = 1 << 13;
+        const END_NOTIFIED = 1 << 14;
     }
 }
 
@@ -56,9 +63,10 @@ impl ObjectFlags {
     /// the end listeners' mark.
     /// The atomic [`Slot::insert_flags`](crate::Slot::insert_flags) refuses them.
     ///
-    /// `UNREACHABLE` is not among them: the collector sets and clears it atomically from
-    /// many threads during a mark, under `&mut Arena`, and brings the live bitmap of the
-    /// objects that stay unreachable in step before it returns.
+    /// `UNREACHABLE` and `MAYBE_UNREACHABLE` are not among them: the collector sets and
+    /// clears them atomically from many threads during a mark (`MAYBE_UNREACHABLE` hides
+    /// nothing, so no live bit is kept in step with it), and flags the objects it finds
+    /// unreachable `UNREACHABLE` through `set_flags`.
     pub const MEMBERSHIP: Self = Self::VACANT
         .union(Self::GARBAGE)
         .union(Self::IN_POOL)

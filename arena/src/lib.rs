@@ -28,8 +28,11 @@
 //!   `GARBAGE`, `UNREACHABLE` or `IN_POOL`;
 //! - a cell's live bit is set exactly while it holds an object a handle can reach (not
 //!   `GARBAGE`, `UNREACHABLE` or `IN_POOL`); `tick` visits exactly those, in address order
-//!   (the collector's mark, under `&mut Arena`, is the one place this lags, and it catches
-//!   up before it returns);
+//!   (the collector's mark bit, `MAYBE_UNREACHABLE`, hides nothing, so a mark spread over
+//!   frames leaves every object usable);
+//! - while the collector's write barrier is on ([`Arena::set_barrier`]), every object made
+//!   live or lent mutably in a traced class, and every object rooted, given an owner or
+//!   re-flagged, is noted for the collector's incremental mark;
 //! - a slot's `outer` names a live owner, and the owner's sub-object list holds the slot;
 //!   releasing an owner cuts its sub-objects loose;
 //! - every object is dropped once: when removed or destroyed, or when the arena drops.
@@ -60,7 +63,9 @@ mod side_table;
 mod table;
 
 #[cfg(not(loom))]
-pub use arena::{Arena, ArenaClassStats, ArenaConfig, ClassStore, EndListenerId, Iter, IterMut, Releasable};
+pub use arena::{
+    Arena, ArenaClassStats, ArenaConfig, BarrierLog, ClassStore, EndListenerId, Iter, IterMut, LiveIndices, Releasable,
+};
 #[cfg(not(loom))]
 pub use class::{CellMap, CompactCell};
 pub use class::{Ended, FreeRoute, Freed, FreedCell};

@@ -746,3 +746,46 @@ fn a_class_the_index_space_cannot_hold_is_refused() {
     assert_eq!(arena.get(a).unwrap().0, 1);
     assert_eq!(arena.get(b).unwrap().0, 2);
 }
+
+#[test]
+fn the_write_barrier_notes_what_the_game_changes_and_costs_nothing_off() {
+    #[derive(Debug)]
+    struct Leaf(u32);
+    let mut arena = Arena::with_config(SMALL);
+    let a = arena.insert(projectile(0));
+    let leaf = arena.insert(Leaf(0));
+    let traced = arena.class_of::<Projectile>().unwrap();
+    let mut log = respawn_arena::BarrierLog::default();
+
+    // Off: nothing is noted.
+    arena.get_mut(a).unwrap().life = 2.0;
+    arena.add_to_root(leaf.raw()).unwrap();
+    arena.drain_barrier(&mut log);
+    assert!(log.is_empty() && !arena.barrier());
+
+    // On, for the traced class: births and loans of its objects, roots of any class.
+    arena.set_barrier(true, |class| class == traced);
+    let b = arena.insert(projectile(1));
+    arena.get_mut(a).unwrap().life = 3.0;
+    arena.store_mut::<Projectile>().unwrap().get_mut(b).unwrap().life = 4.0;
+    arena.get_mut(leaf).unwrap().0 = 1; // a leaf class: no note
+    arena.remove_from_root(leaf.raw()).unwrap();
+    let _guard = arena.root(leaf).unwrap(); // a root: noted whatever the class
+    arena.set_outer(a.raw(), Some(b.raw())).unwrap();
+    arena.tick::<Projectile>(|p| p.life += 1.0);
+    arena.tick::<Leaf>(|l| l.0 += 1);
+    arena.drain_barrier(&mut log);
+    assert_eq!(log.objects, [b.index(), a.index(), b.index(), a.index(), leaf.index()], "class by class");
+    assert_eq!(log.classes, [traced]);
+
+    // Drained: empty until something else changes; off: forgotten.
+    let mut again = respawn_arena::BarrierLog::default();
+    arena.drain_barrier(&mut again);
+    assert!(again.is_empty());
+    arena.get_mut(a).unwrap().life = 5.0;
+    arena.set_barrier(false, |_| true);
+    arena.drain_barrier(&mut again);
+    assert!(again.is_empty());
+    let live: Vec<u32> = arena.live_indices(traced).collect();
+    assert_eq!(live, [a.index(), b.index()]);
+}

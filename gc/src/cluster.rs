@@ -85,6 +85,9 @@ impl Clusters {
         cluster.members.clear();
         cluster.members.extend(members.iter().copied().filter(|&m| m != root));
         cluster.in_use = true;
+        // A reused entry may have been reached by the mark running now (incremental), before
+        // it was dissolved: the new cluster is not.
+        cluster.reached.store(false, Ordering::Relaxed);
         let objects: Vec<RawHandle> = iter::once(root).chain(cluster.members.iter().copied()).collect();
         for raw in objects {
             if let Some(slot) = live(table, raw) {

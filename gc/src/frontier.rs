@@ -13,7 +13,14 @@ pub(crate) struct Frontier<'b> {
 
 impl<'b> Frontier<'b> {
     pub(crate) fn new(items: &'b [AtomicU32]) -> Self {
-        Self { items, len: AtomicUsize::new(0) }
+        Self::with_len(items, 0)
+    }
+
+    /// A frontier whose first `len` entries were written before (an incremental mark's,
+    /// kept between its slices).
+    pub(crate) fn with_len(items: &'b [AtomicU32], len: usize) -> Self {
+        debug_assert!(len <= items.len(), "a frontier longer than its buffer");
+        Self { items, len: AtomicUsize::new(len) }
     }
 
     /// Appends `indices`. Panics (never writes out of bounds) if the buffer is full, which

@@ -1,5 +1,7 @@
 //! The heap: an [`Arena`] with a mark-sweep collector over it.
 
+mod incremental;
+
 use std::any::type_name;
 use std::fmt;
 use std::num::NonZeroU32;
@@ -8,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
 use rayon::prelude::*;
-use respawn_allocator::sync::{Arc, AtomicU32, RwLock, RwLockReadGuard};
+use respawn_allocator::sync::{Arc, AtomicU32, Ordering, RwLock, RwLockReadGuard};
 use respawn_arena::{
     Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassId, ClassLayout, Ended, Handle, Iter, ObjectFlags,
     ObjectTable, RawHandle, Rejected, Root, SlabConfig, Slot,
@@ -17,10 +19,15 @@ use respawn_arena::{
 use crate::cluster::{ClusterId, Clusters};
 use crate::mark::{Frontier, Marker, Tracer};
 use crate::referencer::{Referencer, Referencers};
-use crate::settings::{CollectOptions, GcSettings, GcStats, GcStep, PurgeProgress};
+use crate::settings::{CollectOptions, GcSettings, GcStats, GcStep, MarkStep, PurgeProgress};
 use crate::threads::Threads;
 use crate::why::{GarbageReference, Graph, ReferenceChain};
 use crate::{GcError, Object, Trace};
+
+use incremental::Marking;
+
+/// Kept objects the mark never scans (UE's disregard-for-GC): permanent, pooled, being built.
+const UNTRACED_KEEP: ObjectFlags = ObjectFlags::PERMANENT.union(ObjectFlags::IN_POOL).union(ObjectFlags::ASYNC);
 
 /// A class's collector entry points, type-erased (the class's vtable).
 #[derive(Clone, Copy, Debug)]
@@ -239,6 +246,9 @@ impl Drop for Subtree<'_> {
 ///   [`update`](Self::update) does both on the settings' schedule.
 /// - [`mark_as_garbage`](Self::mark_as_garbage) and [`destroy_now`](Self::destroy_now) end
 ///   objects on demand, with their sub-objects.
+/// - [`start_incremental_collection`](Self::start_incremental_collection) and
+///   [`mark_slice`](Self::mark_slice) (or [`GcSettings::incremental_mark_budget`] with
+///   `update`) spread a collection's mark over frames, the game going on between slices.
 ///
 /// The heap forwards the arena calls that keep the collector's picture true (`get`,
 /// `get_mut`, `tick`, roots, outers, `stats` …); [`arena`](Self::arena) reads the rest. It
@@ -295,6 +305,8 @@ pub struct Heap {
     /// What the last collection found still referencing garbage, when
     /// [`GcSettings::track_garbage_references`] is on.
     garbage_references: Vec<GarbageReference>,
+    /// The incremental mark running, if any, and its lists (kept between marks).
+    marking: Marking,
 }
 
 impl fmt::Debug for Heap {
@@ -305,6 +317,7 @@ impl fmt::Debug for Heap {
             .field("settings", &self.settings)
             .field("stats", &self.stats)
             .field("pending_purge", &self.pending_purge())
+            .field("marking", &self.is_marking())
             .finish()
     }
 }
@@ -355,6 +368,7 @@ impl Heap {
             walk: Vec::new(),
             order: Vec::new(),
             since_collection: Duration::ZERO,
+            marking: Marking::default(),
         })
     }
 
@@ -1099,6 +1113,11 @@ impl Heap {
                 return Err(GcError::InCluster);
             }
         }
+        if self.is_marking() {
+            // Reaching one member now keeps them all: the mark must visit a member it
+            // reached already again, to reach the cluster.
+            self.marking.notes.extend(std::iter::once(&root).chain(members).map(|raw| raw.index()));
+        }
         Ok(self.clusters.create(self.arena.table(), root, members))
     }
 
@@ -1132,12 +1151,15 @@ impl Heap {
     }
 
     /// Runs a full collection (UE's `CollectGarbage`), waiting for workers to leave the GC
-    /// lock. Purges what the previous collection left first.
+    /// lock. Purges what the previous collection left first. An incremental mark running
+    /// ([`start_incremental_collection`](Self::start_incremental_collection)) is dropped:
+    /// this collection decides from scratch.
     pub fn collect_garbage(&mut self, options: CollectOptions) -> GcStats {
         let start = Instant::now();
         let lock = self.lock.clone();
         let _exclusive = lock.0.write();
         let locked = start.elapsed();
+        self.abandon_mark();
         self.in_threads(|heap| heap.collect_locked(options, locked))
     }
 
@@ -1148,16 +1170,37 @@ impl Heap {
     pub fn try_collect_garbage(&mut self, options: CollectOptions) -> Result<GcStats, GcError> {
         let lock = self.lock.clone();
         let Some(_exclusive) = lock.0.try_write() else { return Err(GcError::Locked) };
+        self.abandon_mark();
         Ok(self.in_threads(|heap| heap.collect_locked(options, Duration::ZERO)))
     }
 
     /// The frame hook: collects when [`GcSettings::time_between_collections`] has passed
     /// since the last collection (purging in full if there is no purge budget), otherwise
     /// spends [`GcSettings::purge_budget`] on pending purge work.
+    ///
+    /// With [`GcSettings::incremental_mark_budget`], a collection that falls due starts an
+    /// incremental mark instead (once the previous collection's purge queue is empty: until
+    /// then this frame purges, within its budget) and runs its first slice; each later call
+    /// runs one slice, [`GcStep::Marked`], until the slice that finishes it returns
+    /// [`GcStep::Collected`]. A mark running when the setting is turned off finishes in the
+    /// next call.
     pub fn update(&mut self, dt: Duration) -> GcStep {
+        // The clock runs from the start of the last collection, a mark spread over frames
+        // included.
         self.since_collection += dt;
+        if self.is_marking() {
+            return self.update_slice();
+        }
         if self.settings.time_between_collections.is_some_and(|every| self.since_collection >= every) {
             let options = CollectOptions { full_purge: self.settings.purge_budget.is_none(), ..CollectOptions::FULL };
+            if self.settings.incremental_mark_budget.is_some() {
+                if self.purge_queue.len() > self.purge_cursor {
+                    // The last collection's purge first, within its budget, as on any frame.
+                    return GcStep::Purged(self.purge(self.settings.purge_budget));
+                }
+                self.start_incremental_collection(options);
+                return self.update_slice();
+            }
             return match self.try_collect_garbage(options) {
                 Ok(stats) => GcStep::Collected(stats),
                 Err(_) => GcStep::Deferred,
@@ -1167,6 +1210,17 @@ impl Heap {
             return GcStep::Purged(self.purge(self.settings.purge_budget));
         }
         GcStep::Idle
+    }
+
+    /// One slice of the running incremental mark, for [`update`](Self::update).
+    fn update_slice(&mut self) -> GcStep {
+        let budget = self.settings.incremental_mark_budget.unwrap_or(Duration::MAX);
+        match self.try_mark_slice(budget) {
+            Ok(MarkStep::Done(stats)) => GcStep::Collected(stats),
+            Ok(MarkStep::Marking(progress)) => GcStep::Marked(progress),
+            Ok(MarkStep::Idle) => GcStep::Idle,
+            Err(_) => GcStep::Deferred,
+        }
     }
 
     fn collect_locked(&mut self, options: CollectOptions, lock_time: Duration) -> GcStats {
@@ -1196,7 +1250,8 @@ impl Heap {
         let (current, next) = (Frontier::new(sized(first, slots)), Frontier::new(sized(second, slots)));
 
         let runs = bumpalo::collections::Vec::from_iter_in(table.runs(), bump).into_bump_slice();
-        let marker = Marker { table, classes: &self.classes, clusters: &self.clusters, exclusive: !parallel };
+        let marker =
+            Marker { table, classes: &self.classes, clusters: &self.clusters, exclusive: !parallel, checked: false };
         let referencers = &mut self.referencers;
         let mut mark = || {
             // Phase 2: everything unreachable but the kept; the roots into the first frontier,
@@ -1217,8 +1272,23 @@ impl Heap {
         (self.stats.objects, self.stats.roots, self.stats.scanned) = (objects, roots, scanned);
         (self.stats.mark_time, self.stats.reach_time) = (mark_time, reach_time);
 
-        // Phase 5: gather the unreachable; they leave `tick` and wait for the purge.
+        self.end_mark();
+
+        // Phase 6.
+        if options.full_purge {
+            self.purge(None);
+        }
+        // One slice: everything but the lock wait.
+        let slice = self.stats.mark_time + self.stats.reach_time + self.stats.gather_time + self.stats.purge_time;
+        (self.stats.mark_slices, self.stats.longest_slice, self.stats.last_slice) = (1, slice, slice);
+        self.stats
+    }
+
+    /// Phase 5, after a whole mark: the unreachable are gathered; they leave `tick` and
+    /// wait for the purge. Clusters nobody reached are dissolved.
+    fn end_mark(&mut self) {
         let t = Instant::now();
+        let table = self.arena.table();
         self.garbage_references.clear();
         if self.settings.track_garbage_references {
             // A diagnostic, off by default: while the garbage is still in its slots.
@@ -1238,12 +1308,6 @@ impl Heap {
         self.stats.unreachable = self.purge_queue.len();
         self.stats.kept = self.stats.objects - self.stats.unreachable;
         self.stats.gather_time = t.elapsed();
-
-        // Phase 6.
-        if options.full_purge {
-            self.purge(None);
-        }
-        self.stats
     }
 
     /// Purges objects found unreachable (phase 6): `begin_destroy` → `finish_destroy` when
@@ -1331,7 +1395,6 @@ impl Heap {
 /// Phase 2 for one run of slots starting at index `first`: flags every object unreachable
 /// except the kept, and pushes the roots. Returns the objects considered.
 fn flag_run(first: u32, slots: &[Slot], keep: ObjectFlags, roots: &Frontier<'_>) -> usize {
-    const UNTRACED_KEEP: ObjectFlags = ObjectFlags::PERMANENT.union(ObjectFlags::IN_POOL).union(ObjectFlags::ASYNC);
     let mut buf = [0u32; 256];
     let (mut len, mut objects) = (0, 0);
     for (k, slot) in slots.iter().enumerate() {
@@ -1340,7 +1403,10 @@ fn flag_run(first: u32, slots: &[Slot], keep: ObjectFlags, roots: &Frontier<'_>)
             continue; // nothing there, or already on its way out
         }
         objects += 1;
-        let base = flags - ObjectFlags::UNREACHABLE - ObjectFlags::REACHABLE_IN_CLUSTER;
+        // `UNREACHABLE` here is a verdict the last collection's purge left standing (a hook
+        // rooted the object): judged again.
+        let base =
+            flags - ObjectFlags::UNREACHABLE - ObjectFlags::MAYBE_UNREACHABLE - ObjectFlags::REACHABLE_IN_CLUSTER;
         let garbage = flags.contains(ObjectFlags::GARBAGE);
         let rooted = flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0;
         let (new, root) = if rooted || flags.intersects(UNTRACED_KEEP) {
@@ -1350,7 +1416,7 @@ fn flag_run(first: u32, slots: &[Slot], keep: ObjectFlags, roots: &Frontier<'_>)
         } else if !garbage && flags.intersects(keep) {
             (base, true)
         } else {
-            (base | ObjectFlags::UNREACHABLE, false)
+            (base | ObjectFlags::MAYBE_UNREACHABLE, false)
         };
         if new != flags {
             // The mark gives each slot to one task and nothing else writes flags while the
@@ -1399,12 +1465,32 @@ fn flag_unreachable(
 /// A frontier's buffer for a table of `slots` slots: grown to exactly that (it never
 /// shrinks), so the two cost 8 bytes per slot and no more — from a bump arena they took up
 /// to half as much again, its chunks doubling past the request.
+///
+/// The entries written so far are kept (an incremental mark's frontier lives between its
+/// slices). The new buffer comes zeroed from the allocator, which for a large one means
+/// fresh pages the OS zero-fills as they are first written, not a fill loop: the first
+/// collection of a million-object heap would otherwise write 8 MB of zeros in one go
+/// (about 5 ms, all of it in an incremental mark's first slice).
 fn sized(buffer: &mut Vec<AtomicU32>, slots: usize) -> &[AtomicU32] {
     if buffer.len() < slots {
-        buffer.reserve_exact(slots - buffer.len());
-        buffer.resize_with(slots, || AtomicU32::new(0));
+        let mut grown = zeroed_atomics(slots);
+        for (new, old) in grown.iter_mut().zip(buffer.iter()) {
+            *new.get_mut() = old.load(Ordering::Relaxed);
+        }
+        *buffer = grown;
     }
     &buffer[..slots]
+}
+
+/// `n` atomics, all zero, in zeroed memory from the allocator.
+fn zeroed_atomics(n: usize) -> Vec<AtomicU32> {
+    let mut zeros = std::mem::ManuallyDrop::new(vec![0u32; n]);
+    let (ptr, len, capacity) = (zeros.as_mut_ptr(), zeros.len(), zeros.capacity());
+    // SAFETY: `AtomicU32` has the same size, alignment and bit validity as `u32` (its
+    // documented representation), so the allocation, made for `capacity` `u32`s, is one
+    // for `capacity` `AtomicU32`s, and its `len` initialised `u32`s are valid atomics; the
+    // `ManuallyDrop` hands its ownership over whole.
+    unsafe { Vec::from_raw_parts(ptr.cast::<AtomicU32>(), len, capacity) }
 }
 
 /// Phases 3 and 4: rounds of tracing until no frontier is left. Returns the objects traced.
@@ -1428,15 +1514,21 @@ fn reach(marker: &Marker<'_>, first: &Frontier<'_>, second: &Frontier<'_>, paral
     scanned
 }
 
-/// Phase 5: every object still flagged unreachable (and not already being destroyed).
+/// Phase 5: every object the mark did not reach (and not already being destroyed).
 fn gather_unreachable(table: &ObjectTable, out: &mut Vec<RawHandle>) {
-    let mask = ObjectFlags::UNREACHABLE | ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED;
+    let mask = ObjectFlags::MAYBE_UNREACHABLE | ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED;
     for (first, run) in table.runs() {
         for (k, slot) in run.iter().enumerate() {
-            if slot.flags() & mask == ObjectFlags::UNREACHABLE {
-                let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
-                out.push(RawHandle::new(first + k as u32, generation));
+            if slot.flags() & mask == ObjectFlags::MAYBE_UNREACHABLE {
+                out.push(raw_at(first + k as u32, slot));
             }
         }
     }
+}
+
+/// The handle of the live object in slot `index`.
+#[inline]
+fn raw_at(index: u32, slot: &Slot) -> RawHandle {
+    let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
+    RawHandle::new(index, generation)
 }

@@ -10,18 +10,22 @@
 //!  collect_garbage(options)
 //!   1 lock     GcLock (held shared by threads of the game's own that must not overlap a
 //!              collection, UE's FGCScopeGuard; the pools' workers never touch the table)
-//!   2 mark     table chunks ──rayon──► every slot UNREACHABLE, except roots (Root guards,
+//!   2 mark     table chunks ──rayon──► every slot MAYBE_UNREACHABLE, except roots (Root guards,
 //!              ROOT_SET, keep flags), PERMANENT and pooled objects; roots ► frontier A,
 //!              and what external referencers (add_referencer) report
 //!   3 reach    frontier A ──rayon tasks, each a 1 Ki DFS stack──► claims (fetch_and on
-//!              UNREACHABLE, once per object) ──spill──► frontier B ──► … until empty
+//!              MAYBE_UNREACHABLE, once per object) ──spill──► frontier B ──► … until empty
 //!              GARBAGE is never claimed; an object's outer is claimed with it
 //!   4 clusters claiming one member claims the whole cluster; garbage roots dissolve theirs
-//!   5 gather   still UNREACHABLE ──► purge queue (and out of tick)
+//!   5 gather   still MAYBE_UNREACHABLE ──► UNREACHABLE (hidden), purge queue (and out of tick)
 //!   6 purge    begin_destroy → is_ready? → finish_destroy → drop → free route
 //!              (all now, or purge(Some(budget)) slices across frames)
 //!
 //!  frontiers A/B: one u32 per table slot each, kept between cycles (grown, exactly, with the table)
+//!
+//!  incremental (GcSettings::incremental_mark_budget, Heap::mark_slice): phases 2, 3–4 and 5
+//!  in slices across frames, on the calling thread; between slices the arena's write
+//!  barrier notes what the game lends mutably or makes live, and each slice traces it again
 //! ```
 //!
 //! Rules that keep it honest:
@@ -30,6 +34,8 @@
 //! - `GARBAGE` objects are never kept alive by a reference, and their sub-objects go with
 //!   them;
 //! - a purge step overruns its budget by at most one object's destruction (invariant 6);
+//! - an incremental mark keeps every object reachable when it ends, however the game
+//!   changed the graph between its slices (the write barrier; proof in `heap/incremental.rs`);
 //! - once warm, a collection allocates nothing on the heap (its lists are reused).
 //!
 //! Handles are generational, so the collector never frees memory a handle could still
@@ -75,7 +81,7 @@ pub use referencer::Referencer;
 #[cfg(not(loom))]
 pub use respawn_gc_derive::{Object, Trace};
 #[cfg(not(loom))]
-pub use settings::{CollectOptions, GcSettings, GcStats, GcStep, PurgeProgress};
+pub use settings::{CollectOptions, GcSettings, GcStats, GcStep, MarkPhase, MarkProgress, MarkStep, PurgeProgress};
 #[cfg(not(loom))]
 pub use trace::{Object, Trace, Tracer};
 #[cfg(not(loom))]

@@ -6,7 +6,7 @@
 //! stack of its own, spilling the older half of that stack to the *next* frontier when it
 //! fills, and everything left when it has traced its budget. Rounds go on until a frontier
 //! comes back empty. An object enters a frontier only when a task *claims* it, by clearing
-//! its `UNREACHABLE` bit, which happens once per collection — so each frontier needs at most
+//! its `MAYBE_UNREACHABLE` bit, which happens once per collection — so each frontier needs at most
 //! one entry per slot of the table (an object a task carries over when its budget ends is
 //! in the next frontier once), and the two buffers are sized so, kept from one collection
 //! to the next and grown exactly as the table grows.
@@ -97,10 +97,13 @@ impl std::fmt::Debug for Tracer<'_> {
     }
 }
 
-/// Flags that stop a claim: an object is claimed only if `UNREACHABLE` is its only bit of
-/// these.
-const CLAIM_MASK: ObjectFlags =
-    ObjectFlags::UNREACHABLE.union(ObjectFlags::GARBAGE).union(ObjectFlags::BEGIN_DESTROYED);
+/// Flags that stop a claim: an object is claimed only if `MAYBE_UNREACHABLE` is its only bit
+/// of these.
+/// (`UNREACHABLE`: an incremental mark's gather decided it, and hid it, already.)
+const CLAIM_MASK: ObjectFlags = ObjectFlags::MAYBE_UNREACHABLE
+    .union(ObjectFlags::GARBAGE)
+    .union(ObjectFlags::BEGIN_DESTROYED)
+    .union(ObjectFlags::UNREACHABLE);
 
 impl<'a> Tracer<'a> {
     /// A tracer that claims nothing: every handle reported to it is appended to `edges`
@@ -144,17 +147,17 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    /// Clears `UNREACHABLE` on slot `index` if it is set (and the object is not garbage);
-    /// the clearer pushes the object. Returns whether this call claimed it.
+    /// Clears `MAYBE_UNREACHABLE` on slot `index` if it is set (and the object is not
+    /// garbage); the clearer pushes the object. Returns whether this call claimed it.
     #[inline]
     pub(crate) fn claim(&mut self, index: u32, slot: &Slot) -> bool {
         let flags = slot.flags();
-        if flags & CLAIM_MASK != ObjectFlags::UNREACHABLE {
+        if flags & CLAIM_MASK != ObjectFlags::MAYBE_UNREACHABLE {
             return false;
         }
         if self.exclusive {
-            slot.overwrite_flags(flags - ObjectFlags::UNREACHABLE);
-        } else if !slot.remove_flags(ObjectFlags::UNREACHABLE).contains(ObjectFlags::UNREACHABLE) {
+            slot.overwrite_flags(flags - ObjectFlags::MAYBE_UNREACHABLE);
+        } else if !slot.remove_flags(ObjectFlags::MAYBE_UNREACHABLE).contains(ObjectFlags::MAYBE_UNREACHABLE) {
             return false; // another task claimed it between our load and our RMW
         }
         // An object with nothing to follow (a leaf class, no owner, no cluster) is kept by
@@ -205,6 +208,34 @@ pub(crate) struct Marker<'a> {
     pub(crate) classes: &'a [Option<GcClass>],
     pub(crate) clusters: &'a Clusters,
     pub(crate) exclusive: bool,
+    /// Frontier entries may name objects that ended (or were pooled, or marked as garbage)
+    /// since they were claimed: an incremental mark's, across the game's frames. A visit
+    /// then checks the slot first. A mark run whole holds the arena throughout and never
+    /// needs to.
+    pub(crate) checked: bool,
+}
+
+/// Flags of a slot whose object a visit must not read, or need not: no object, one being
+/// built or kept by a pool, a permanent one (never scanned), or one whose references keep
+/// nothing (garbage, being destroyed, gathered).
+pub(crate) const UNVISITABLE: ObjectFlags = ObjectFlags::VACANT
+    .union(ObjectFlags::GARBAGE)
+    .union(ObjectFlags::UNREACHABLE)
+    .union(ObjectFlags::BEGIN_DESTROYED)
+    .union(ObjectFlags::PERMANENT)
+    .union(ObjectFlags::IN_POOL)
+    .union(ObjectFlags::ASYNC);
+
+/// What [`Marker::drain_until`] did.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Drained {
+    /// Objects whose class's `trace` ran.
+    pub(crate) traced: usize,
+    /// Objects visited (traced, or kept by their flag alone and followed to an owner or a
+    /// cluster).
+    pub(crate) visited: usize,
+    /// Seeds taken: the rest of the seeds are untouched.
+    pub(crate) taken: usize,
 }
 
 impl Marker<'_> {
@@ -212,6 +243,21 @@ impl Marker<'_> {
     /// `budget` objects are scanned; whatever is left goes to `next`. Returns the number of
     /// objects scanned (their class's `trace` called).
     pub(crate) fn drain(&self, seeds: &[AtomicU32], next: &Frontier<'_>, budget: usize) -> usize {
+        let drained = self.drain_until(seeds, next, |d| d.traced >= budget);
+        spill_seeds(&seeds[drained.taken..], next);
+        drained.traced
+    }
+
+    /// Traces from `seeds` (already claimed) depth-first until the local stack is empty and
+    /// the seeds are all taken, or `stop` (asked after each visit) says so; the objects
+    /// claimed and not yet visited then go to `next`, and the seeds not yet taken stay
+    /// where they are ([`Drained::taken`] says how many were).
+    pub(crate) fn drain_until(
+        &self,
+        seeds: &[AtomicU32],
+        next: &Frontier<'_>,
+        mut stop: impl FnMut(&Drained) -> bool,
+    ) -> Drained {
         let mut stack = LocalStack::new();
         let mut tracer = Tracer {
             table: self.table,
@@ -224,13 +270,13 @@ impl Marker<'_> {
         // Objects leave the stack through a short FIFO, so the prefetch issued when each
         // was claimed has a few visits' time to land before the object is read.
         let mut ring = Ring::default();
-        let (mut traced, mut seeds_taken) = (0, 0);
+        let mut done = Drained::default();
         loop {
             while ring.len < RING {
                 if let Some(index) = tracer.stack.pop() {
                     ring.push(index);
-                } else if let Some(seed) = seeds.get(seeds_taken) {
-                    seeds_taken += 1;
+                } else if let Some(seed) = seeds.get(done.taken) {
+                    done.taken += 1;
                     let index = seed.load(Ordering::Relaxed);
                     // Seeds are indices of set-up slots (phase 2 or a spill): their cells exist.
                     if let Some(cell) = self.table.cell(index) {
@@ -241,15 +287,15 @@ impl Marker<'_> {
                     break;
                 }
             }
-            let Some(index) = ring.pop() else { return traced };
-            traced += usize::from(self.visit(index, &mut tracer));
-            if traced >= budget {
+            let Some(index) = ring.pop() else { return done };
+            done.traced += usize::from(self.visit(index, &mut tracer));
+            done.visited += 1;
+            if stop(&done) {
                 while let Some(index) = ring.pop() {
                     next.push(&[index]);
                 }
                 next.push(&tracer.stack.items[..tracer.stack.len]);
-                spill_seeds(&seeds[seeds_taken..], next);
-                return traced;
+                return done;
             }
         }
     }
@@ -257,9 +303,14 @@ impl Marker<'_> {
     /// Traces one claimed object: its owner (an implicit reference, as UE's Outer), its
     /// cluster, and the handles its class's `trace` reports. Returns whether `trace` ran.
     #[inline]
-    fn visit(&self, index: u32, tracer: &mut Tracer<'_>) -> bool {
+    pub(crate) fn visit(&self, index: u32, tracer: &mut Tracer<'_>) -> bool {
         // SAFETY: only indices of handed-out slots are ever claimed.
         let slot = unsafe { self.table.slot_unchecked(index) };
+        if self.checked && slot.flags().intersects(UNVISITABLE) {
+            // Ended, pooled or marked as garbage since it was claimed: nothing to follow
+            // (and, for an ended object, nothing to read).
+            return false;
+        }
         if let Some(outer) = slot.outer() {
             tracer.claim_index(outer);
         }
@@ -269,8 +320,9 @@ impl Marker<'_> {
         if let Some(Some(class)) = self.classes.get(usize::from(slot.class())) {
             if let Some(trace) = class.trace {
                 // SAFETY: the slot is live (it was claimed this collection, and nothing is
-                // released during a mark) and of this class; `trace` reads the object only,
-                // and every class's objects are `Sync`.
+                // released during a mark run whole; an incremental mark checked it just
+                // now, and holds the arena for the slice) and of this class; `trace` reads
+                // the object only, and every class's objects are `Sync`.
                 let cell = self.table.cell(index).expect("a claimed object has a cell");
                 // SAFETY: as above.
                 unsafe { trace(cell.as_ptr(), tracer) };
@@ -284,7 +336,8 @@ impl Marker<'_> {
 impl Marker<'_> {
     /// Lets `report` claim what it holds, as roots: a [`Tracer`] whose claims go into
     /// `frontier` (the roots' frontier, before phase 3 traces it). Run on one thread, after
-    /// phase 2 and before phase 3, when nothing else claims: plain claims suffice.
+    /// phase 2 and before phase 3, when nothing else claims: plain claims suffice. (The
+    /// incremental mark also runs its re-traces through it: `report` may visit objects.)
     pub(crate) fn report_roots(&self, frontier: &Frontier<'_>, report: impl FnOnce(&mut Tracer<'_>)) {
         let mut stack = LocalStack::new();
         let mut tracer = Tracer {

@@ -44,6 +44,16 @@ pub struct GcSettings {
     /// must too says so with [`Object::DROP_ON_GAME_THREAD`](crate::Object::DROP_ON_GAME_THREAD).
     /// Read when a class's pool is built. Off in every preset.
     pub async_purge: bool,
+    /// Spread each automatic collection's mark over frames (UE 5.4's incremental
+    /// reachability, `gc.AllowIncrementalReachability` with `gc.IncrementalReachabilityTimeLimit`):
+    /// [`Heap::update`](crate::Heap::update) then marks for about this long per frame —
+    /// [`Heap::mark_slice`](crate::Heap::mark_slice) — instead of marking the whole heap in
+    /// the frame the collection falls due, so a large heap never pauses the game for its
+    /// whole mark. While the mark runs, a write barrier notes the objects the game changes,
+    /// and each slice traces them again first (outside the budget: that work follows the
+    /// game's changes, not the heap's size). An incremental mark runs on the calling thread
+    /// (`parallel` and `threads` do not apply to it). `None` (every preset) marks whole.
+    pub incremental_mark_budget: Option<Duration>,
 }
 
 impl GcSettings {
@@ -57,6 +67,7 @@ impl GcSettings {
         threads: None,
         track_garbage_references: false,
         async_purge: false,
+        incremental_mark_budget: None,
     };
     /// Everything on the calling thread, full purges, collections only when asked: the
     /// deterministic setting for tests and tools.
@@ -68,6 +79,7 @@ impl GcSettings {
         threads: None,
         track_garbage_references: false,
         async_purge: false,
+        incremental_mark_budget: None,
     };
     /// For frame-bound games that churn objects: frequent collections (every 10 s), short
     /// purge slices (1 ms).
@@ -79,6 +91,7 @@ impl GcSettings {
         threads: None,
         track_garbage_references: false,
         async_purge: false,
+        incremental_mark_budget: None,
     };
 
     /// Checks the settings.
@@ -99,6 +112,11 @@ impl GcSettings {
         }
         if self.time_between_collections == Some(Duration::ZERO) {
             return Err(GcError::BadSettings("time_between_collections is zero; use None to collect only when asked"));
+        }
+        if self.incremental_mark_budget == Some(Duration::ZERO) {
+            return Err(GcError::BadSettings(
+                "incremental_mark_budget is zero, so no mark slice could end on time; use None to mark whole",
+            ));
         }
         Ok(())
     }
@@ -166,6 +184,68 @@ pub struct GcStats {
     pub gather_time: Duration,
     /// Phase 6: purging, summed over the steps so far.
     pub purge_time: Duration,
+    /// Slices the mark ran in: 1 for a collection run whole; one per
+    /// [`mark_slice`](crate::Heap::mark_slice) for an incremental one (so far, while it
+    /// runs).
+    pub mark_slices: usize,
+    /// The longest of those slices: how long the collection held the calling thread at
+    /// most, its waits for the GC lock aside. A collection run whole is one slice (mark,
+    /// reach and gather, and its purge when it purged whole); an incremental one's slices
+    /// each flag or trace within the budget (after re-tracing what the game changed), and
+    /// the last one gathers (and purges whole, if asked to).
+    pub longest_slice: Duration,
+    /// The slice that finished the collection (a collection run whole: all of it, as
+    /// [`longest_slice`](Self::longest_slice) counts it): the collection's share of the
+    /// frame that ended it.
+    pub last_slice: Duration,
+    /// Objects an incremental mark traced again because the game changed them (the write
+    /// barrier's work: stores, new objects, roots, owners), or claimed because the game
+    /// rooted them, while the mark ran. 0 for a collection run whole.
+    pub retraced: usize,
+}
+
+/// Where an incremental mark stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkPhase {
+    /// Flagging the table, a run of slots at a time: every object the mark may collect
+    /// becomes `MAYBE_UNREACHABLE`, the roots go into the frontier. (It begins with the
+    /// first slice: purging what the previous collection left, and setting up clusters.)
+    Flag,
+    /// Tracing from the frontier, and again from what the game changed between slices,
+    /// until nothing is left to trace.
+    Reach,
+    /// Gathering what the mark did not reach, a run of slots at a time: hidden
+    /// (`UNREACHABLE`) and queued for the purge. Each gather slice first traces to the end
+    /// what the game made reachable since the last one.
+    Gather,
+}
+
+/// What an unfinished slice of an incremental mark did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MarkProgress {
+    /// Where the mark stands now.
+    pub phase: MarkPhase,
+    /// Slices run so far, this one included.
+    pub slices: usize,
+    /// Objects traced again in this slice because the game changed them since the last
+    /// one (see [`GcStats::retraced`]).
+    pub retraced: usize,
+    /// Objects claimed and waiting to be traced (the frontier).
+    pub pending: usize,
+    /// Time the slice took.
+    pub elapsed: Duration,
+}
+
+/// What a slice of an incremental mark did ([`Heap::mark_slice`](crate::Heap::mark_slice)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkStep {
+    /// No incremental mark is running.
+    Idle,
+    /// The slice ran out of budget: the mark goes on at the next slice.
+    Marking(MarkProgress),
+    /// The slice finished the mark: the unreachable are gathered (and purged, if the
+    /// collection's options asked for a full purge). The collection's figures.
+    Done(GcStats),
 }
 
 /// What a purge step did.
@@ -193,8 +273,12 @@ pub enum GcStep {
     Idle,
     /// A purge step ran.
     Purged(PurgeProgress),
-    /// A collection ran (and, without a purge budget, a full purge).
+    /// A collection ran (and, without a purge budget, a full purge): a whole one, or the
+    /// last slice of an incremental mark.
     Collected(GcStats),
+    /// A slice of an incremental mark ran ([`GcSettings::incremental_mark_budget`]); the
+    /// mark goes on next frame.
+    Marked(MarkProgress),
     /// A collection was due but workers held the GC lock; it is tried again next frame.
     Deferred,
 }
@@ -204,7 +288,7 @@ impl fmt::Display for GcStats {
         write!(
             f,
             "gc #{}: {} objects, {} roots, {} scanned, {} kept, {} unreachable ({} purged) on {} thread(s); \
-             mark {:?}, reach {:?}, gather {:?}, purge {:?}",
+             mark {:?}, reach {:?}, gather {:?}, purge {:?}; {} slice(s), longest {:?}, {} retraced",
             self.cycles,
             self.objects,
             self.roots,
@@ -216,7 +300,10 @@ impl fmt::Display for GcStats {
             self.mark_time,
             self.reach_time,
             self.gather_time,
-            self.purge_time
+            self.purge_time,
+            self.mark_slices,
+            self.longest_slice,
+            self.retraced
         )
     }
 }

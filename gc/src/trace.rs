@@ -29,6 +29,12 @@ pub use crate::mark::Tracer;
 ///    collector or the arena, no interior mutation. It is called from several threads at
 ///    once, for different objects, while the collector holds the arena exclusively.
 /// 4. `trace` does not panic.
+/// 5. The handles `trace` reports change only through `&mut` access to the value: no
+///    interior mutability over traced handles (a `Cell<Handle<_>>`, a `Mutex<Vec<Handle<_>>>`
+///    an `&Heap` could write). An incremental mark learns of stores from the heap's write
+///    barrier, which notes every object lent mutably (see
+///    [`GcSettings::incremental_mark_budget`](crate::GcSettings::incremental_mark_budget)); a
+///    store it cannot see could get a reachable object purged.
 ///
 /// Handles held in local variables are not seen by the collector (as in UE): keep what must
 /// survive a collection in a traced field or behind a [`Root`](respawn_arena::Root).

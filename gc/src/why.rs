@@ -483,7 +483,8 @@ impl<'h> Graph<'h> {
     /// garbage held by the objects the mark scanned (every object it kept but permanent and
     /// pooled ones) and by the referencers, appended to `out`.
     pub(crate) fn garbage_after_mark(&self, referencers: &mut Referencers, out: &mut Vec<GarbageReference>) {
-        let unscanned = UNCLAIMABLE;
+        // What the mark left white is about to go: its references count for nothing.
+        let unscanned = UNCLAIMABLE.union(ObjectFlags::MAYBE_UNREACHABLE);
         let table = self.table();
         let mut recorder = Recorder::new();
         let mut edges = Vec::new();

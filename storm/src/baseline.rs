@@ -195,6 +195,7 @@ fn settings_list(s: &Settings, heap_counter: &str, profile: &str) -> Vec<(&'stat
         ("--purge-budget-us", s.purge_budget_us.to_string()),
         ("--drop-us", s.drop_us.to_string()),
         ("--async-purge", s.async_purge.to_string()),
+        ("--incremental-gc-us", s.incremental_gc_us.to_string()),
         ("--seed", s.seed.to_string()),
         ("--config", s.config.clone().unwrap_or_else(|| "(none)".to_owned())),
         ("heap counter", heap_counter.to_owned()),

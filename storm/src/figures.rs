@@ -119,7 +119,7 @@ impl Run {
         let s = &self.settings;
         let mut line = format!(
             "cargo run --release -- --frames {} --rate {} --lifetime {} --payload-us {} --payload-share {} \
-             --turrets {} --fps {} --gc-every {} --purge-budget-us {} --seed {}",
+             --turrets {} --fps {} --gc-every {} --purge-budget-us {} --incremental-gc-us {} --seed {}",
             s.frames,
             s.rate,
             s.lifetime,
@@ -129,6 +129,7 @@ impl Run {
             s.fps,
             s.gc_every,
             s.purge_budget_us,
+            s.incremental_gc_us,
             s.seed
         );
         if s.drop_us > 0 {
@@ -178,6 +179,10 @@ pub struct Settings {
     /// Pooled projectiles dropped on the pools' workers (`GcSettings::async_purge`).
     #[serde(default)]
     pub async_purge: bool,
+    /// Microseconds of incremental mark per frame; 0 marks each collection whole. (Absent
+    /// from baselines saved before it existed: 0.)
+    #[serde(default)]
+    pub incremental_gc_us: u32,
     /// The random seed: every scenario fires the same storm.
     pub seed: u64,
     /// The pool configuration file given with `--config`, if any.
@@ -273,9 +278,15 @@ pub struct Summary {
 pub struct GcFigures {
     /// Collections run.
     pub collections: u64,
-    /// Longest pause of a collection (lock, mark, reach, gather; plus the purge when it ran
-    /// whole), in microseconds.
+    /// Longest pause a collection caused, in microseconds: a whole collection's (lock, mark,
+    /// reach, gather; plus the purge when it ran whole), or, marked incrementally, its
+    /// longest slice (the last one, which ends it, included).
     pub max_collection_us: f64,
+    /// Slices of incremental marks run (`--incremental-gc-us`), the ones that ended a
+    /// collection aside (those count as collections).
+    pub mark_slices: u64,
+    /// Longest of those slices, in microseconds.
+    pub max_mark_slice_us: f64,
     /// Incremental purge slices run.
     pub purge_slices: u64,
     /// Longest purge slice, in microseconds.
@@ -363,7 +374,8 @@ pub struct Series {
     pub frame_us: Vec<f32>,
     /// Each frame's collector time on the game thread, in microseconds (0: none).
     pub gc_us: Vec<f32>,
-    /// What the collector did each frame: 0 nothing, 1 purge slice, 2 collection.
+    /// What the collector did each frame: 0 nothing, 1 purge slice, 2 collection (whole, or
+    /// the slice that ended an incremental one), 3 slice of an incremental mark.
     pub gc_kind: Vec<u8>,
     /// Projectiles alive at each frame's end.
     pub live: Vec<u32>,

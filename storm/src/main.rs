@@ -67,6 +67,11 @@ struct Cli {
     /// that rebuilds their cell, not on the game thread (`GcSettings::async_purge`).
     #[arg(long)]
     async_purge: bool,
+    /// Microseconds of incremental mark per frame: each collection is marked over frames,
+    /// a slice of about this long each (UE 5.4's incremental reachability); 0 marks each
+    /// collection whole in the frame it falls due.
+    #[arg(long, default_value_t = 0, value_name = "µS", value_parser = whole(0, 1_000_000))]
+    incremental_gc_us: u32,
     /// Scenarios to run, in order, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Kind::Box, Kind::Default, Kind::Purge, Kind::Reuse])]
     scenarios: Vec<Kind>,
@@ -198,6 +203,7 @@ fn run(cli: Cli) -> Result<(), String> {
         purge_budget_us: cli.purge_budget_us,
         drop_us: cli.drop_us,
         async_purge: cli.async_purge,
+        incremental_gc_us: cli.incremental_gc_us,
         seed: cli.seed,
         config: cli.config.as_ref().map(|p| p.display().to_string()),
     };

@@ -340,8 +340,14 @@ fn intro(out: &mut String, run: &Run) -> fmt::Result {
     };
     let gc = if s.gc_every == 0 {
         "the garbage collector was never scheduled".to_owned()
+    } else if s.incremental_gc_us > 0 {
+        format!(
+            "the garbage collector ran every {}, marking over frames in slices of {}              (incremental reachability)",
+            frames(s.gc_every),
+            us(f64::from(s.incremental_gc_us))
+        )
     } else {
-        format!("the garbage collector ran every {}", frames(s.gc_every))
+        format!("the garbage collector ran every {}, marking each collection whole", frames(s.gc_every))
     };
     let config = match &s.config {
         Some(path) => format!("came from <code>{}</code>", esc(path)),
@@ -684,6 +690,8 @@ const DETAILS: &[(&str, &[Detail])] = &[
     (
         "Collector",
         &[
+            ("incremental mark slices", |s| count(s.gc.mark_slices)),
+            ("longest mark slice", |s| if s.gc.mark_slices > 0 { us(s.gc.max_mark_slice_us) } else { NONE.to_owned() }),
             ("purge slices", |s| count(s.gc.purge_slices)),
             ("longest purge slice", |s| if s.gc.purge_slices > 0 { us(s.gc.max_purge_us) } else { NONE.to_owned() }),
             ("collector time, total", |s| us(s.gc.total_ms * 1e3)),
@@ -1033,8 +1041,12 @@ fn gc_figure(out: &mut String, run: &Run) -> fmt::Result {
     let with_gc: Vec<(usize, &Scenario)> = run.scenarios.iter().enumerate().filter(|(_, s)| collected(s)).collect();
     let mut legend = scenario_legend(with_gc.iter().copied(), |s| {
         format!(
-            " — {} collections (longest <b>{}</b>), {} purge slices (longest <b>{}</b>)",
+            " — {} collections{} (longest pause <b>{}</b>), {} purge slices (longest <b>{}</b>)",
             count(s.gc.collections),
+            match s.gc.mark_slices {
+                0 => String::new(),
+                n => format!(" marked in {} more slices", count(n)),
+            },
             if s.gc.collections > 0 { us(s.gc.max_collection_us) } else { NONE.to_owned() },
             count(s.gc.purge_slices),
             if s.gc.purge_slices > 0 { us(s.gc.max_purge_us) } else { NONE.to_owned() },
@@ -1043,13 +1055,14 @@ fn gc_figure(out: &mut String, run: &Run) -> fmt::Result {
     if !with_gc.is_empty() {
         legend.insert_str(
             legend.len() - "</ul>\n".len(),
-            "<li><span class=\"stem\" style=\"border-left:3px solid #555\"></span>collection \
+            "<li><span class=\"stem\" style=\"border-left:3px solid #555\"></span>collection or mark slice \
          <span class=\"stem\" style=\"border-left:1px solid #aaa\"></span>purge slice</li>",
         );
     }
     let mut caption = String::from(
         "Each stem is one frame's time in the collector on the game thread, on one log scale \
-         for all panels: dark stems are collections (mark, find unreachable, gather), pale \
+         for all panels: dark stems are collections (mark, find unreachable, gather) — or, \
+         with <code>--incremental-gc-us</code>, the slices of a mark spread over frames — pale \
          ones are slices of the incremental purge that destroys what a collection found. \
          Compare the heights across panels: a policy that leaves released objects to the \
          collector pays for them here.",
@@ -1131,6 +1144,7 @@ fn gc_panel(
     // Frames with time but no kind are drawn as collections: something paused the game.
     let mut collections = of_kind(2);
     collections.extend(of_kind(0));
+    collections.extend(of_kind(3)); // slices of an incremental mark: collection work too
     collections.sort_unstable_by_key(|p| p.0);
     let collections = peaks(&collections, TRACE_COLUMNS);
     let stem = |(x, y): (f64, f64), style: ShapeStyle| PathElement::new(vec![(x, lo), (x, y.clamp(lo, hi))], style);
@@ -2036,6 +2050,7 @@ mod tests {
             purge_budget_us: 200,
             drop_us: 0,
             async_purge: false,
+            incremental_gc_us: 0,
             seed: 42,
             config: Some("configs/storm <fast>.toml".to_owned()),
         }
@@ -2186,6 +2201,8 @@ mod tests {
                 GcFigures {
                     collections: frames as u64 / 60,
                     max_collection_us: 3_900.0,
+                    mark_slices: 0,
+                    max_mark_slice_us: 0.0,
                     purge_slices: 40,
                     max_purge_us: 199.0,
                     total_ms: 55.0,

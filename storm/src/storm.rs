@@ -489,10 +489,12 @@ impl Game for Pooled {
         match end.gc {
             GcStep::Idle | GcStep::Deferred => GcSample::default(),
             GcStep::Purged(p) => GcSample { micros: p.elapsed.as_secs_f32() * 1e6, kind: 1, purged: 0 },
+            // A whole collection, or the last slice of an incremental one: this frame's
+            // share (the storm's threads never hold the GC lock, so there is no wait).
             GcStep::Collected(s) => {
-                let pause = s.lock_time + s.mark_time + s.reach_time + s.gather_time + s.purge_time;
-                GcSample { micros: pause.as_secs_f32() * 1e6, kind: 2, purged: s.unreachable as u64 }
+                GcSample { micros: s.last_slice.as_secs_f32() * 1e6, kind: 2, purged: s.unreachable as u64 }
             }
+            GcStep::Marked(p) => GcSample { micros: p.elapsed.as_secs_f32() * 1e6, kind: 3, purged: 0 },
         }
     }
 
@@ -597,6 +599,8 @@ fn build_world(kind: Kind, settings: &Settings, layers: &ConfigLayers) -> Result
         purge_budget: Some(Duration::from_micros(u64::from(settings.purge_budget_us))),
         time_between_collections: Some(Duration::from_secs_f32(DT * settings.gc_every as f32)),
         async_purge: settings.async_purge,
+        incremental_mark_budget: (settings.incremental_gc_us > 0)
+            .then(|| Duration::from_micros(u64::from(settings.incremental_gc_us))),
         ..GcSettings::DEFAULT
     };
     let mut world =
@@ -674,6 +678,12 @@ fn storm(game: &mut impl Game, settings: &Settings, floor: u64, mut progress: im
                 gc.collections += 1;
                 gc.max_collection_us = gc.max_collection_us.max(f64::from(sample.micros));
                 gc.purged += sample.purged;
+            }
+            3 => {
+                gc.mark_slices += 1;
+                gc.max_mark_slice_us = gc.max_mark_slice_us.max(f64::from(sample.micros));
+                // A collection's pause is its longest slice.
+                gc.max_collection_us = gc.max_collection_us.max(f64::from(sample.micros));
             }
             _ => {}
         }

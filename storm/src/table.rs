@@ -52,6 +52,13 @@ fn extras(after: &str) -> Vec<Extra> {
         })],
         "gc_max_pause_us" => {
             vec![
+                ("GC incremental mark slices", |s| {
+                    if s.gc.mark_slices == 0 {
+                        NONE.into()
+                    } else {
+                        format!("{} (longest {})", report::count(s.gc.mark_slices), us(s.gc.max_mark_slice_us))
+                    }
+                }),
                 (
                     "GC longest purge slice",
                     |s| {

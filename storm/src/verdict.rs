@@ -318,8 +318,14 @@ fn cost(run: &Run, base: &Scenario, s: &Scenario) -> Option<String> {
         ));
     }
     if s.gc.collections > 0 && base.gc.collections == 0 {
+        let marked = match s.gc.mark_slices {
+            0 => String::new(),
+            n => {
+                format!(", marked over {} slices of {} budget", count(n), us(f64::from(run.settings.incremental_gc_us)))
+            }
+        };
         parts.push(format!(
-            "{} collection{} paused the game thread for up to {}",
+            "{} collection{}{marked} paused the game thread for up to {}",
             count(s.gc.collections),
             if s.gc.collections == 1 { "" } else { "s" },
             us(s.gc.max_collection_us)

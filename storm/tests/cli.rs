@@ -205,6 +205,7 @@ fn bad_input_gets_one_line_saying_what_to_change_and_exit_code_2() {
         (vec!["--rate".into(), "-5".into()], "-5 is out of range; use a whole number from 1 to"),
         (vec!["--rate".into(), "lots".into()], "'lots' is not a whole number"),
         (vec!["--payload-share".into(), "1.5".into()], "use a share from 0 to 1"),
+        (vec!["--incremental-gc-us".into(), "-1".into()], "-1 is out of range; use a whole number from 0 to"),
         (vec!["--bogus".into()], "unexpected argument '--bogus'"),
         (vec!["--frames".into()], "a value is required for '--frames <N>'"),
         (
@@ -235,13 +236,64 @@ fn bad_input_gets_one_line_saying_what_to_change_and_exit_code_2() {
 }
 
 #[test]
+fn incremental_gc_marks_over_frames_and_the_run_says_so() {
+    let dir = scratch("incremental");
+    let report = dir.join("storm.html");
+    // Longer than TINY, so that marks spread over frames get to finish: a table of some
+    // 9 000 slots, flagged and gathered in slices of 20 µs — a few slices in a release
+    // build, some 70 in a debug one.
+    let storm = ["--frames", "300", "--rate", "100", "--lifetime", "10", "--fps", "0", "--payload-us", "5"];
+    let budget = ["--incremental-gc-us", "20", "--gc-every", "10", "--scenarios", "default,purge"];
+    let mut args = storm.to_vec();
+    args.extend(budget);
+    args.extend(["--json", "--report", path_str(&report)]);
+    let out = respawn(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(run["settings"]["incremental_gc_us"], 20);
+    assert!(run["command_line"].as_str().unwrap().contains(" --incremental-gc-us 20 "), "{}", run["command_line"]);
+    for s in run["scenarios"].as_array().unwrap() {
+        let (key, gc) = (s["key"].as_str().unwrap(), &s["gc"]);
+        assert_eq!(s["spawns"], 30_000, "{key}: the same storm");
+        let slices = gc["mark_slices"].as_u64().unwrap();
+        assert!(slices > 0 && gc["collections"].as_u64().unwrap() >= 1, "{key}: {gc}");
+        let longest = gc["max_mark_slice_us"].as_f64().unwrap();
+        assert!(longest > 0.0 && longest <= gc["max_collection_us"].as_f64().unwrap(), "{key}: {gc}");
+        // Kind 3 in the per-frame series: the frames that ran a mark slice.
+        let kinds = s["series"]["gc_kind"].as_array().unwrap();
+        assert_eq!(kinds.iter().filter(|k| k.as_u64() == Some(3)).count() as u64, slices, "{key}");
+    }
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("marking over frames in slices of"), "the settings paragraph says so");
+    assert!(html.contains("incremental mark slices"), "the collector's figures list them");
+    // The table on the terminal, and the command line it prints, say it too.
+    let mut args = storm.to_vec();
+    args.extend(budget);
+    args.push("--no-report");
+    let out = respawn(&args);
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("GC incremental mark slices"), "{table}");
+    assert!(table.contains("--incremental-gc-us 20 "), "{table}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn help_lists_the_flags_and_exits_0() {
     let out = respawn(&["--help"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    for flag in
-        ["--frames", "--rate", "--lifetime", "--payload-us", "--scenarios", "--config", "--seed", "--report", "--json"]
-    {
+    for flag in [
+        "--frames",
+        "--rate",
+        "--lifetime",
+        "--payload-us",
+        "--scenarios",
+        "--config",
+        "--seed",
+        "--report",
+        "--json",
+        "--incremental-gc-us",
+    ] {
         assert!(text.contains(flag), "{flag}: {text}");
     }
 }

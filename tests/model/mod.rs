@@ -626,6 +626,7 @@ impl Harness {
                 self.purged(&before, p.purged, p.remaining);
             }
             GcStep::Idle => assert!(!due && queued == 0, "idle with work due: {queued} queued"),
+            GcStep::Marked(p) => panic!("the model marks whole, never in slices: {p:?}"),
         }
     }
 
