@@ -191,7 +191,7 @@ impl ChurnWorld {
         );
         if self.collect {
             let gc = self.world.stats().gc;
-            let total = gc.lock_time + gc.mark_time + gc.reach_time + gc.gather_time + gc.purge_time;
+            let total = gc.mark_time + gc.reach_time + gc.gather_time + gc.purge_time;
             print!(
                 "; last of {} collections: {:?} ({} objects, {} purged; flag {:?}, reach {:?}, gather {:?}, purge {:?})",
                 gc.cycles,

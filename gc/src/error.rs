@@ -20,8 +20,6 @@ pub enum GcError {
     Pooled,
     /// The cluster id names no cluster (dissolved already?).
     UnknownCluster,
-    /// Workers hold the GC lock (`try_collect_garbage`); try again later.
-    Locked,
     /// A setting is out of range; the message says what to change.
     BadSettings(&'static str),
     /// The heap's own threads ([`GcSettings::threads`](crate::GcSettings::threads)) could
@@ -38,7 +36,6 @@ impl fmt::Display for GcError {
             Self::InCluster => f.write_str("the object is in a cluster already; dissolve that cluster first"),
             Self::Pooled => f.write_str("the object is in its pool or being built; only live objects join clusters"),
             Self::UnknownCluster => f.write_str("no such cluster (dissolved already?)"),
-            Self::Locked => f.write_str("workers hold the GC lock; try the collection again later"),
             Self::BadSettings(msg) => write!(f, "bad GC settings: {msg}"),
             Self::Threads => f.write_str("the collector's threads could not be started (GcSettings::threads)"),
         }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
 use rayon::prelude::*;
-use respawn_allocator::sync::{Arc, AtomicU32, Ordering, RwLock, RwLockReadGuard};
+use respawn_allocator::sync::{AtomicU32, Ordering};
 use respawn_arena::{
     Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassId, ClassLayout, Ended, Handle, Iter, ObjectFlags,
     ObjectTable, RawHandle, Rejected, Root, SlabConfig, Slot,
@@ -75,29 +75,6 @@ impl GcClass {
             is_ready: is_ready_as::<T>,
             finish_destroy: finish_destroy_as::<T>,
         }
-    }
-}
-
-/// The GC lock (UE's `FGCCSyncObject`): workers that publish objects hold it shared
-/// ([`scope`](Self::scope)); a collection holds it exclusively for its whole run. Clone it
-/// into each worker.
-#[derive(Clone, Debug, Default)]
-pub struct GcLock(Arc<RwLock<()>>);
-
-/// A worker's shared hold on the [`GcLock`] (UE's `FGCScopeGuard`): no collection starts
-/// while it lives.
-pub struct GcScope<'a>(#[allow(dead_code)] RwLockReadGuard<'a, ()>);
-
-impl fmt::Debug for GcScope<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("GcScope")
-    }
-}
-
-impl GcLock {
-    /// Holds off collections until the returned guard drops. Blocks while one runs.
-    pub fn scope(&self) -> GcScope<'_> {
-        GcScope(self.0.read())
     }
 }
 
@@ -281,7 +258,6 @@ pub struct Heap {
     clusters: Clusters,
     settings: GcSettings,
     stats: GcStats,
-    lock: GcLock,
     /// The collector's scratch arena (reset every collection): the table's runs.
     scratch: Scratch,
     /// The mark's two frontiers, one `u32` per table slot each, kept between collections.
@@ -359,7 +335,6 @@ impl Heap {
             clusters: Clusters::default(),
             settings,
             stats: GcStats::default(),
-            lock: GcLock::default(),
             scratch: Scratch(Bump::new()),
             frontiers: [Vec::new(), Vec::new()],
             purge_queue: Vec::new(),
@@ -779,11 +754,6 @@ impl Heap {
         &self.garbage_references
     }
 
-    /// A clone of the GC lock, for workers that must not run during a collection.
-    pub fn gc_lock(&self) -> GcLock {
-        self.lock.clone()
-    }
-
     /// Registers `T` with the arena (if needed) and with the collector.
     ///
     /// # Errors
@@ -1150,28 +1120,17 @@ impl Heap {
         self.purge_queue.len() - self.purge_cursor + self.waiting.len()
     }
 
-    /// Runs a full collection (UE's `CollectGarbage`), waiting for workers to leave the GC
-    /// lock. Purges what the previous collection left first. An incremental mark running
+    /// Runs a full collection (UE's `CollectGarbage`). Purges what the previous collection
+    /// left first. An incremental mark running
     /// ([`start_incremental_collection`](Self::start_incremental_collection)) is dropped:
     /// this collection decides from scratch.
-    pub fn collect_garbage(&mut self, options: CollectOptions) -> GcStats {
-        let start = Instant::now();
-        let lock = self.lock.clone();
-        let _exclusive = lock.0.write();
-        let locked = start.elapsed();
-        self.abandon_mark();
-        self.in_threads(|heap| heap.collect_locked(options, locked))
-    }
-
-    /// Runs a collection if no worker holds the GC lock (UE's `TryCollectGarbage`).
     ///
-    /// # Errors
-    /// [`GcError::Locked`]; nothing happened.
-    pub fn try_collect_garbage(&mut self, options: CollectOptions) -> Result<GcStats, GcError> {
-        let lock = self.lock.clone();
-        let Some(_exclusive) = lock.0.try_write() else { return Err(GcError::Locked) };
+    /// There is no GC lock (UE's `FGCCSyncObject`): every call that reaches the heap's
+    /// objects takes `&mut Heap` or `&Heap`, so no other thread can be inside the heap while
+    /// a collection runs, and nothing needs to hold one off.
+    pub fn collect_garbage(&mut self, options: CollectOptions) -> GcStats {
         self.abandon_mark();
-        Ok(self.in_threads(|heap| heap.collect_locked(options, Duration::ZERO)))
+        self.in_threads(|heap| heap.collect_whole(options))
     }
 
     /// The frame hook: collects when [`GcSettings::time_between_collections`] has passed
@@ -1201,10 +1160,7 @@ impl Heap {
                 self.start_incremental_collection(options);
                 return self.update_slice();
             }
-            return match self.try_collect_garbage(options) {
-                Ok(stats) => GcStep::Collected(stats),
-                Err(_) => GcStep::Deferred,
-            };
+            return GcStep::Collected(self.collect_garbage(options));
         }
         if self.pending_purge() > 0 {
             return GcStep::Purged(self.purge(self.settings.purge_budget));
@@ -1215,15 +1171,14 @@ impl Heap {
     /// One slice of the running incremental mark, for [`update`](Self::update).
     fn update_slice(&mut self) -> GcStep {
         let budget = self.settings.incremental_mark_budget.unwrap_or(Duration::MAX);
-        match self.try_mark_slice(budget) {
-            Ok(MarkStep::Done(stats)) => GcStep::Collected(stats),
-            Ok(MarkStep::Marking(progress)) => GcStep::Marked(progress),
-            Ok(MarkStep::Idle) => GcStep::Idle,
-            Err(_) => GcStep::Deferred,
+        match self.mark_slice(budget) {
+            MarkStep::Done(stats) => GcStep::Collected(stats),
+            MarkStep::Marking(progress) => GcStep::Marked(progress),
+            MarkStep::Idle => GcStep::Idle,
         }
     }
 
-    fn collect_locked(&mut self, options: CollectOptions, lock_time: Duration) -> GcStats {
+    fn collect_whole(&mut self, options: CollectOptions) -> GcStats {
         if self.pending_purge() > 0 {
             self.purge(None);
         }
@@ -1236,7 +1191,6 @@ impl Heap {
         self.stats = GcStats {
             cycles: self.stats.cycles + 1,
             threads: if parallel { rayon::current_num_threads() } else { 1 },
-            lock_time,
             ..GcStats::default()
         };
         let min = self.settings.min_objects_per_task;
@@ -1278,7 +1232,7 @@ impl Heap {
         if options.full_purge {
             self.purge(None);
         }
-        // One slice: everything but the lock wait.
+        // One slice: the whole collection.
         let slice = self.stats.mark_time + self.stats.reach_time + self.stats.gather_time + self.stats.purge_time;
         (self.stats.mark_slices, self.stats.longest_slice, self.stats.last_slice) = (1, slice, slice);
         self.stats

@@ -8,8 +8,8 @@
 //!
 //! ```text
 //!  collect_garbage(options)
-//!   1 lock     GcLock (held shared by threads of the game's own that must not overlap a
-//!              collection, UE's FGCScopeGuard; the pools' workers never touch the table)
+//!   1 (no lock: every way into the heap takes &Heap or &mut Heap, so nothing else can run
+//!              in it; UE's FGCScopeGuard has no counterpart. The pools' workers never touch the table)
 //!   2 mark     table chunks ──rayon──► every slot MAYBE_UNREACHABLE, except roots (Root guards,
 //!              ROOT_SET, keep flags), PERMANENT and pooled objects; roots ► frontier A,
 //!              and what external referencers (add_referencer) report
@@ -75,7 +75,7 @@ pub use cluster::ClusterId;
 #[cfg(not(loom))]
 pub use error::GcError;
 #[cfg(not(loom))]
-pub use heap::{GcLock, GcScope, Heap, Subtree};
+pub use heap::{Heap, Subtree};
 #[cfg(not(loom))]
 pub use referencer::Referencer;
 #[cfg(not(loom))]

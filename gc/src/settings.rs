@@ -174,8 +174,6 @@ pub struct GcStats {
     pub clusters_kept: usize,
     /// Clusters dissolved (root garbage, or nothing reached).
     pub clusters_dissolved: usize,
-    /// Phase 1: waiting for the GC lock.
-    pub lock_time: Duration,
     /// Phase 2: flagging every object unreachable and gathering roots.
     pub mark_time: Duration,
     /// Phases 3–4: reachability from the roots, clusters included.
@@ -189,7 +187,7 @@ pub struct GcStats {
     /// runs).
     pub mark_slices: usize,
     /// The longest of those slices: how long the collection held the calling thread at
-    /// most, its waits for the GC lock aside. A collection run whole is one slice (mark,
+    /// most. A collection run whole is one slice (mark,
     /// reach and gather, and its purge when it purged whole); an incremental one's slices
     /// each flag or trace within the budget (after re-tracing what the game changed), and
     /// the last one gathers (and purges whole, if asked to).
@@ -279,8 +277,6 @@ pub enum GcStep {
     /// A slice of an incremental mark ran ([`GcSettings::incremental_mark_budget`]); the
     /// mark goes on next frame.
     Marked(MarkProgress),
-    /// A collection was due but workers held the GC lock; it is tried again next frame.
-    Deferred,
 }
 
 impl fmt::Display for GcStats {

@@ -1,5 +1,5 @@
 //! Behaviour of the collector: roots, garbage, clusters, permanent objects, destroy_now,
-//! lifecycle hooks, incremental purge, free routes, the GC lock, settings.
+//! lifecycle hooks, incremental purge, free routes, settings.
 
 mod common;
 
@@ -549,25 +549,6 @@ fn the_free_route_receives_each_purged_cell_once() {
 }
 
 #[test]
-fn try_collect_garbage_refuses_while_a_worker_holds_the_lock() {
-    let mut heap = heap();
-    let lock = heap.gc_lock();
-    let worker = std::thread::spawn(move || {
-        let scope = lock.scope();
-        std::thread::sleep(Duration::from_millis(1));
-        drop(scope);
-        lock
-    });
-    // The scope may or may not be held yet; hold one ourselves to make the refusal certain.
-    let lock = heap.gc_lock();
-    let scope = lock.scope();
-    assert!(matches!(heap.try_collect_garbage(CollectOptions::FULL), Err(GcError::Locked)));
-    drop(scope);
-    worker.join().unwrap();
-    assert!(heap.try_collect_garbage(CollectOptions::FULL).is_ok());
-}
-
-#[test]
 fn settings_are_validated_with_a_message() {
     let bad = [
         GcSettings { min_objects_per_task: 0, ..GcSettings::DEFAULT },
@@ -604,12 +585,7 @@ fn update_collects_on_schedule_and_purges_within_budget_between() {
     let GcStep::Purged(p) = heap.update(Duration::from_millis(16)) else { panic!("purge work was pending") };
     assert_eq!((p.purged, p.remaining), (10, 0));
     assert_eq!(heap.update(Duration::from_millis(16)), GcStep::Idle);
-    // A worker in the GC lock defers the collection.
-    let lock = heap.gc_lock();
-    let scope = lock.scope();
-    assert_eq!(heap.update(Duration::from_secs(2)), GcStep::Deferred);
-    drop(scope);
-    assert!(matches!(heap.update(Duration::ZERO), GcStep::Collected(_)));
+    assert!(matches!(heap.update(Duration::from_secs(2)), GcStep::Collected(_)));
 }
 
 #[test]

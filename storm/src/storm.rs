@@ -487,10 +487,10 @@ impl Game for Pooled {
     fn end_frame(&mut self) -> GcSample {
         let end = self.world.end_frame_with(Duration::from_secs_f32(DT));
         match end.gc {
-            GcStep::Idle | GcStep::Deferred => GcSample::default(),
+            GcStep::Idle => GcSample::default(),
             GcStep::Purged(p) => GcSample { micros: p.elapsed.as_secs_f32() * 1e6, kind: 1, purged: 0 },
             // A whole collection, or the last slice of an incremental one: this frame's
-            // share (the storm's threads never hold the GC lock, so there is no wait).
+            // share.
             GcStep::Collected(s) => {
                 GcSample { micros: s.last_slice.as_secs_f32() * 1e6, kind: 2, purged: s.unreachable as u64 }
             }

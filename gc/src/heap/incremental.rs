@@ -128,7 +128,6 @@ use crate::cluster::ClusterId;
 use crate::mark::{Frontier, Marker, Tracer, UNVISITABLE};
 use crate::settings::{CollectOptions, GcStats, MarkPhase, MarkProgress, MarkStep};
 use crate::why::Graph;
-use crate::GcError;
 
 /// Slots flagged between two looks at the pacer: a piece of a run.
 const FLAG_PIECE: usize = 64;
@@ -345,16 +344,11 @@ impl Heap {
     /// every few objects, so it overruns by at most a few visits or 64 slots — and the
     /// slice that gathers the last run of the table ends the collection (and purges whole
     /// if its options said so). A gather slice first traces to the end whatever the game
-    /// made reachable since the last slice, and lets the external referencers report. Waits for workers to leave the GC lock,
-    /// which it holds for the slice only. See
+    /// made reachable since the last slice, and lets the external referencers report. See
     /// [`start_incremental_collection`](Self::start_incremental_collection).
     pub fn mark_slice(&mut self, budget: Duration) -> MarkStep {
-        let start = Instant::now();
-        let lock = self.lock.clone();
-        let _exclusive = lock.0.write();
-        let locked = start.elapsed();
         let origin = Instant::now();
-        self.slice(budget, move || origin.elapsed(), locked)
+        self.slice(budget, move || origin.elapsed())
     }
 
     /// [`mark_slice`](Self::mark_slice) against your own clock (a frame clock, or a
@@ -363,9 +357,7 @@ impl Heap {
     /// read after 1 unit of work, then 2, 4 … (a unit: 64 slots flagged, or an object
     /// visited), so a clock that ticks once a reading makes slices of a few objects.
     pub fn mark_slice_timed(&mut self, budget: Duration, now: impl FnMut() -> Duration) -> MarkStep {
-        let lock = self.lock.clone();
-        let _exclusive = lock.0.write();
-        self.slice(budget, now, Duration::ZERO)
+        self.slice(budget, now)
     }
 
     /// Runs the rest of the incremental mark in one slice, to its end. `None` if no
@@ -376,14 +368,6 @@ impl Heap {
             MarkStep::Idle => None,
             MarkStep::Marking(p) => unreachable!("an unbounded slice stopped: {p:?}"),
         }
-    }
-
-    /// A slice if no worker holds the GC lock ([`update`](Self::update)'s).
-    pub(super) fn try_mark_slice(&mut self, budget: Duration) -> Result<MarkStep, GcError> {
-        let lock = self.lock.clone();
-        let Some(_exclusive) = lock.0.try_write() else { return Err(GcError::Locked) };
-        let origin = Instant::now();
-        Ok(self.slice(budget, move || origin.elapsed(), Duration::ZERO))
     }
 
     /// Drops a running incremental mark (a whole collection is about to decide from
@@ -403,7 +387,7 @@ impl Heap {
         }
     }
 
-    fn slice(&mut self, budget: Duration, now: impl FnMut() -> Duration, lock_time: Duration) -> MarkStep {
+    fn slice(&mut self, budget: Duration, now: impl FnMut() -> Duration) -> MarkStep {
         let mut clock = Clock::new(now, budget);
         let Some(mut phase) = self.marking.phase else { return MarkStep::Idle };
         let wall = Instant::now();
@@ -412,7 +396,6 @@ impl Heap {
             phase = Phase::Flag { next: 0 };
         }
         self.stats.mark_slices += 1;
-        self.stats.lock_time += lock_time;
 
         if let Phase::Flag { next } = phase {
             match self.flag_some(next, &mut clock) {
