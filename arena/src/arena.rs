@@ -892,7 +892,7 @@ impl Arena {
     /// Every visible object of class `T` with its handle, in memory order.
     pub fn iter<T: 'static>(&self) -> Iter<'_, T> {
         let entry = self.class_of::<T>().map(|id| &self.classes[id.index()]);
-        Iter { entry, word: 0, bits: entry.map_or(0, |e| e.live.first().copied().unwrap_or(0)), _class: PhantomData }
+        Iter { entry, cells: LiveCells::of(entry), _class: PhantomData }
     }
 
     /// Calls `f` on every visible object of class `T`, in memory order: one pass over the
@@ -1049,7 +1049,7 @@ impl Arena {
     /// Empty for a class this arena does not know.
     pub fn live_indices(&self, class: ClassId) -> LiveIndices<'_> {
         let entry = self.classes.get(class.index());
-        LiveIndices { entry, word: 0, bits: entry.map_or(0, |e| e.live.first().copied().unwrap_or(0)) }
+        LiveIndices { entry, cells: LiveCells::of(entry) }
     }
 }
 
@@ -1082,22 +1082,47 @@ impl BarrierLog {
 #[derive(Debug)]
 pub struct LiveIndices<'a> {
     entry: Option<&'a ClassEntry>,
-    word: usize,
-    bits: u64,
+    cells: LiveCells<'a>,
 }
 
 impl Iterator for LiveIndices<'_> {
     type Item = u32;
 
     fn next(&mut self) -> Option<u32> {
-        let entry = self.entry?;
+        let n = self.cells.next()?;
+        Some(self.entry?.slot_of(n))
+    }
+}
+
+/// The cell numbers of one class's set live bits, in memory order: the walk every
+/// per-class iterator ([`Iter`], [`IterMut`](crate::IterMut), [`LiveIndices`]) shares.
+#[derive(Debug)]
+pub(crate) struct LiveCells<'a> {
+    live: &'a [u64],
+    word: usize,
+    bits: u64,
+}
+
+impl<'a> LiveCells<'a> {
+    /// The walk over `entry`'s live bitmap (none for no class).
+    pub(crate) fn of(entry: Option<&'a ClassEntry>) -> Self {
+        let live = entry.map_or(&[][..], |e| &e.live[..]);
+        Self { live, word: 0, bits: live.first().copied().unwrap_or(0) }
+    }
+}
+
+impl Iterator for LiveCells<'_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
         while self.bits == 0 {
             self.word += 1;
-            self.bits = *entry.live.get(self.word)?;
+            self.bits = *self.live.get(self.word)?;
         }
         let n = (self.word * 64 + self.bits.trailing_zeros() as usize) as u32;
         self.bits &= self.bits - 1;
-        Some(entry.slot_of(n))
+        Some(n)
     }
 }
 
@@ -1498,8 +1523,7 @@ unsafe fn visit_words<T>(shift: u32, bases: &[*mut u8], first_word: usize, words
 /// Iterator over the visible objects of one class, in memory order.
 pub struct Iter<'a, T> {
     entry: Option<&'a ClassEntry>,
-    word: usize,
-    bits: u64,
+    cells: LiveCells<'a>,
     _class: PhantomData<&'a T>,
 }
 
@@ -1508,12 +1532,7 @@ impl<'a, T: 'static> Iterator for Iter<'a, T> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let entry = self.entry?;
-        while self.bits == 0 {
-            self.word += 1;
-            self.bits = *entry.live.get(self.word)?;
-        }
-        let n = (self.word * 64 + self.bits.trailing_zeros() as usize) as u32;
-        self.bits &= self.bits - 1;
+        let n = self.cells.next()?;
         let index = entry.slot_of(n);
         let slot = entry.slot(n);
         let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
@@ -1525,7 +1544,7 @@ impl<'a, T: 'static> Iterator for Iter<'a, T> {
 
 impl<T> fmt::Debug for Iter<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Iter").field("word", &self.word).finish()
+        f.debug_struct("Iter").field("word", &self.cells.word).finish()
     }
 }
 

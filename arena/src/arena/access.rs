@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::num::NonZeroU32;
 use std::ptr::NonNull;
 
-use super::Arena;
+use super::{Arena, LiveCells};
 use crate::class::ClassEntry;
 use crate::{Handle, RawHandle};
 
@@ -67,8 +67,7 @@ impl Arena {
     /// ```
     pub fn iter_mut<T: 'static>(&mut self) -> IterMut<'_, T> {
         let entry = self.class_of::<T>().map(|id| &self.classes[id.index()]);
-        let bits = entry.map_or(0, |e| e.live.first().copied().unwrap_or(0));
-        IterMut { entry, word: 0, bits, _class: PhantomData }
+        IterMut { entry, cells: LiveCells::of(entry), _class: PhantomData }
     }
 }
 
@@ -76,8 +75,7 @@ impl Arena {
 /// order: [`Arena::iter_mut`].
 pub struct IterMut<'a, T> {
     entry: Option<&'a ClassEntry>,
-    word: usize,
-    bits: u64,
+    cells: LiveCells<'a>,
     _class: PhantomData<&'a mut T>,
 }
 
@@ -86,12 +84,7 @@ impl<'a, T: 'static> Iterator for IterMut<'a, T> {
 
     fn next(&mut self) -> Option<Self::Item> {
         let entry = self.entry?;
-        while self.bits == 0 {
-            self.word += 1;
-            self.bits = *entry.live.get(self.word)?;
-        }
-        let n = (self.word * 64 + self.bits.trailing_zeros() as usize) as u32;
-        self.bits &= self.bits - 1;
+        let n = self.cells.next()?;
         let generation = NonZeroU32::new(entry.slot(n).generation()).expect("live slots have a generation");
         // SAFETY: the live bit says the cell holds a `T`; the iterator borrows the arena
         // mutably for `'a`, and visits each live bit once, so each object is lent once.
@@ -102,6 +95,6 @@ impl<'a, T: 'static> Iterator for IterMut<'a, T> {
 
 impl<T> fmt::Debug for IterMut<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IterMut").field("word", &self.word).finish()
+        f.debug_struct("IterMut").field("word", &self.cells.word).finish()
     }
 }
