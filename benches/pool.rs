@@ -3,8 +3,8 @@
 //!
 //! - `pool_churn`: 10 000 live objects; each iteration destroys a random live one and
 //!   spawns one (slab, slotmap, `Box`, and a `World` under each policy: `Reuse`, `Purge`,
-//!   `Default`). The same index sequence and loop as `arena.rs`'s `churn`, so the figures
-//!   compare.
+//!   `Default`; `Reuse` again through `World::pool_mut`'s typed view). The same index
+//!   sequence and loop as `arena.rs`'s `churn`, so the figures compare.
 //! - `pool_construct`: an object whose constructor takes 20 µs, built inline or spawned from
 //!   a pool one worker keeps warm; then a paced run (one spawn per 40 µs) prints spawn
 //!   latency p50/p99/max and the hit rate.
@@ -177,6 +177,32 @@ impl ChurnWorld {
         start.elapsed()
     }
 
+    /// [`churn`](Self::churn) through the typed view (`World::pool_mut`), taken once per
+    /// frame: the pool found once for the frame's pairs, as a loop spawning a volley would.
+    #[inline(always)]
+    fn churn_view(&mut self, seq: &[u32], iters: u64) -> Duration {
+        let start = Instant::now();
+        let mut done = 0;
+        while done < iters {
+            let n = ((FRAME - self.pos % FRAME) as u64).min(iters - done);
+            let Self { world, live, pos, .. } = self;
+            let mut pool = world.pool_mut::<Projectile>().expect("pooled");
+            for _ in 0..n {
+                let k = *pos;
+                *pos = k.wrapping_add(1);
+                let i = seq[k & (CHURN_SEQ - 1)] as usize;
+                let p = Projectile::new(k as u32);
+                pool.destroy(live[i]).expect("live projectile");
+                live[i] = pool.spawn_with(move |q| *q = p);
+            }
+            done += n;
+            if self.pos % FRAME == 0 {
+                self.end_frame();
+            }
+        }
+        start.elapsed()
+    }
+
     /// One line of the pool's counters after a bench, printed under its figures.
     fn report(&self, name: &str) {
         let s = self.world.pool_stats::<Projectile>().expect("pooled");
@@ -226,6 +252,15 @@ fn pool_churn(c: &mut Criterion) {
             world.report(name);
         }
         // Dropping the world here joins its worker before the next bench starts.
+    }
+    // The `Reuse` pairs again through the typed view: what the pool lookup per call costs.
+    let mut state: Option<ChurnWorld> = None;
+    g.bench_function("respawn_reuse_view", |b| {
+        let world = state.get_or_insert_with(|| ChurnWorld::new(REUSE));
+        b.iter_custom(|iters| world.churn_view(seq, iters));
+    });
+    if let Some(world) = &state {
+        world.report("respawn_reuse_view");
     }
 
     g.finish();

@@ -5,6 +5,7 @@
 //! ```text
 //! resolve <peer> <mode> <live> <ops>
 //!   peer: vec | slab | slotmap | box | store | arena | world (a `Reuse` pool's spawn/destroy)
+//!         | view (the same through `World::pool_mut`)
 //!   mode: chase  — `ops` lookups, each one's key chosen by the object the one before read:
 //!                  a chain, so the time per op is the latency of one resolve (a container
 //!                  whose resolve takes two *dependent* misses, `box`, pays two latencies;
@@ -261,6 +262,32 @@ impl Peer for WorldPeer {
     }
 }
 
+/// The same pairs through [`World::pool_mut`]'s typed view, taken once per run: the pool
+/// found once instead of on every call, as a loop spawning a volley would.
+struct ViewPeer<'w>(respawn::PoolMut<'w, Projectile>, Vec<Handle<Projectile>>, usize);
+impl Peer for ViewPeer<'_> {
+    type Key = Handle<Projectile>;
+    fn fill(_: usize) -> Self {
+        unreachable!("run_view fills the world")
+    }
+    fn key(&self, i: usize) -> Handle<Projectile> {
+        self.1[i]
+    }
+    #[inline(always)]
+    fn read(&mut self, h: Handle<Projectile>) -> u32 {
+        self.0.get(h).expect("live handle").id
+    }
+    #[inline(always)]
+    fn take(&mut self, i: usize) {
+        self.0.destroy(self.1[i]).expect("live projectile");
+    }
+    #[inline(always)]
+    fn put(&mut self, i: usize, p: Projectile) {
+        self.1[i] = self.0.spawn_with(move |q: &mut Projectile| *q = p);
+        self.2 += 1;
+    }
+}
+
 fn sequence(live: usize) -> Vec<u32> {
     let mut rng = XorShift::new();
     (0..SEQ).map(|_| rng.below(live) as u32).collect()
@@ -269,6 +296,15 @@ fn sequence(live: usize) -> Vec<u32> {
 /// Runs `ops` of `mode` on a filled `P` and returns nanoseconds per op.
 fn run<P: Peer>(mode: &str, live: usize, ops: usize) -> f64 {
     measure(P::fill(live), mode, live, ops)
+}
+
+/// `run` for [`ViewPeer`], whose view borrows a world that outlives it. (No `end_frame`
+/// every 1 000 pairs: the view borrows the world; a `Reuse` pool without workers has no
+/// upkeep a frame would do on this path.)
+fn run_view(mode: &str, live: usize, ops: usize) -> f64 {
+    let WorldPeer(mut world, keys, _) = WorldPeer::fill(live);
+    let view = world.pool_mut::<Projectile>().expect("a pooled class");
+    measure(ViewPeer(view, keys, 0), mode, live, ops)
 }
 
 /// `run` for [`StorePeer`], whose store borrows an arena that outlives it.
@@ -336,11 +372,12 @@ fn run_peer(peer: &str, mode: &str, live: usize, ops: usize) -> f64 {
         "arena" => run::<ArenaPeer>(mode, live, ops),
         "store" => run_store(mode, live, ops),
         "world" => run::<WorldPeer>(mode, live, ops),
-        other => panic!("unknown peer {other:?}: vec, box, slab, slotmap, arena, store or world"),
+        "view" => run_view(mode, live, ops),
+        other => panic!("unknown peer {other:?}: vec, box, slab, slotmap, arena, store, world or view"),
     }
 }
 
-const PEERS: [&str; 7] = ["vec", "box", "slab", "slotmap", "arena", "store", "world"];
+const PEERS: [&str; 8] = ["vec", "box", "slab", "slotmap", "arena", "store", "world", "view"];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -355,7 +392,7 @@ fn main() {
         return;
     }
     let [peer, mode, live, ops] = &args[..] else {
-        eprintln!("usage: resolve <vec|box|slab|slotmap|arena|store|world> <chase|churn|burst> <live> <ops>");
+        eprintln!("usage: resolve <vec|box|slab|slotmap|arena|store|world|view> <chase|churn|burst> <live> <ops>");
         std::process::exit(2);
     };
     let live: usize = live.parse().expect("live: a number");

@@ -18,15 +18,17 @@ pub use respawn_gc::{
 };
 pub use respawn_pool as pool;
 pub use respawn_pool::{
-    ConfigError, ConfigLayers, LocalShared, LocalWeakShared, OwnedPooled, Policy, Pool, PoolConfig, PoolError,
-    PoolStats, Poolable, Pooled, Pools, Shared, WeakShared,
+    ClassPoolMut, ConfigError, ConfigLayers, LocalShared, LocalWeakShared, OwnedPooled, Policy, Pool, PoolConfig,
+    PoolError, PoolStats, Poolable, Pooled, Pools, Shared, WeakShared,
 };
 
 mod batch;
 mod listeners;
+mod pool_mut;
 mod world;
 pub use batch::SpawnBatch;
 pub use listeners::ListenerId;
+pub use pool_mut::PoolMut;
 pub use world::{FrameEnd, World, WorldBuilder, WorldStats};
 
 /// The README's examples, run as doctests (the README is the repository's front page, not

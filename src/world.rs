@@ -14,6 +14,7 @@ use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Poo
 
 use crate::batch::SpawnBatch;
 use crate::listeners::{ListenerId, Listeners};
+use crate::pool_mut::PoolMut;
 
 /// Adds one class's pool with its final (merged) configuration.
 type AddPool = Box<dyn FnOnce(&mut Pools, PoolConfig) -> Result<(), PoolError>>;
@@ -532,6 +533,41 @@ impl World {
         h
     }
 
+    /// The typed view of `T`'s pool, if `T` has one: [`spawn_with`](PoolMut::spawn_with)
+    /// and [`destroy`](PoolMut::destroy) for a run of calls on one class, with the pool
+    /// found once, here, instead of on every call. The view borrows the world mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// let mut sparks = world.pool_mut::<Spark>().expect("a pooled class");
+    /// let s = sparks.spawn_with(|s| s.heat = 9.0);
+    /// sparks.destroy(s)?;
+    /// assert!(world.get(s).is_none());
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Rock;
+    /// impl Poolable for Rock {
+    ///     fn create() -> Self { Rock }
+    /// }
+    /// assert!(world.pool_mut::<Rock>().is_none(), "no pool, no view");
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    #[inline]
+    pub fn pool_mut<T: Poolable>(&mut self) -> Option<PoolMut<'_, T>> {
+        let pool = self.pools.class_pool_mut::<T>()?;
+        Some(PoolMut::new(pool, &mut self.listeners))
+    }
+
     /// The object `h` names, if it resolves.
     #[inline]
     pub fn get<T: 'static>(&self, h: Handle<T>) -> Option<&T> {
@@ -627,20 +663,7 @@ impl World {
     #[cold]
     #[inline(never)]
     fn destroy_told<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        let mut walk = std::mem::take(&mut self.listeners.walk);
-        walk.clear();
-        let heap = self.pools.heap_mut();
-        if heap.get(h).is_some() {
-            if let Ok(subtree) = heap.subtree(h.raw()) {
-                walk.extend_from_slice(subtree.objects());
-            }
-        }
-        let arena = heap.arena_mut_bypassing_gc();
-        for &raw in walk.iter().rev() {
-            let told = arena.notify_end(raw);
-            debug_assert!(told.is_ok(), "walked and checked under the same borrow");
-        }
-        self.listeners.walk = walk;
+        tell_ends(&mut self.listeners, self.pools.heap_mut(), h);
         let destroyed = self.pools.destroy(h);
         debug_assert!(
             destroyed.is_ok() || self.listeners.walk.is_empty(),
@@ -1365,6 +1388,26 @@ impl World {
 /// inline.
 #[cold]
 #[inline(never)]
-fn spawn_failed(class: &str, e: PoolError) -> ! {
+pub(crate) fn spawn_failed(class: &str, e: PoolError) -> ! {
     panic!("World::spawn::<{class}>: {e}")
+}
+
+/// The first half of a destroy in a world with destroy listeners: checks what the destroy
+/// checks — `h` resolves as a `T`, and it and its sub-objects may end (one walk,
+/// [`Heap::subtree`]) — then tells each object's listeners, sub-objects first. Leaves the
+/// walk in `listeners.walk` (empty when the destroy will be refused, so nobody was told).
+pub(crate) fn tell_ends<T: 'static>(listeners: &mut Listeners, heap: &mut Heap, h: Handle<T>) {
+    let mut walk = std::mem::take(&mut listeners.walk);
+    walk.clear();
+    if heap.get(h).is_some() {
+        if let Ok(subtree) = heap.subtree(h.raw()) {
+            walk.extend_from_slice(subtree.objects());
+        }
+    }
+    let arena = heap.arena_mut_bypassing_gc();
+    for &raw in walk.iter().rev() {
+        let told = arena.notify_end(raw);
+        debug_assert!(told.is_ok(), "walked and checked under the same borrow");
+    }
+    listeners.walk = walk;
 }

@@ -380,21 +380,32 @@ impl<T: Poolable> ClassPool<T> {
     }
 
     /// Puts a stowed (reset) object among the ready ones.
-    #[inline]
+    #[inline(always)]
     fn shelve(&mut self, stowed: Option<FreedCell>) {
-        let Some(cell) = stowed else {
-            // The slot retired; `stow` dropped the object, which leaves the hand.
-            self.depot.count_in_hand(-1);
-            self.depot.count_retired();
-            return;
-        };
+        let Some(cell) = stowed else { return self.shelve_retired() };
         self.tally.recycled_reuse += 1;
         if let Err(cell) = self.push_ready(compact(&self.map, cell)) {
-            // SAFETY: `stow` left the reset object in the cell, ours alone; dropped once.
-            unsafe { std::ptr::drop_in_place(self.cell(&cell).cast::<T>().as_ptr()) };
-            self.depot.give_back(cell);
-            self.depot.count_in_hand(-1);
+            self.shelve_failed(cell);
         }
+    }
+
+    /// [`shelve`](Self::shelve) of a slot that retired: `stow` dropped the object, which
+    /// leaves the hand.
+    #[cold]
+    #[inline(never)]
+    fn shelve_retired(&mut self) {
+        self.depot.count_in_hand(-1);
+        self.depot.count_retired();
+    }
+
+    /// [`shelve`](Self::shelve) with the depot full: the object goes.
+    #[cold]
+    #[inline(never)]
+    fn shelve_failed(&mut self, cell: CompactCell) {
+        // SAFETY: `stow` left the reset object in the cell, ours alone; dropped once.
+        unsafe { std::ptr::drop_in_place(self.cell(&cell).cast::<T>().as_ptr()) };
+        self.depot.give_back(cell);
+        self.depot.count_in_hand(-1);
     }
 
     /// `Purge`: the collector's destroy pipeline without a mark; cells come back through
@@ -451,7 +462,7 @@ impl<T: Poolable> ClassPool<T> {
     /// The typed release of `h`: one resolve for the checks, the hooks and the stow; no
     /// error value on the way to success. An owner of sub-objects is left to the checked
     /// path (its sub-objects must be checked before anything changes).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn destroy(&mut self, heap: &mut Heap, h: Handle<T>) -> Fast {
         let mut store = self.store(heap);
         let mut found = match store.releasable(h) {

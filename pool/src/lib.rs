@@ -97,6 +97,8 @@ mod standalone;
 #[cfg(not(loom))]
 mod stats;
 mod sync;
+#[cfg(all(feature = "world", not(loom)))]
+mod typed;
 
 #[cfg(not(loom))]
 pub use config::*;
@@ -113,3 +115,5 @@ pub use shared_ptr::{LocalShared, LocalWeakShared, Shared, WeakShared};
 pub use standalone::{OwnedPooled, Pool, PoolBuilder, Pooled};
 #[cfg(not(loom))]
 pub use stats::PoolStats;
+#[cfg(all(feature = "world", not(loom)))]
+pub use typed::ClassPoolMut;

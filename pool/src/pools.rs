@@ -10,7 +10,7 @@ use respawn_gc::{GcError, Heap, Object};
 
 use crate::class_pool::{ClassPool, Create, ErasedPool, Fast};
 use crate::sync::Arc;
-use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
+use crate::{ClassPoolMut, Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
 /// One class's pool, reachable two ways: type-erased (`dyn ErasedPool`) for the per-frame
 /// upkeep and stats, and typed for the hot paths. A typed caller checks `type_id` (one
@@ -191,6 +191,20 @@ impl Pools {
     /// configuration: a class the pools register has [`pooled_slabs`]).
     fn class_id<T: Object>(&mut self) -> Result<ClassId, PoolError> {
         Ok(self.heap.class_id::<T>()?)
+    }
+
+    /// The typed view of `T`'s pool, if it has one: [`spawn_with`](ClassPoolMut::spawn_with)
+    /// and [`destroy`](ClassPoolMut::destroy) for a run of calls on one class, with the
+    /// class found once, here, instead of on every call.
+    #[inline]
+    pub fn class_pool_mut<T: Poolable>(&mut self) -> Option<ClassPoolMut<'_, T>> {
+        let class = match self.recent {
+            (ty, class) if ty == TypeId::of::<T>() => class,
+            _ => self.find_class::<T>(),
+        };
+        let Self { pools, heap, .. } = self;
+        let pool = pools.get_mut(class)?.as_mut()?.typed_mut::<T>()?;
+        Some(ClassPoolMut::new(pool, heap))
     }
 
     /// Whether `T` has a pool.

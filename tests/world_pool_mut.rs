@@ -1,0 +1,172 @@
+//! `World::pool_mut`'s typed view against the world's own calls: the same random run of
+//! spawns, destroys (live, stale, twice, rooted, permanent, owners of sub-objects) and
+//! frames, driven once through `World::spawn_with`/`destroy` and once through `PoolMut`,
+//! gives the same handles, the same results, the same listener calls and the same counts,
+//! under every policy.
+
+use std::sync::{Arc, Mutex};
+
+use respawn::{Handle, Object, Policy, PoolConfig, PoolError, PoolMut, Poolable, Trace, World};
+
+#[derive(Trace, Object)]
+struct Shell {
+    n: u32,
+}
+
+impl Poolable for Shell {
+    fn create() -> Self {
+        Shell { n: 0 }
+    }
+    fn reset(&mut self) {
+        self.n = 0;
+    }
+}
+
+/// A deterministic xorshift, so both runs draw the same sequence.
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+type Events = Arc<Mutex<Vec<String>>>;
+
+fn world(policy: Policy, events: &Events) -> World {
+    let config = PoolConfig { policy, max: 256, ..PoolConfig::ON_DEMAND };
+    let mut world = World::builder().pool::<Shell>(config).build().unwrap();
+    let e = Arc::clone(events);
+    world.on_spawn(move |h, s: &Shell| e.lock().unwrap().push(format!("spawn {h:?} {}", s.n)));
+    let e = Arc::clone(events);
+    world.on_destroy(move |h, s: &Shell| e.lock().unwrap().push(format!("end {h:?} {}", s.n)));
+    world
+}
+
+/// What one step did, for comparison.
+fn outcome(result: Result<(), PoolError>) -> String {
+    match result {
+        Ok(()) => "ok".into(),
+        Err(e) => format!("{e:?}"),
+    }
+}
+
+/// The way in: the world's own calls, or the view.
+enum Via<'w> {
+    World(&'w mut World),
+    View(PoolMut<'w, Shell>),
+}
+
+impl Via<'_> {
+    fn spawn(&mut self, n: u32) -> Handle<Shell> {
+        match self {
+            Via::World(world) => world.spawn_with(|s: &mut Shell| s.n = n),
+            Via::View(pool) => pool.spawn_with(|s| s.n = n),
+        }
+    }
+    fn destroy(&mut self, h: Handle<Shell>) -> Result<(), PoolError> {
+        match self {
+            Via::World(world) => world.destroy(h),
+            Via::View(pool) => pool.destroy(h),
+        }
+    }
+}
+
+/// Runs 40 rounds of random steps, through the view (`view`) or the world's own calls, and
+/// returns everything observable.
+fn run(policy: Policy, seed: u64, view: bool) -> (Vec<String>, Vec<String>, String) {
+    let events = Events::default();
+    let mut world = world(policy, &events);
+    let mut rng = Rng(seed);
+    let mut handles: Vec<Handle<Shell>> = vec![world.spawn_permanent(Shell { n: 9999 }).unwrap()];
+    let mut log = Vec::new();
+    let mut roots = Vec::new();
+    for round in 0..40u32 {
+        // World-level steps between the view's runs: an owner with a sub-object, a root, a frame.
+        let owner = handles[rng.below(handles.len())];
+        log.push(format!(
+            "sub {:?}",
+            world.spawn_sub_with(owner, |s: &mut Shell| s.n = round).map(|h| handles.push(h))
+        ));
+        let rooted = handles[rng.below(handles.len())];
+        if world.root(rooted).map(|r| roots.push(r)).is_ok() {
+            log.push(format!("rooted {rooted:?}"));
+        }
+        if round % 5 == 4 {
+            roots.clear();
+            world.end_frame();
+        }
+        let mut via = match view {
+            true => Via::View(world.pool_mut::<Shell>().expect("a pooled class")),
+            false => Via::World(&mut world),
+        };
+        for k in 0..20u32 {
+            if rng.below(3) == 0 || handles.len() < 2 {
+                let h = via.spawn(round * 100 + k);
+                handles.push(h);
+                log.push(format!("spawned {h:?}"));
+            } else {
+                let h = handles[rng.below(handles.len())];
+                log.push(format!("destroy {h:?}: {}", outcome(via.destroy(h))));
+            }
+        }
+    }
+    let stats = format!("{:?}", world.pool_stats::<Shell>().unwrap());
+    let events = events.lock().unwrap().clone();
+    (log, events, stats)
+}
+
+#[test]
+fn the_view_does_what_the_world_does_under_every_policy() {
+    for policy in Policy::ALL {
+        for seed in [1, 0x9e37_79b9, 0xdead_beef] {
+            let (world_log, world_events, world_stats) = run(policy, seed, false);
+            let (view_log, view_events, view_stats) = run(policy, seed, true);
+            assert_eq!(world_log, view_log, "{policy:?}, seed {seed}: handles and results");
+            assert_eq!(world_events, view_events, "{policy:?}, seed {seed}: listener calls");
+            assert_eq!(world_stats, view_stats, "{policy:?}, seed {seed}: pool counts");
+            // The run exercised the refusals, not only the happy path.
+            for refusal in ["AlreadyReleased", "Rooted", "Permanent"] {
+                assert!(view_log.iter().any(|l| l.contains(refusal)), "{policy:?}, seed {seed}: no {refusal}");
+            }
+            assert!(view_events.iter().any(|e| e.starts_with("end")), "{policy:?}: nobody told of an end");
+        }
+    }
+}
+
+#[test]
+fn errors_through_the_view_change_nothing() {
+    let events = Events::default();
+    let mut world = world(Policy::Reuse, &events);
+    let permanent = world.spawn_permanent(Shell { n: 1 }).unwrap();
+    let kept = world.spawn::<Shell>();
+    let _root = world.root(kept).unwrap();
+    let mut pool = world.pool_mut::<Shell>().unwrap();
+    let gone = pool.spawn();
+    pool.destroy(gone).unwrap();
+    assert!(matches!(pool.destroy(gone), Err(PoolError::AlreadyReleased)));
+    assert!(matches!(pool.destroy(kept), Err(PoolError::Arena(respawn::ArenaError::Rooted))));
+    assert!(matches!(pool.destroy(permanent), Err(PoolError::Arena(respawn::ArenaError::Permanent))));
+    assert!(pool.get(kept).is_some() && pool.get(permanent).is_some() && pool.get(gone).is_none());
+    let stats = pool.stats();
+    assert_eq!((stats.spawns, stats.released, stats.recycled_reuse), (2, 1, 1));
+}
+
+#[test]
+fn a_class_without_a_pool_has_no_view() {
+    #[derive(Trace, Object)]
+    struct Rock {
+        mass: u32,
+    }
+    impl Poolable for Rock {
+        fn create() -> Self {
+            Rock { mass: 1 }
+        }
+    }
+    let mut world = World::new();
+    let rock = world.spawn::<Rock>();
+    assert!(world.pool_mut::<Rock>().is_none());
+    assert_eq!(world.get(rock).unwrap().mass, 1);
+}
