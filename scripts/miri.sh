@@ -49,6 +49,8 @@ if [[ $only == all || $only == gc ]]; then
   echo "=== miri: respawn-gc parallel mark and model test (tree borrows)"
   MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-gc --test gc -- "${GC_RAYON[0]}"
   MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-gc --test model
+  echo "=== miri: respawn-gc purge thread, scaled down (strict provenance)"
+  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-gc --test async_purge
 fi
 # The pools and the World run worker threads that park (std's park_timeout, unparked by the
 # game thread) and share a few locks; under Miri the sync shim (allocator/src/sync.rs) gives

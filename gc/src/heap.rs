@@ -18,6 +18,7 @@ use respawn_arena::{
 
 use crate::cluster::{ClusterId, Clusters};
 use crate::mark::{Frontier, Marker, Tracer};
+use crate::purger::{PurgeThreadStats, Purger};
 use crate::referencer::{Referencer, Referencers};
 use crate::settings::{CollectOptions, GcSettings, GcStats, GcStep, MarkStep, PurgeProgress};
 use crate::threads::Threads;
@@ -283,6 +284,17 @@ pub struct Heap {
     garbage_references: Vec<GarbageReference>,
     /// The incremental mark running, if any, and its lists (kept between marks).
     marking: Marking,
+    /// The purge thread for classes registered under [`GcSettings::async_purge`], and the
+    /// cells it hands back.
+    purger: Purger,
+}
+
+impl Drop for Heap {
+    /// Joins the purge thread first: every object handed to it is dropped before the arena
+    /// (its memory) goes.
+    fn drop(&mut self) {
+        self.purger.shutdown();
+    }
 }
 
 impl fmt::Debug for Heap {
@@ -344,6 +356,7 @@ impl Heap {
             order: Vec::new(),
             since_collection: Duration::ZERO,
             marking: Marking::default(),
+            purger: Purger::default(),
         })
     }
 
@@ -783,7 +796,35 @@ impl Heap {
             return Err(GcError::AlreadyRegistered(type_name::<T>()));
         }
         self.classes[id.index()] = Some(GcClass::of::<T>());
+        if self.settings.async_purge && !T::DROP_ON_GAME_THREAD && std::mem::needs_drop::<T>() {
+            // The class's ended objects go to the purge thread undropped. (A pool that
+            // takes the class later replaces this route with its own.)
+            self.arena.set_free_route::<T>(Some(self.purger.route(drop_erased::<T>)))?;
+            self.arena.set_route_drops::<T>(true)?;
+        }
         Ok(id)
+    }
+
+    /// What the purge thread of [`GcSettings::async_purge`] has done: objects handed to
+    /// it, destructors run, destructors that panicked.
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, GcSettings, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Mesh { vertices: Vec<[f32; 3]> } // a destructor worth moving off the game thread
+    ///
+    /// let settings = GcSettings { async_purge: true, ..GcSettings::SINGLE_THREADED };
+    /// let mut heap = Heap::with_config(Default::default(), settings)?;
+    /// let mesh = heap.insert(Mesh { vertices: vec![[0.0; 3]; 1024] });
+    /// heap.collect_garbage(CollectOptions::FULL); // nothing roots it: purged
+    /// assert!(heap.get(mesh).is_none(), "stale at once");
+    /// assert_eq!(heap.purge_thread_stats().posted, 1); // its `Vec` is freed on the purge thread
+    /// drop(heap); // joins the purge thread: every object handed over is dropped by then
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
+    pub fn purge_thread_stats(&self) -> PurgeThreadStats {
+        self.purger.stats()
     }
 
     fn ensure_class<T: Object>(&mut self) -> Result<ClassId, ArenaError> {
@@ -985,6 +1026,7 @@ impl Heap {
                 ended += 1;
             }
         }
+        self.purger.wake();
         ended
     }
 
@@ -1144,6 +1186,8 @@ impl Heap {
     /// [`GcStep::Collected`]. A mark running when the setting is turned off finishes in the
     /// next call.
     pub fn update(&mut self, dt: Duration) -> GcStep {
+        // The cells the purge thread finished with, vacant again before this frame's work.
+        self.purger.reclaim(&mut self.arena);
         // The clock runs from the start of the last collection, a mark spread over frames
         // included.
         self.since_collection += dt;
@@ -1305,6 +1349,7 @@ impl Heap {
     }
 
     fn purge_until(&mut self, start: Instant, mut spent: impl FnMut() -> bool) -> PurgeProgress {
+        self.purger.reclaim(&mut self.arena);
         let mut purged = 0;
         'step: {
             while self.purge_cursor < self.purge_queue.len() {
@@ -1339,6 +1384,7 @@ impl Heap {
             self.purge_queue.clear();
             self.purge_cursor = 0;
         }
+        self.purger.wake();
         let elapsed = start.elapsed();
         self.stats.purged += purged;
         self.stats.purge_time += elapsed;
@@ -1485,4 +1531,13 @@ fn gather_unreachable(table: &ObjectTable, out: &mut Vec<RawHandle>) {
 fn raw_at(index: u32, slot: &Slot) -> RawHandle {
     let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
     RawHandle::new(index, generation)
+}
+
+/// Drops the `T` at `cell`: a class's destructor, type-erased for the purge thread.
+///
+/// # Safety
+/// `cell` holds an initialised `T` that nothing else reaches or drops.
+unsafe fn drop_erased<T>(cell: *mut u8) {
+    // SAFETY: the caller's.
+    unsafe { std::ptr::drop_in_place(cell.cast::<T>()) }
 }

@@ -59,6 +59,7 @@ mod frontier;
 mod heap;
 #[cfg(not(loom))]
 mod mark;
+mod purger;
 #[cfg(not(loom))]
 mod referencer;
 #[cfg(not(loom))]
@@ -76,6 +77,8 @@ pub use cluster::ClusterId;
 pub use error::GcError;
 #[cfg(not(loom))]
 pub use heap::{Heap, Subtree};
+#[cfg(not(loom))]
+pub use purger::PurgeThreadStats;
 #[cfg(not(loom))]
 pub use referencer::Referencer;
 #[cfg(not(loom))]

@@ -36,13 +36,19 @@ pub struct GcSettings {
     /// counts in [`GcStats::gather_time`]). Off in every preset; off, the collection only
     /// tests this `bool`.
     pub track_garbage_references: bool,
-    /// Destructors of pooled classes run off the game thread: an object a purge (or a
-    /// `Purge` release) ends reaches its pool's free route undropped, and the worker that
-    /// rebuilds its cell drops it in the same pass (destroy and rebuild), so the game
-    /// thread pays the hooks, the slot's release and a queue push, not the destructor.
-    /// `begin_destroy` and `finish_destroy` stay on the game thread; a class whose `Drop`
-    /// must too says so with [`Object::DROP_ON_GAME_THREAD`](crate::Object::DROP_ON_GAME_THREAD).
-    /// Read when a class's pool is built. Off in every preset.
+    /// Destructors run off the game thread (UE's `FAsyncPurge`). An object a purge (or
+    /// `destroy_now`, or a `Purge` release) ends has its hooks run and its slot released on
+    /// the game thread — its handles are stale at once — and reaches its class's free route
+    /// undropped: for a pooled class, the worker that rebuilds its cell drops it in the same
+    /// pass (destroy and rebuild); for a class without a pool, the heap's purge thread drops
+    /// it and hands the cell back, and the heap recycles it on its next purge or
+    /// [`update`](crate::Heap::update) ([`Heap::purge_thread_stats`](crate::Heap::purge_thread_stats)
+    /// counts them). The game thread pays the hooks, the slot's release and a queue push,
+    /// not the destructor. `begin_destroy` and `finish_destroy` stay on the game thread; a
+    /// class whose `Drop` must too says so with
+    /// [`Object::DROP_ON_GAME_THREAD`](crate::Object::DROP_ON_GAME_THREAD), and a class with
+    /// nothing to drop is never handed over. Read when a class is registered with the heap
+    /// (or its pool built). Off in every preset.
     pub async_purge: bool,
     /// Spread each automatic collection's mark over frames (UE 5.4's incremental
     /// reachability, `gc.AllowIncrementalReachability` with `gc.IncrementalReachabilityTimeLimit`):
