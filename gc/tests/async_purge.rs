@@ -86,6 +86,17 @@ fn wait_for_drops(heap: &mut Heap, drops: &Drops, n: usize) {
     }
 }
 
+/// Waits until the purge thread has handed back every cell it was given (a destructor's
+/// record comes before its batch's cells are handed back), then takes them back.
+fn settle(heap: &mut Heap) {
+    let start = Instant::now();
+    while heap.purge_thread_stats().dropped < heap.purge_thread_stats().posted {
+        assert!(start.elapsed() < Duration::from_secs(10), "the purge thread does not finish");
+        thread::sleep(Duration::from_millis(1));
+    }
+    heap.update(Duration::ZERO);
+}
+
 #[test]
 fn destructors_run_on_the_purge_thread_once_each_and_handles_go_stale_at_once() {
     let drops = Drops::default();
@@ -98,6 +109,7 @@ fn destructors_run_on_the_purge_thread_once_each_and_handles_go_stale_at_once() 
     assert!(doomed.iter().all(|&h| heap.get(h).is_none()), "stale at once, whatever the thread does");
     assert!(heap.get(kept).is_some());
     wait_for_drops(&mut heap, &drops, N as usize);
+    settle(&mut heap);
 
     let game = thread::current().id();
     let drops_now = drops.lock().unwrap().clone();
@@ -122,7 +134,7 @@ fn the_cells_come_back_and_are_reused() {
         heap.collect_garbage(CollectOptions::FULL);
         total += N as usize;
         wait_for_drops(&mut heap, &drops, total);
-        heap.update(Duration::ZERO); // the last cells back
+        settle(&mut heap);
     }
     // Rounds of N: the class never held more than about one round's cells (those in
     // flight at a round's start come back before its inserts need a new slab).
@@ -145,15 +157,10 @@ fn a_panicking_destructor_is_caught_and_counted_on_the_purge_thread() {
     }
     heap.collect_garbage(CollectOptions::FULL);
     wait_for_drops(&mut heap, &drops, 10);
-    let start = Instant::now();
-    while heap.purge_thread_stats().dropped < 10 {
-        assert!(start.elapsed() < Duration::from_secs(10));
-        thread::sleep(Duration::from_millis(1));
-    }
+    settle(&mut heap);
     let s = heap.purge_thread_stats();
     assert_eq!((s.dropped, s.panics), (10, 4), "ids 0, 3, 6, 9 panicked; the others dropped all the same");
     // The heap goes on: new objects take the cells.
-    heap.update(Duration::ZERO);
     let again = mesh(&mut heap, 100, &drops);
     assert_eq!(heap.get(again).unwrap().id, 100);
 }
