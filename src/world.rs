@@ -14,6 +14,7 @@ use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Poo
 
 use crate::batch::SpawnBatch;
 use crate::listeners::{ListenerId, Listeners};
+use crate::schedule::TickSchedule;
 
 /// Adds one class's pool with its final (merged) configuration.
 type AddPool = Box<dyn FnOnce(&mut Pools, PoolConfig) -> Result<(), PoolError>>;
@@ -166,7 +167,14 @@ impl WorldBuilder {
         for (pending, config) in self.pools.into_iter().zip(configs) {
             (pending.add)(&mut pools, config)?;
         }
-        Ok(World { pools, frame: Bump::new(), last_frame: None, frames: 0, listeners: Listeners::default() })
+        Ok(World {
+            pools,
+            frame: Bump::new(),
+            last_frame: None,
+            frames: 0,
+            listeners: Listeners::default(),
+            ticks: TickSchedule::default(),
+        })
     }
 }
 
@@ -239,6 +247,8 @@ pub struct World {
     frames: u64,
     /// Spawn listeners, and the count of the destroy listeners kept by the arena.
     listeners: Listeners,
+    /// Tick functions by group ([`add_tick`](Self::add_tick), src/schedule.rs).
+    pub(crate) ticks: TickSchedule,
 }
 
 impl fmt::Debug for World {
@@ -1164,7 +1174,15 @@ impl World {
         self.frame.reset();
         let frame = self.frames;
         self.frames += 1;
+        self.ticks.end_frame(dt);
         FrameEnd { frame, dt, gc, frame_bytes }
+    }
+
+    /// The number of the frame in progress: 0 until the first [`end_frame`](Self::end_frame),
+    /// then one more at each (the number the next `end_frame` reports). Tick functions
+    /// that run every N frames count by it.
+    pub fn frame(&self) -> u64 {
+        self.frames
     }
 
     /// The per-frame scratch arena for temporaries (hit lists, spawn requests): allocation

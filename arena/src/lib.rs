@@ -65,6 +65,7 @@ mod table;
 #[cfg(not(loom))]
 pub use arena::{
     Arena, ArenaClassStats, ArenaConfig, BarrierLog, ClassStore, EndListenerId, Iter, IterMut, LiveIndices, Releasable,
+    TickCursor,
 };
 #[cfg(not(loom))]
 pub use class::{CellMap, CompactCell};

@@ -508,6 +508,33 @@ impl Heap {
         self.in_threads(|heap| heap.arena.par_tick(f));
     }
 
+    /// Ticks at most `budget` awake objects of class `T` from where `cursor` stopped: a
+    /// round-robin over the class across frames. As [`Arena::tick_budgeted`].
+    pub fn tick_budgeted<T: 'static>(
+        &mut self,
+        cursor: &mut respawn_arena::TickCursor,
+        budget: usize,
+        f: impl FnMut(&mut T),
+    ) -> usize {
+        self.arena.tick_budgeted(cursor, budget, f)
+    }
+
+    /// Makes the object dormant (skipped by every tick, alive otherwise) or wakes it. The
+    /// collector treats dormant objects as any other: reachable ones are kept, dormant or
+    /// not. As [`Arena::set_dormant`].
+    ///
+    /// # Errors
+    /// As [`Arena::set_dormant`]: [`ArenaError::Stale`], [`ArenaError::Hidden`] or
+    /// [`ArenaError::Permanent`].
+    pub fn set_dormant(&mut self, raw: RawHandle, dormant: bool) -> Result<(), ArenaError> {
+        self.arena.set_dormant(raw, dormant)
+    }
+
+    /// Whether `raw` resolves to a dormant object. As [`Arena::is_dormant`].
+    pub fn is_dormant(&self, raw: RawHandle) -> bool {
+        self.arena.is_dormant(raw)
+    }
+
     /// Runs `work` on this thread with rayon's calls inside it going to the heap's own pool,
     /// if it has one ([`GcSettings::threads`]).
     fn in_threads<R: Send>(&mut self, work: impl FnOnce(&mut Self) -> R + Send) -> R {
