@@ -57,6 +57,10 @@ pub struct TickContext {
     /// its first run, the last frame's length (zero in the first frame). A round-robin's
     /// objects were each ticked about a cycle ago, not `dt` ago.
     pub dt: Duration,
+    /// For a round-robin ([`TickFunction::budget`]), the cycle this run belongs to: cycle
+    /// `c` is the `c`-th pass over the class (from 0), which ticks each object once, and
+    /// every run's objects belong to one cycle. 0 for a function without a budget.
+    pub cycle: u64,
 }
 
 /// The name [`World::add_tick`] gives a tick function, to remove it with
@@ -250,7 +254,7 @@ impl TickSchedule {
             }
             let dt = entry.last.map_or(self.last_dt, |(_, then)| self.clock - then);
             entry.last = Some((frame, self.clock));
-            let cx = TickContext { frame, dt };
+            let cx = TickContext { frame, dt, cycle: entry.cursor.cycles() };
             let budgeted = entry.budget.map(|budget| (&mut entry.cursor, budget));
             (entry.run)(heap, budgeted, &cx);
         }
