@@ -185,7 +185,8 @@ fn a_round_robin_ticks_each_object_once_a_cycle_across_spawns_and_destroys() {
     let writer = Arc::clone(&log);
     world
         .add_tick(
-            TickFunction::new(move |n: &mut Npc, cx: &TickContext| writer.lock().unwrap().push((n.id, cx.cycle))).budget(4),
+            TickFunction::new(move |n: &mut Npc, cx: &TickContext| writer.lock().unwrap().push((n.id, cx.cycle)))
+                .budget(4),
         )
         .unwrap();
     let mut live: Vec<Handle<Npc>> = (0..10).map(|id| spawn(&mut world, id)).collect();
