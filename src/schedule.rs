@@ -272,11 +272,10 @@ impl World {
     /// [`ArenaClassStats::dormant`](respawn_arena::ArenaClassStats::dormant).
     ///
     /// # Errors
-    /// Nothing changes on [`PoolError::Arena`](respawn_pool::PoolError::Arena) with
-    /// [`ArenaError::Stale`](respawn_arena::ArenaError::Stale) or
-    /// [`ArenaError::Hidden`](respawn_arena::ArenaError::Hidden) (the object was destroyed),
-    /// or [`ArenaError::Permanent`](respawn_arena::ArenaError::Permanent) (no tick visits a
-    /// permanent object).
+    /// Nothing changes on [`PoolError::Stale`] (the object is gone), or
+    /// [`PoolError::Arena`] with [`ArenaError::Hidden`](respawn_arena::ArenaError::Hidden)
+    /// (destroyed, its purge pending) or [`ArenaError::Permanent`](respawn_arena::ArenaError::Permanent)
+    /// (no tick visits a permanent object).
     ///
     /// # Examples
     ///

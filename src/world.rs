@@ -897,7 +897,8 @@ impl World {
     }
 
     /// Calls `f` on every live object of `T`, in memory order: one pass over the class's
-    /// contiguous slabs. Objects in pools, garbage and permanent objects are not visited.
+    /// contiguous slabs. Objects in pools, garbage, permanent and dormant objects
+    /// ([`set_dormant`](Self::set_dormant)) are not visited.
     ///
     /// # Examples
     ///
@@ -953,7 +954,8 @@ impl World {
         self.pools.heap_mut().par_tick(f);
     }
 
-    /// Every live object of `T` with its handle, in memory order.
+    /// Every live object of `T` with its handle, in memory order, dormant ones included
+    /// (skip them with [`is_dormant`](Self::is_dormant)).
     pub fn iter<T: 'static>(&self) -> respawn_arena::Iter<'_, T> {
         self.pools.heap().iter()
     }

@@ -895,14 +895,16 @@ impl Arena {
         self.len::<T>() == 0
     }
 
-    /// Every visible object of class `T` with its handle, in memory order.
+    /// Every visible object of class `T` with its handle, in memory order; dormant ones too
+    /// (they are alive: only ticks skip them, see [`set_dormant`](Self::set_dormant)).
     pub fn iter<T: 'static>(&self) -> Iter<'_, T> {
         let entry = self.class_of::<T>().map(|id| &self.classes[id.index()]);
         Iter { entry, cells: LiveCells::of(entry), _class: PhantomData }
     }
 
-    /// Calls `f` on every visible object of class `T`, in memory order: one pass over the
-    /// class's contiguous slabs (the aggregated tick).
+    /// Calls `f` on every visible object of class `T` that is not dormant
+    /// ([`set_dormant`](Self::set_dormant)), in memory order: one pass over the class's
+    /// contiguous slabs (the aggregated tick), walking the live bitmap less the dormant one.
     pub fn tick<T: 'static>(&mut self, mut f: impl FnMut(&mut T)) {
         if let Some(id) = self.class_of::<T>() {
             let entry = &mut self.classes[id.index()];

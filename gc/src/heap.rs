@@ -498,7 +498,8 @@ impl Heap {
     }
 
     /// Calls `f` on every visible object of class `T` in one pass over its contiguous slabs
-    /// (the aggregated tick). Garbage and objects being destroyed are skipped.
+    /// (the aggregated tick). Garbage, objects being destroyed and dormant objects
+    /// ([`set_dormant`](Self::set_dormant)) are skipped.
     pub fn tick<T: 'static>(&mut self, f: impl FnMut(&mut T)) {
         self.arena.tick(f);
     }
