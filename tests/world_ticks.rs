@@ -138,7 +138,10 @@ fn bad_handles_are_refused_with_a_clear_error() {
 
 /// A tick function that logs `(name, frame)` each time it runs (once per run, not per
 /// object), and the log.
-fn logging(name: &'static str) -> (Arc<Mutex<Vec<(&'static str, u64)>>>, impl FnMut(&mut Npc, &TickContext) + Send) {
+/// Which function ran in which frame.
+type RunLog = Arc<Mutex<Vec<(&'static str, u64)>>>;
+
+fn logging(name: &'static str) -> (RunLog, impl FnMut(&mut Npc, &TickContext) + Send) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let writer = Arc::clone(&log);
     let f = move |_: &mut Npc, cx: &TickContext| {
