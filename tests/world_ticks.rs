@@ -315,3 +315,24 @@ fn bad_tick_functions_are_refused_with_the_fix() {
     assert_eq!(err, TickError::ZeroBudget);
     assert!(err.to_string().contains("budget(1)"), "{err}");
 }
+
+#[test]
+fn a_panicking_tick_function_leaves_the_schedule_in_place() {
+    let mut world = world(Policy::Reuse);
+    let h = spawn(&mut world, 0);
+    let mut first = true;
+    world
+        .add_tick(TickFunction::new(move |_: &mut Npc, _: &TickContext| {
+            if std::mem::take(&mut first) {
+                panic!("first run");
+            }
+        }))
+        .unwrap();
+    world.add_tick(TickFunction::new(|n: &mut Npc, _: &TickContext| n.ticks += 1)).unwrap();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.run_ticks()));
+    assert!(caught.is_err());
+    assert_eq!(world.get(h).unwrap().ticks, 0, "the panic stopped the frame's ticks");
+    world.end_frame();
+    world.run_ticks();
+    assert_eq!(world.get(h).unwrap().ticks, 1, "both functions are still there");
+}
