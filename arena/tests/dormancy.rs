@@ -226,7 +226,11 @@ fn run_round_robin_model(ops: Vec<Op>, budget: usize) -> Result<(), TestCaseErro
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 4 } else { 256 }, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 256 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn tick_visits_exactly_the_awake_objects(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 300 })) {
