@@ -336,3 +336,118 @@ fn a_panicking_tick_function_leaves_the_schedule_in_place() {
     world.run_ticks();
     assert_eq!(world.get(h).unwrap().ticks, 1, "both functions are still there");
 }
+
+mod model {
+    //! Random programs of spawns, destroys, dormancy toggles, ticks, collections and frames
+    //! under each policy, against a `HashMap` of the live objects: after every step the
+    //! objects `tick` and `par_tick` visit are exactly the live, awake ones, and `is_dormant`
+    //! and the dormant count agree with the model. Live objects stay reachable (a rooted
+    //! `Town` lists them), so a collection purges only what was destroyed, and the pools'
+    //! cells are reused (`Reuse` and `Purge` at once, `Default` after a collection).
+
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Spawn,
+        Destroy(usize),
+        Dormant(usize, bool),
+        Tick,
+        ParTick,
+        Collect,
+        EndFrame,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            5 => Just(Op::Spawn),
+            3 => any::<usize>().prop_map(Op::Destroy),
+            4 => (any::<usize>(), any::<bool>()).prop_map(|(p, d)| Op::Dormant(p, d)),
+            2 => Just(Op::Tick),
+            1 => Just(Op::ParTick),
+            1 => Just(Op::Collect),
+            1 => Just(Op::EndFrame),
+        ]
+    }
+
+    fn run(policy: Policy, ops: Vec<Op>) -> Result<(), TestCaseError> {
+        let mut world = world(policy);
+        let town = world.insert(Town { npcs: Vec::new() });
+        let _root = world.root(town).unwrap();
+        let mut live: HashMap<Handle<Npc>, (u64, bool)> = HashMap::new();
+        // `Default`: destroyed dormant objects, garbage until the next collection purges
+        // them, and counted dormant until then (as `len` counts them).
+        let mut pending = 0;
+        let mut next_id = 0;
+        for op in ops {
+            match op {
+                Op::Spawn => {
+                    let h = spawn(&mut world, next_id);
+                    prop_assert!(!world.is_dormant(h), "{policy}: a spawn starts awake");
+                    live.insert(h, (next_id, false));
+                    world.get_mut(town).unwrap().npcs.push(h);
+                    next_id += 1;
+                }
+                Op::Destroy(p) | Op::Dormant(p, _) if !live.is_empty() => {
+                    let mut keys: Vec<_> = live.keys().copied().collect();
+                    keys.sort();
+                    let h = keys[p % keys.len()];
+                    if let Op::Dormant(_, dormant) = op {
+                        world.set_dormant(h, dormant).unwrap();
+                        live.get_mut(&h).unwrap().1 = dormant;
+                    } else {
+                        world.destroy(h).unwrap();
+                        let (_, dormant) = live.remove(&h).unwrap();
+                        pending += usize::from(dormant && policy == Policy::Default);
+                        world.get_mut(town).unwrap().npcs.retain(|&n| n != h);
+                        prop_assert!(world.set_dormant(h, true).is_err(), "{policy}: stale at once");
+                    }
+                }
+                Op::Destroy(_) | Op::Dormant(..) => {}
+                Op::Tick | Op::ParTick => {
+                    let seen = Mutex::new(Vec::new());
+                    if matches!(op, Op::Tick) {
+                        world.tick::<Npc>(|n| seen.lock().unwrap().push(n.id));
+                    } else {
+                        world.par_tick::<Npc>(|n| seen.lock().unwrap().push(n.id));
+                    }
+                    let mut seen = seen.into_inner().unwrap();
+                    seen.sort_unstable();
+                    let mut awake: Vec<u64> = live.values().filter(|(_, d)| !d).map(|&(id, _)| id).collect();
+                    awake.sort_unstable();
+                    prop_assert_eq!(seen, awake, "{}", policy);
+                }
+                Op::Collect => {
+                    world.collect_garbage();
+                    pending = 0;
+                }
+                Op::EndFrame => {
+                    world.end_frame();
+                }
+            }
+            for (&h, &(_, dormant)) in &live {
+                prop_assert_eq!(world.is_dormant(h), dormant, "{}", policy);
+            }
+            let dormant = live.values().filter(|(_, d)| *d).count() + pending;
+            prop_assert_eq!(world.heap().stats::<Npc>().unwrap().dormant, dormant, "{}", policy);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn ticks_visit_exactly_the_live_awake_objects_under_every_policy(
+            ops in prop::collection::vec(op(), 1..200),
+            policy in prop::sample::select(Policy::ALL.to_vec()),
+        ) {
+            run(policy, ops)?;
+        }
+    }
+}
