@@ -8,7 +8,7 @@ pub use respawn_allocator::{AllocError, ChunkAllocator, ClassId, PermanentPool, 
 pub use respawn_arena as arena;
 pub use respawn_arena::{
     Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, EndListenerId, Ended, Freed,
-    FreedCell, Handle, ObjectFlags, RawHandle, Releasable, Root, SideTable, SlabLayout,
+    FreedCell, Handle, ObjectFlags, RawHandle, Releasable, Root, SideTable, SlabLayout, TickCursor,
 };
 pub use respawn_gc as gc;
 pub use respawn_gc::{
@@ -25,10 +25,12 @@ pub use respawn_pool::{
 mod batch;
 mod listeners;
 mod pool_mut;
+mod schedule;
 mod world;
 pub use batch::SpawnBatch;
 pub use listeners::ListenerId;
 pub use pool_mut::PoolMut;
+pub use schedule::{TickContext, TickError, TickFunction, TickGroup, TickId};
 pub use world::{FrameEnd, World, WorldBuilder, WorldStats};
 
 /// The README's examples, run as doctests (the README is the repository's front page, not

@@ -15,6 +15,7 @@ use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Poo
 use crate::batch::SpawnBatch;
 use crate::listeners::{ListenerId, Listeners};
 use crate::pool_mut::PoolMut;
+use crate::schedule::TickSchedule;
 
 /// Adds one class's pool with its final (merged) configuration.
 type AddPool = Box<dyn FnOnce(&mut Pools, PoolConfig) -> Result<(), PoolError>>;
@@ -167,7 +168,14 @@ impl WorldBuilder {
         for (pending, config) in self.pools.into_iter().zip(configs) {
             (pending.add)(&mut pools, config)?;
         }
-        Ok(World { pools, frame: Bump::new(), last_frame: None, frames: 0, listeners: Listeners::default() })
+        Ok(World {
+            pools,
+            frame: Bump::new(),
+            last_frame: None,
+            frames: 0,
+            listeners: Listeners::default(),
+            ticks: TickSchedule::default(),
+        })
     }
 }
 
@@ -240,6 +248,8 @@ pub struct World {
     frames: u64,
     /// Spawn listeners, and the count of the destroy listeners kept by the arena.
     listeners: Listeners,
+    /// Tick functions by group ([`add_tick`](Self::add_tick), src/schedule.rs).
+    pub(crate) ticks: TickSchedule,
 }
 
 impl fmt::Debug for World {
@@ -910,7 +920,8 @@ impl World {
     }
 
     /// Calls `f` on every live object of `T`, in memory order: one pass over the class's
-    /// contiguous slabs. Objects in pools, garbage and permanent objects are not visited.
+    /// contiguous slabs. Objects in pools, garbage, permanent and dormant objects
+    /// ([`set_dormant`](Self::set_dormant)) are not visited.
     ///
     /// # Examples
     ///
@@ -966,7 +977,8 @@ impl World {
         self.pools.heap_mut().par_tick(f);
     }
 
-    /// Every live object of `T` with its handle, in memory order.
+    /// Every live object of `T` with its handle, in memory order, dormant ones included
+    /// (skip them with [`is_dormant`](Self::is_dormant)).
     pub fn iter<T: 'static>(&self) -> respawn_arena::Iter<'_, T> {
         self.pools.heap().iter()
     }
@@ -1187,7 +1199,15 @@ impl World {
         self.frame.reset();
         let frame = self.frames;
         self.frames += 1;
+        self.ticks.end_frame(dt);
         FrameEnd { frame, dt, gc, frame_bytes }
+    }
+
+    /// The number of the frame in progress: 0 until the first [`end_frame`](Self::end_frame),
+    /// then one more at each (the number the next `end_frame` reports). Tick functions
+    /// that run every N frames count by it.
+    pub fn frame(&self) -> u64 {
+        self.frames
     }
 
     /// The per-frame scratch arena for temporaries (hit lists, spawn requests): allocation

@@ -20,8 +20,10 @@ use crate::table::{Cells, ObjectTable, Range, Slot, PERMANENT_SLOTS};
 use crate::{ArenaError, DropAll, Handle, ObjectFlags, RawHandle, Root};
 
 mod access;
+pub(crate) mod dormancy;
 pub(crate) mod listeners;
 pub use access::IterMut;
+pub use dormancy::TickCursor;
 pub use listeners::EndListenerId;
 
 /// Settings of an [`Arena`].
@@ -64,13 +66,16 @@ pub struct ArenaClassStats {
     pub retired: usize,
     /// Permanent objects of the class (in the permanent pool, not in the class's slabs).
     pub permanent: usize,
+    /// Objects made dormant ([`Arena::set_dormant`]) that have not ended, hidden ones
+    /// included (as `len` counts them): the tick skips them.
+    pub dormant: usize,
     /// The allocator's view of the class's memory.
     pub memory: ClassStats,
     /// Bytes of object-table slots the class's slabs have set up (16 per cell): the
     /// table's share of the class's memory, beside the slabs' `memory`.
     pub slot_bytes: usize,
     /// Bytes of the class's own bookkeeping on the heap: its live bitmap (one bit per cell
-    /// number), its vacant list and its slab bases, at their capacities, and the sub-object
+    /// number; its dormancy bitmap too, once an object was dormant), its vacant list and its slab bases, at their capacities, and the sub-object
     /// links in its range of the table (pages of 2 Ki indices, allocated once one of their
     /// objects gains an owner, 8 bytes an index, or owns sub-objects, 4 more).
     pub side_bytes: usize,
@@ -264,6 +269,7 @@ impl Arena {
             capacity,
             at,
             live: Vec::new(),
+            dormancy: Default::default(),
             free: Vec::new(),
             granted: 0,
             out: 0,
@@ -889,21 +895,24 @@ impl Arena {
         self.len::<T>() == 0
     }
 
-    /// Every visible object of class `T` with its handle, in memory order.
+    /// Every visible object of class `T` with its handle, in memory order; dormant ones too
+    /// (they are alive: only ticks skip them, see [`set_dormant`](Self::set_dormant)).
     pub fn iter<T: 'static>(&self) -> Iter<'_, T> {
         let entry = self.class_of::<T>().map(|id| &self.classes[id.index()]);
         Iter { entry, cells: LiveCells::of(entry), _class: PhantomData }
     }
 
-    /// Calls `f` on every visible object of class `T`, in memory order: one pass over the
-    /// class's contiguous slabs (the aggregated tick).
+    /// Calls `f` on every visible object of class `T` that is not dormant
+    /// ([`set_dormant`](Self::set_dormant)), in memory order: one pass over the class's
+    /// contiguous slabs (the aggregated tick), walking the live bitmap less the dormant one.
     pub fn tick<T: 'static>(&mut self, mut f: impl FnMut(&mut T)) {
         if let Some(id) = self.class_of::<T>() {
             let entry = &mut self.classes[id.index()];
             entry.note_all();
             let entry = &*entry;
+            let dormant = entry.dormancy.words(0, entry.live.len());
             // SAFETY: `entry` is class `T`'s and `&mut self` makes every object ours.
-            unsafe { visit_words::<T>(entry.shift, &entry.bases, 0, &entry.live, &mut f) };
+            unsafe { visit_words::<T>(entry.shift, &entry.bases, 0, &entry.live, dormant, &mut f) };
         }
     }
 
@@ -914,12 +923,13 @@ impl Arena {
         entry.note_all();
         let entry = &*entry;
         let words_per_slab = (entry.cells_per_slab() / 64).max(1);
-        let (shift, bases) = (entry.shift, SharedBases(&entry.bases));
+        let (shift, bases, dormancy) = (entry.shift, SharedBases(&entry.bases), &entry.dormancy);
         entry.live.par_chunks(words_per_slab).enumerate().for_each(|(i, words)| {
             let bases = &bases;
+            let dormant = dormancy.words(i * words_per_slab, words.len());
             // SAFETY: the geometry is class `T`'s; each object's live bit lies in exactly one
             // chunk, so each `&mut T` is handed to one task; `&mut self` excludes others.
-            unsafe { visit_words::<T>(shift, bases.0, i * words_per_slab, words, &mut |t| f(t)) };
+            unsafe { visit_words::<T>(shift, bases.0, i * words_per_slab, words, dormant, &mut |t| f(t)) };
         });
     }
 
@@ -940,11 +950,13 @@ impl Arena {
             vacant: entry.free.len(),
             retired: entry.retired,
             permanent: entry.permanent,
+            dormant: entry.dormancy.count(),
             memory: self.alloc.stats(entry.id).ok()?,
             slot_bytes: entry.bases.iter().filter(|b| !b.is_null()).count()
                 * entry.cells_per_slab()
                 * std::mem::size_of::<Slot>(),
             side_bytes: entry.live.capacity() * 8
+                + entry.dormancy.bytes()
                 + entry.free.capacity() * 4
                 + entry.bases.capacity() * 8
                 + self.outers.bytes_in(entry.start, entry.capacity),
@@ -1289,6 +1301,10 @@ fn release(
         // Before anything changes: the listeners see the object as it was.
         listeners::released(entry, index, flags, generation);
     }
+    if entry.dormancy.any() {
+        // Dormancy ends with the object: the cell's next object starts awake.
+        entry.dormancy.ended(n);
+    }
     if generation >= max_generation {
         retire(table, entry, outers, index, n, flags);
         return true;
@@ -1474,16 +1490,26 @@ struct SharedBases<'a>(&'a [*mut u8]);
 // is decided by the live-bitmap chunk it was given.
 unsafe impl Sync for SharedBases<'_> {}
 
-/// Calls `f` on the object of every set bit of `words`, whose first word is word
-/// `first_word` of the class's live bitmap.
+/// Calls `f` on the object of every bit set in `words` and clear in `dormant` (the words of
+/// the class's dormancy bitmap beside them; a missing one is all awake), whose first word is
+/// word `first_word` of the class's live bitmap.
 ///
 /// # Safety
 /// `bases`, `shift` and the bitmap belong to class `T`; the caller holds exclusive access to
 /// every object whose bit is in `words`.
 #[inline]
-unsafe fn visit_words<T>(shift: u32, bases: &[*mut u8], first_word: usize, words: &[u64], f: &mut impl FnMut(&mut T)) {
+unsafe fn visit_words<T>(
+    shift: u32,
+    bases: &[*mut u8],
+    first_word: usize,
+    words: &[u64],
+    dormant: &[u64],
+    f: &mut impl FnMut(&mut T),
+) {
     let mask = (1usize << shift) - 1;
     for (w, &word) in words.iter().enumerate() {
+        // Dormant objects cost their bit here, and nothing more.
+        let word = word & !dormant.get(w).copied().unwrap_or(0);
         if word == 0 {
             continue;
         }
@@ -1500,6 +1526,7 @@ unsafe fn visit_words<T>(shift: u32, bases: &[*mut u8], first_word: usize, words
                     f(unsafe { &mut *first.add(i) });
                 }
             } else {
+                prefetch_word::<T>(shift, bases, n0 + 64, words.get(w + 1), dormant.get(w + 1));
                 let mut bits = word;
                 while bits != 0 {
                     let i = bits.trailing_zeros() as usize;
@@ -1516,6 +1543,40 @@ unsafe fn visit_words<T>(shift: u32, bases: &[*mut u8], first_word: usize, words
                 // SAFETY: a set bit names a live `T` in a slab the class owns.
                 f(unsafe { &mut *bases[n >> shift].cast::<T>().add(n & mask) });
             }
+        }
+    }
+}
+
+/// Asks the CPU for the cells of the awake objects of the next word (`n1`: its first cell
+/// number; `live` and `dormant`: its words, if any) while the walk works through a partial
+/// one. Where dormant objects leave gaps, the hardware prefetcher loses the stream (a 64-byte
+/// object is a line, a word of them a page), and the tick would wait for each object in
+/// turn: the walk knows which lines it will read next, so it says so, a word ahead. A full
+/// next word is left to the hardware. (Measured: `benches/dormant.rs`, 1.6× faster at half
+/// dormant, 2.5–3.5× at 90 %.)
+#[inline(always)]
+#[cfg_attr(any(not(target_arch = "x86_64"), miri), allow(unused_variables))]
+fn prefetch_word<T>(shift: u32, bases: &[*mut u8], n1: usize, live: Option<&u64>, dormant: Option<&u64>) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let Some(&live) = live else { return };
+        let mut bits = live & !dormant.copied().unwrap_or(0);
+        if bits == u64::MAX || bits == 0 {
+            return;
+        }
+        let Some(&base) = bases.get(n1 >> shift) else { return };
+        if base.is_null() {
+            return;
+        }
+        // Addresses only, never dereferenced: `wrapping_add` keeps them well-defined.
+        let first = base.cast::<T>().wrapping_add(n1 & ((1usize << shift) - 1));
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            // SAFETY: SSE is part of x86_64's baseline, and a prefetch is a hint that
+            // neither reads into the program nor faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(i).cast()) };
         }
     }
 }
@@ -1933,7 +1994,8 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// See [`Arena::tick`].
     pub fn tick(&mut self, mut f: impl FnMut(&mut T)) {
         self.entry.note_all();
+        let dormant = self.entry.dormancy.words(0, self.entry.live.len());
         // SAFETY: the entry is class `T`'s; `&mut self` borrows the arena mutably.
-        unsafe { visit_words::<T>(self.entry.shift, &self.entry.bases, 0, &self.entry.live, &mut f) };
+        unsafe { visit_words::<T>(self.entry.shift, &self.entry.bases, 0, &self.entry.live, dormant, &mut f) };
     }
 }

@@ -278,6 +278,10 @@ pub(crate) struct ClassEntry {
     /// One bit per cell number: set while the cell holds an object that is visible
     /// (constructed, not garbage, not in its pool). `tick` and `iter` walk these words.
     pub(crate) live: Vec<u64>,
+    /// One bit per cell number, set while the cell's object is dormant: `tick` walks
+    /// `live & !dormant` ([`Arena::set_dormant`](crate::Arena::set_dormant)).
+    #[cfg(not(loom))]
+    pub(crate) dormancy: crate::arena::dormancy::Dormancy,
     /// Vacant slots, reused last in first out (the warmest cell first).
     pub(crate) free: Vec<u32>,
     /// Cells of the slabs granted to the class. Each is, at any time, exactly one of: live

@@ -27,7 +27,8 @@
 //! - a handle resolves only if its generation matches and the slot is not `VACANT`,
 //!   `GARBAGE`, `UNREACHABLE` or `IN_POOL`;
 //! - a cell's live bit is set exactly while it holds an object a handle can reach (not
-//!   `GARBAGE`, `UNREACHABLE` or `IN_POOL`); `tick` visits exactly those, in address order
+//!   `GARBAGE`, `UNREACHABLE` or `IN_POOL`); `tick` visits exactly those whose dormancy bit
+//!   is clear ([`Arena::set_dormant`]; the release clears it), in address order
 //!   (the collector's mark bit, `MAYBE_UNREACHABLE`, hides nothing, so a mark spread over
 //!   frames leaves every object usable);
 //! - while the collector's write barrier is on ([`Arena::set_barrier`]), every object made
@@ -65,6 +66,7 @@ mod table;
 #[cfg(not(loom))]
 pub use arena::{
     Arena, ArenaClassStats, ArenaConfig, BarrierLog, ClassStore, EndListenerId, Iter, IterMut, LiveIndices, Releasable,
+    TickCursor,
 };
 #[cfg(not(loom))]
 pub use class::{CellMap, CompactCell};

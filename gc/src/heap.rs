@@ -511,7 +511,8 @@ impl Heap {
     }
 
     /// Calls `f` on every visible object of class `T` in one pass over its contiguous slabs
-    /// (the aggregated tick). Garbage and objects being destroyed are skipped.
+    /// (the aggregated tick). Garbage, objects being destroyed and dormant objects
+    /// ([`set_dormant`](Self::set_dormant)) are skipped.
     pub fn tick<T: 'static>(&mut self, f: impl FnMut(&mut T)) {
         self.arena.tick(f);
     }
@@ -519,6 +520,33 @@ impl Heap {
     /// Like [`tick`](Self::tick), split across rayon's threads slab by slab.
     pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
         self.in_threads(|heap| heap.arena.par_tick(f));
+    }
+
+    /// Ticks at most `budget` awake objects of class `T` from where `cursor` stopped: a
+    /// round-robin over the class across frames. As [`Arena::tick_budgeted`].
+    pub fn tick_budgeted<T: 'static>(
+        &mut self,
+        cursor: &mut respawn_arena::TickCursor,
+        budget: usize,
+        f: impl FnMut(&mut T),
+    ) -> usize {
+        self.arena.tick_budgeted(cursor, budget, f)
+    }
+
+    /// Makes the object dormant (skipped by every tick, alive otherwise) or wakes it. The
+    /// collector treats dormant objects as any other: reachable ones are kept, dormant or
+    /// not. As [`Arena::set_dormant`].
+    ///
+    /// # Errors
+    /// As [`Arena::set_dormant`]: [`ArenaError::Stale`], [`ArenaError::Hidden`] or
+    /// [`ArenaError::Permanent`].
+    pub fn set_dormant(&mut self, raw: RawHandle, dormant: bool) -> Result<(), ArenaError> {
+        self.arena.set_dormant(raw, dormant)
+    }
+
+    /// Whether `raw` resolves to a dormant object. As [`Arena::is_dormant`].
+    pub fn is_dormant(&self, raw: RawHandle) -> bool {
+        self.arena.is_dormant(raw)
     }
 
     /// Runs `work` on this thread with rayon's calls inside it going to the heap's own pool,

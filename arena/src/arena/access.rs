@@ -50,7 +50,7 @@ impl Arena {
     }
 
     /// Every visible object of class `T` with its handle, mutably, in memory order (as
-    /// [`iter`](Self::iter)).
+    /// [`iter`](Self::iter): dormant ones too).
     ///
     /// # Examples
     ///
