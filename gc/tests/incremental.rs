@@ -616,6 +616,37 @@ fn a_store_made_by_a_tick_behind_the_mark_is_seen() {
 }
 
 #[test]
+fn a_store_made_through_iter_mut_behind_the_mark_is_seen() {
+    // As the tick above, through the arena's `iter_mut` (what `World::iter_mut` lends).
+    let drops = Drops::default();
+    let mut s = Slow::new();
+    let (c, b, a) = c_and_a_far_behind(&mut s, &drops);
+    s.heap.get_mut(c).unwrap().stash.push(b);
+    s.heap.get_mut(a).unwrap().edges.clear();
+    s.slice(1);
+    for (_, l) in s.heap.arena_mut_bypassing_gc().iter_mut::<Link>() {
+        let mut stash = std::mem::take(&mut l.stash);
+        l.edges.append(&mut stash);
+    }
+    s.finish();
+    assert!(s.heap.get(b).is_some() && drops.get(1) == 0, "stored through iter_mut into C");
+}
+
+#[test]
+fn a_store_made_through_get_disjoint_mut_behind_the_mark_is_seen() {
+    // C takes B from A, both lent at once (what `World::get_disjoint_mut` lends).
+    let drops = Drops::default();
+    let mut s = Slow::new();
+    let (c, b, a) = c_and_a_far_behind(&mut s, &drops);
+    s.slice(1);
+    let [c_link, a_link] = s.heap.arena_mut_bypassing_gc().get_disjoint_mut([c, a]).unwrap();
+    c_link.edges.push(b);
+    a_link.edges.clear();
+    s.finish();
+    assert!(s.heap.get(b).is_some() && drops.get(1) == 0, "stored through get_disjoint_mut into C");
+}
+
+#[test]
 fn a_whole_collection_drops_a_running_mark_and_decides_anew() {
     let drops = Drops::default();
     let mut s = Slow::new();

@@ -43,6 +43,13 @@ impl Arena {
             }
             cells[i] = self.locate(h)?.cast();
         }
+        if self.barrier {
+            // Lent mutably: a handle stored through them during an incremental mark must
+            // be traced again, as `get_mut`'s are.
+            for h in handles {
+                self.note(h.index(), false);
+            }
+        }
         // SAFETY: each cell holds a live, visible `T` (`locate` checked the generation, the
         // flags and the class), no two are the same slot, and a slot has one cell, so the
         // references are disjoint; `&mut self` keeps every other access out while they live.
@@ -66,7 +73,13 @@ impl Arena {
     /// assert_eq!((arena.get(a), arena.get(b)), (Some(&11), Some(&22)));
     /// ```
     pub fn iter_mut<T: 'static>(&mut self) -> IterMut<'_, T> {
-        let entry = self.class_of::<T>().map(|id| &self.classes[id.index()]);
+        let id = self.class_of::<T>();
+        if let Some(id) = id {
+            // Every object of the class is lent mutably, as by `tick`: the write barrier
+            // notes the class whole.
+            self.classes[id.index()].note_all();
+        }
+        let entry = id.map(|id| &self.classes[id.index()]);
         IterMut { entry, cells: LiveCells::of(entry), _class: PhantomData }
     }
 }
