@@ -15,6 +15,8 @@ use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Poo
 use crate::batch::SpawnBatch;
 use crate::listeners::{ListenerId, Listeners};
 
+mod composite;
+
 /// Adds one class's pool with its final (merged) configuration.
 type AddPool = Box<dyn FnOnce(&mut Pools, PoolConfig) -> Result<(), PoolError>>;
 
