@@ -736,7 +736,7 @@ impl<O: Composite> CompositePool<O> {
         for sub in heap.sub_objects(owner) {
             // Visible: a part destroyed on its own is garbage, still linked until purged.
             let slot = heap.table().resolve(sub).ok()?;
-            if slot.flags().intersects(ObjectFlags::HAS_SUBOBJECTS) || slot.is_rooted() {
+            if slot.flags().intersects(ObjectFlags::HAS_SUBOBJECTS | ObjectFlags::PERMANENT) || slot.is_rooted() {
                 return None;
             }
             let class = usize::from(slot.class());
@@ -816,6 +816,12 @@ impl<O: Composite> CompositePool<O> {
         }
         Ok(())
     }
+}
+
+/// Whether the object `raw` names is visible and may be stowed (neither rooted nor
+/// permanent).
+fn may_stow(heap: &Heap, raw: RawHandle) -> bool {
+    heap.table().resolve(raw).is_ok_and(|slot| !slot.is_rooted() && !slot.flags().contains(ObjectFlags::PERMANENT))
 }
 
 /// The owner class's free route: counts why the owner ended and leaves its cell for the
@@ -899,15 +905,20 @@ impl<O: Composite> ErasedComposite for CompositePool<O> {
 
 impl<O: Composite> ErasedPool for CompositePool<O> {
     fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        let parts = self.intact_parts(heap, raw);
+        if self.config.policy == Policy::Reuse && self.owned() <= self.config.max {
+            if let Some(parts) = parts.filter(|_| may_stow(heap, raw)) {
+                // Everything the stows need was checked: the walk below (which allocates)
+                // is not needed.
+                self.tally.released += 1;
+                return self.reuse(heap, raw, parts);
+            }
+        }
         // Checked before anything changes: the owner and its sub-objects may end.
         drop(heap.subtree(raw).map_err(refusal)?);
         self.tally.released += 1;
-        let parts = self.intact_parts(heap, raw);
-        let over = self.owned() > self.config.max;
-        match (self.config.policy, parts) {
-            (Policy::Reuse, Some(parts)) if !over => return self.reuse(heap, raw, parts),
-            (Policy::Reuse, None) => self.tally.broken += 1,
-            _ => {}
+        if self.config.policy == Policy::Reuse && parts.is_none() {
+            self.tally.broken += 1;
         }
         if let Some(owner) = heap.get_mut(Handle::<O>::from_raw(raw)) {
             owner.on_release();
