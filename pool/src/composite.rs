@@ -71,7 +71,12 @@ pub const MAX_PARTS: usize = 6;
 /// |---|---|---|
 /// | `Default` | owner and parts become garbage together (the sub-object rule); the collector purges them | a set the workers built after the purge |
 /// | `Purge` | owner and parts destroyed now | a set the workers rebuilt |
-/// | `Reuse` | owner and parts reset and stowed as one set; a set whose parts are not exactly the ones spawned with it (one destroyed or relinked, another sub-object added) is destroyed instead, counted in [`CompositeStats::broken`] | the same set, reset, at once |
+/// | `Reuse` | owner and parts reset and stowed as one set, if the owner's sub-objects are, class for class, one visible, unrooted leaf per part; otherwise (a part destroyed or cut loose on its own, another sub-object added) the set is destroyed as under `Purge`, counted in [`CompositeStats::broken`] | the same set, reset, at once |
+///
+/// The `Reuse` check goes by class, not by identity: an object of a part's class linked to
+/// the owner in place of a part cut loose is reused as that part (reset, and handed out
+/// with the set from then on). Either way, a spawn never hands out a set with a part
+/// missing or one too many.
 ///
 /// ```
 /// use respawn_gc::{Heap, Object, Trace};
@@ -276,9 +281,9 @@ pub struct CompositeStats {
     /// Owners whose cell came back (`Default`, `Purge`, collected) and was paired with new
     /// part cells for the workers.
     pub reassembled: u64,
-    /// `Reuse` releases that found the parts not as spawned (one destroyed or relinked on
-    /// its own, or another sub-object added): the composite was destroyed (as `Purge`)
-    /// instead of reused.
+    /// `Reuse` releases whose owner no longer had one visible, unrooted leaf sub-object of
+    /// each part's class (a part destroyed or cut loose on its own, another sub-object
+    /// added): the composite was destroyed (as `Purge`) instead of reused.
     pub broken: u64,
 }
 
