@@ -101,7 +101,9 @@ pub const MAX_PARTS: usize = 6;
 /// }
 ///
 /// let mut pools = Pools::new(Heap::new());
-/// pools.add_composite::<Tower>(PoolConfig { workers: 0, ..PoolConfig::DEFAULT })?;
+/// // No workers here: `prefill` builds on this thread.
+/// let config = PoolConfig { workers: 0, precreate: false, low_watermark: 0, ..PoolConfig::DEFAULT };
+/// pools.add_composite::<Tower>(config)?;
 /// pools.prefill::<Tower>(4)?;
 /// let (tower, (turret, health)) = pools.spawn_composite::<Tower>()?;
 /// assert_eq!(pools.heap().get(health).unwrap().hp, 100);
@@ -205,14 +207,9 @@ impl PartClass {
             name: P::class_name(),
             type_id: TypeId::of::<P>(),
             register: |heap| heap.class_id::<P>(),
-            // SAFETY (of the pointer's callers): the cell holds a `P` they own.
-            drop: |cell| unsafe { std::ptr::drop_in_place(cell.cast::<P>().as_ptr()) },
+            drop: drop_part::<P>,
             take_cell: |heap, class| heap.arena_mut_bypassing_gc().store_of::<P>(class)?.take_cell(),
-            adopt: |heap, class, cell| {
-                // SAFETY: the caller's contract (`adopt`'s): `class` is `P`'s in this heap
-                // (`register` returned it), and the cell is one of its, holding a built `P`.
-                unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<P>(class).adopt_compact(cell) }.raw()
-            },
+            adopt: adopt_part::<P>,
             on_spawn: |heap, raw| {
                 if let Some(part) = heap.get_mut(Handle::<P>::from_raw(raw)) {
                     part.on_spawn();
@@ -230,6 +227,27 @@ impl PartClass {
             get: |heap, raw| heap.get(Handle::<P>::from_raw(raw)).map(|p| p as &dyn std::any::Any),
         }
     }
+}
+
+/// [`PartClass::drop`] for `P`.
+///
+/// # Safety
+/// `cell` holds a `P` the caller owns alone; it is not touched again.
+unsafe fn drop_part<P>(cell: NonNull<u8>) {
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::drop_in_place(cell.cast::<P>().as_ptr()) }
+}
+
+/// [`PartClass::adopt`] for `P`: the part in `cell` becomes live; returns its handle.
+///
+/// # Safety
+/// `class` is `P`'s in this heap (the id `register` returned), and `cell` is one of its
+/// cells, compacted by its map, holding a built `P` that from now on belongs to the arena.
+unsafe fn adopt_part<P: Poolable>(heap: &mut Heap, class: ClassId, cell: CompactCell) -> RawHandle {
+    // SAFETY: the caller's contract: the class is `P`'s, so its store is typed right.
+    let mut store = unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<P>(class) };
+    // SAFETY: the caller's contract: a built `P` in one of the class's cells.
+    unsafe { store.adopt_compact(cell) }.raw()
 }
 
 macro_rules! parts {

@@ -87,8 +87,20 @@ impl World {
         }
     }
 
-    /// [`spawn_composite`](Self::spawn_composite), running `init` on the owner before the
-    /// hooks.
+    /// [`spawn_composite`](Self::spawn_composite), returning a failure instead of
+    /// panicking.
+    ///
+    /// # Errors
+    /// [`PoolError::NotPooled`] if `O` has no composite pool; [`PoolError::Arena`] when a
+    /// class's memory is exhausted.
+    pub fn try_spawn_composite<O: Composite>(
+        &mut self,
+    ) -> Result<(Handle<O>, <O::Parts as Parts>::Handles), PoolError> {
+        self.try_spawn_composite_with(|_| {})
+    }
+
+    /// [`try_spawn_composite`](Self::try_spawn_composite), running `init` on the owner
+    /// before the hooks.
     ///
     /// # Errors
     /// [`PoolError::NotPooled`] if `O` has no composite pool; [`PoolError::Arena`] when a
