@@ -174,7 +174,7 @@ pub struct PartClass {
     drop: unsafe fn(NonNull<u8>),
     take_cell: fn(&mut Heap, ClassId) -> Result<FreedCell, ArenaError>,
     adopt: unsafe fn(&mut Heap, ClassId, CompactCell) -> RawHandle,
-    on_spawn: fn(&mut Heap, RawHandle),
+    on_spawn: unsafe fn(NonNull<u8>),
     on_release: fn(&mut Heap, RawHandle, bool),
     stow: fn(&mut Heap, ClassId, RawHandle) -> Result<Option<FreedCell>, ArenaError>,
     get: for<'h> fn(&'h Heap, RawHandle) -> Option<&'h dyn std::any::Any>,
@@ -210,11 +210,7 @@ impl PartClass {
             drop: drop_part::<P>,
             take_cell: |heap, class| heap.arena_mut_bypassing_gc().store_of::<P>(class)?.take_cell(),
             adopt: adopt_part::<P>,
-            on_spawn: |heap, raw| {
-                if let Some(part) = heap.get_mut(Handle::<P>::from_raw(raw)) {
-                    part.on_spawn();
-                }
-            },
+            on_spawn: on_spawn_part::<P>,
             on_release: |heap, raw, reset| {
                 if let Some(part) = heap.get_mut(Handle::<P>::from_raw(raw)) {
                     part.on_release();
@@ -248,6 +244,15 @@ unsafe fn adopt_part<P: Poolable>(heap: &mut Heap, class: ClassId, cell: Compact
     let mut store = unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<P>(class) };
     // SAFETY: the caller's contract: a built `P` in one of the class's cells.
     unsafe { store.adopt_compact(cell) }.raw()
+}
+
+/// [`PartClass::on_spawn`] for `P`, on the part in `cell`.
+///
+/// # Safety
+/// `cell` holds a live `P` nothing else borrows for the call.
+unsafe fn on_spawn_part<P: Poolable>(cell: NonNull<u8>) {
+    // SAFETY: the caller's contract.
+    unsafe { (*cell.cast::<P>().as_ptr()).on_spawn() }
 }
 
 macro_rules! parts {
@@ -698,6 +703,8 @@ impl<O: Composite> CompositePool<O> {
             }
             None => self.miss(heap, strict)?,
         };
+        // SAFETY: the pool's map placed every cell it holds, and its heap is alive.
+        let cells = unsafe { self.map.part_cells(&assembly.parts) };
         let Assembly { owner, parts } = assembly;
         let arena = heap.arena_mut_bypassing_gc();
         // SAFETY: `new` checked that `class` is `O`'s in this heap's arena, and the pool
@@ -719,17 +726,18 @@ impl<O: Composite> CompositePool<O> {
             raws[i] = raw;
         }
         self.tally.high_water = self.tally.high_water.max(self.depot.in_hand().saturating_sub(self.local()));
-        // SAFETY: adopted just now; `&mut Heap` makes it ours for the call.
+        // SAFETY: adopted just now; `&mut Heap` makes it ours for the call, and nothing
+        // below reaches the heap.
         let object = unsafe { &mut *object.as_ptr() };
         object.attach(O::Parts::handles(&raws));
         init(object);
-        for (i, (part, _)) in self.part_classes().enumerate() {
-            (part.on_spawn)(heap, raws[i]);
+        for ((part, _), cell) in self.part_classes().zip(cells) {
+            // SAFETY: each part was adopted into its cell just now, and is borrowed by
+            // nothing else (`&mut Heap` is ours; the owner's borrow is another cell).
+            unsafe { (part.on_spawn)(cell) };
         }
         // The owner's hook last: its parts are complete.
-        if let Some(owner) = heap.get_mut(h) {
-            owner.on_spawn();
-        }
+        object.on_spawn();
         Ok((h, raws))
     }
 
