@@ -384,6 +384,8 @@ impl World {
     #[cold]
     #[inline(never)]
     fn tell_spawned<T: 'static>(&mut self, h: Handle<T>) {
+        // A composite's parts first (none for other classes), then the object.
+        self.pools.for_each_part(h.raw(), |class, raw, part| self.listeners.spawned_any(class, raw, part));
         if let Some(object) = self.pools.heap().get(h) {
             self.listeners.spawned(h, object);
         }

@@ -433,6 +433,21 @@ fn assert_no_cell_held<T: 'static>(world: &World) {
 }
 
 #[test]
+fn spawn_listeners_hear_of_each_part_then_the_tower() {
+    let mut world = world::<7>(Policy::Purge);
+    let heard = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let h = std::sync::Arc::clone(&heard);
+    world.on_spawn(move |_: Handle<Tower<7>>, _: &Tower<7>| h.lock().unwrap().push(TOWER));
+    let h = std::sync::Arc::clone(&heard);
+    world.on_spawn(move |_: Handle<Turret<7>>, _: &Turret<7>| h.lock().unwrap().push(TURRET));
+    let h = std::sync::Arc::clone(&heard);
+    world.on_spawn(move |_: Handle<Radar<7>>, t: &Radar<7>| h.lock().unwrap().push(RADAR + 10 * t.value as usize));
+    world.spawn_composite::<Tower<7>>();
+    world.spawn::<Tower<7>>();
+    assert_eq!(*heard.lock().unwrap(), [TURRET, RADAR + 70, TOWER, TURRET, RADAR + 70, TOWER]);
+}
+
+#[test]
 fn bad_composites_are_refused_with_a_reason() {
     /// A composite that names its own class among its parts.
     #[derive(Trace, Object)]

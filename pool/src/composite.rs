@@ -156,11 +156,6 @@ pub trait Parts: Send + Sized + 'static {
     /// The typed handles of parts `raws` (one per part, in order).
     #[doc(hidden)]
     fn handles(raws: &[RawHandle; MAX_PARTS]) -> Self::Handles;
-
-    /// The untyped handles of `handles` (the parts', in order; the rest are `handles`'
-    /// first).
-    #[doc(hidden)]
-    fn raws(handles: &Self::Handles) -> [RawHandle; MAX_PARTS];
 }
 
 /// What a composite pool needs of one part's class, whatever its type: function pointers
@@ -187,16 +182,9 @@ impl fmt::Debug for PartClass {
 }
 
 impl PartClass {
-    /// The part's type.
-    #[doc(hidden)]
-    pub fn type_id(&self) -> TypeId {
-        self.type_id
-    }
-
     /// The part `raw` names, if it resolves to one of this class (for a listener that
     /// takes any class).
-    #[doc(hidden)]
-    pub fn get<'h>(&self, heap: &'h Heap, raw: RawHandle) -> Option<&'h dyn std::any::Any> {
+    fn get<'h>(&self, heap: &'h Heap, raw: RawHandle) -> Option<&'h dyn std::any::Any> {
         (self.get)(heap, raw)
     }
 
@@ -275,12 +263,6 @@ macro_rules! parts {
 
             fn handles(raws: &[RawHandle; MAX_PARTS]) -> Self::Handles {
                 ($(Handle::<$p>::from_raw(raws[$i]),)+)
-            }
-
-            fn raws(handles: &Self::Handles) -> [RawHandle; MAX_PARTS] {
-                let mut raws = [handles.0.raw(); MAX_PARTS];
-                $(raws[$i] = handles.$i.raw();)+
-                raws
             }
         }
     };
@@ -908,6 +890,8 @@ pub(crate) trait ErasedComposite: ErasedPool {
     ) -> Result<RawHandle, PoolError>;
     fn prefill_erased(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError>;
     fn composite_stats(&self) -> CompositeStats;
+    /// The parts' classes and ids, in order (`None` beyond the parts).
+    fn part_classes_erased(&self) -> &[Option<(PartClass, ClassId)>; MAX_PARTS];
 }
 
 impl<O: Composite> ErasedComposite for CompositePool<O> {
@@ -922,6 +906,10 @@ impl<O: Composite> ErasedComposite for CompositePool<O> {
 
     fn prefill_erased(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError> {
         self.prefill(heap, n)
+    }
+
+    fn part_classes_erased(&self) -> &[Option<(PartClass, ClassId)>; MAX_PARTS] {
+        &self.parts
     }
 
     fn composite_stats(&self) -> CompositeStats {
@@ -1226,6 +1214,35 @@ impl Pools {
         };
         let (h, parts) = pool.spawn(&mut self.heap, false, init)?;
         Ok((h, O::Parts::handles(&parts)))
+    }
+
+    /// Calls `f` with each part of the composite `owner` names (its direct sub-objects of
+    /// its parts' classes that resolve: their type, handle and object), if it is the owner
+    /// of a composite pool's class; does nothing otherwise. For respawn's World, whose
+    /// spawn listeners hear of a composite's parts whichever spawn made it.
+    #[doc(hidden)]
+    pub fn for_each_part(&self, owner: RawHandle, mut f: impl FnMut(TypeId, RawHandle, &dyn std::any::Any)) {
+        let table = self.heap.table();
+        let Ok(slot) = table.resolve(owner) else { return };
+        let Some(composite) = self.composites.get(usize::from(slot.class())) else { return };
+        let parts = composite.erased().part_classes_erased();
+        // Matched as a `Reuse` release matches them, to be told in the parts' order.
+        let mut found = [None; MAX_PARTS];
+        for sub in self.heap.sub_objects(owner) {
+            let Ok(slot) = table.resolve(sub) else { continue };
+            let class = usize::from(slot.class());
+            let free =
+                parts.iter().zip(&found).position(|(p, f)| f.is_none() && p.is_some_and(|(_, id)| id.index() == class));
+            if let Some(at) = free {
+                found[at] = Some(sub);
+            }
+        }
+        for (part, sub) in parts.iter().zip(found) {
+            let (Some((part, _)), Some(sub)) = (part, sub) else { continue };
+            if let Some(object) = part.get(&self.heap, sub) {
+                f(part.type_id, sub, object);
+            }
+        }
     }
 
     /// `O`'s composite pool counters, if it has one.

@@ -27,7 +27,7 @@ impl World {
     /// link) — no construction and no allocation on this thread once the pool is warm.
     /// Returns the owner's handle and each part's; the parts are also the owner's
     /// sub-objects. [`spawn`](World::spawn) of `O` does the same and returns the owner
-    /// alone. Spawn listeners hear of each part, then of the owner.
+    /// alone. Either way, spawn listeners hear of each part, then of the owner.
     ///
     /// # Panics
     /// If `O` has no composite pool, or memory is exhausted (as [`spawn`](World::spawn));
@@ -110,23 +110,9 @@ impl World {
         init: impl FnOnce(&mut O),
     ) -> Result<(Handle<O>, <O::Parts as Parts>::Handles), PoolError> {
         let (h, parts) = self.pools.spawn_composite_with(init)?;
-        if self.listeners.spawning() {
-            self.tell_parts::<O>(&parts);
-            self.spawned(h);
-        }
+        // The parts' listeners, then the owner's.
+        self.spawned(h);
         Ok((h, parts))
-    }
-
-    /// Tells the parts' spawn listeners of a composite just spawned.
-    #[cold]
-    #[inline(never)]
-    fn tell_parts<O: Composite>(&mut self, parts: &<O::Parts as Parts>::Handles) {
-        let raws = O::Parts::raws(parts);
-        for (class, raw) in O::Parts::classes().into_iter().flatten().zip(raws) {
-            if let Some(object) = class.get(self.pools.heap(), raw) {
-                self.listeners.spawned_any(class.type_id(), raw, object);
-            }
-        }
     }
 
     /// `O`'s composite pool counters (its [`PoolStats`](respawn_pool::PoolStats) per
