@@ -14,6 +14,11 @@
 //!   destructors on the game thread (`inline`) or on the pool's worker, in the pass that
 //!   rebuilds each cell (`async`, `GcSettings::async_purge`).
 //!
+//! - `pool_composite`: a tower with three parts (turret, health, radar), each 5 µs to
+//!   build, spawned in waves of 256: built inline on the game thread (four constructions,
+//!   inserts and links), or popped from a composite pool (`Purge`, one worker rebuilding
+//!   each wave before the next; and `Reuse`).
+//!
 //! Run with `cargo bench --bench pool`; see `benches/README.md` for the figures.
 
 use std::hint::black_box;
@@ -505,5 +510,170 @@ fn pool_purge_drop(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pool_churn, pool_construct, pool_purge_drop);
+// ---------------------------------------------------------------------------------------
+// pool_composite: a tower with a turret, a health and a radar part, each 5 µs to build
+// (20 µs a set, like `Expensive`), built inline on the game thread or precreated.
+// ---------------------------------------------------------------------------------------
+
+/// How long each of the tower's four objects takes to build.
+const PART_BUILD: Duration = Duration::from_micros(5);
+
+/// 5 µs of arithmetic, standing in for loading or baking one component.
+fn build_work(seed: u64) -> [u64; 4] {
+    let start = Instant::now();
+    let mut data = [seed; 4];
+    let mut n = 0u64;
+    while start.elapsed() < PART_BUILD {
+        for (i, d) in data.iter_mut().enumerate() {
+            *d = d.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(n ^ i as u64);
+        }
+        n += 1;
+        black_box(&mut data);
+    }
+    black_box(data)
+}
+
+macro_rules! tower_part {
+    ($name:ident, $seed:literal) => {
+        /// One of the tower's parts.
+        #[derive(Trace, Object)]
+        struct $name {
+            data: [u64; 4],
+        }
+
+        impl Poolable for $name {
+            fn create() -> Self {
+                $name { data: build_work($seed) }
+            }
+        }
+    };
+}
+
+tower_part!(Turret, 1);
+tower_part!(Health, 2);
+tower_part!(Radar, 3);
+
+/// The owner: holds its parts' handles, as a game's actor would.
+#[derive(Trace, Object)]
+struct Tower {
+    data: [u64; 4],
+    turret: Option<Handle<Turret>>,
+    health: Option<Handle<Health>>,
+    radar: Option<Handle<Radar>>,
+}
+
+impl Poolable for Tower {
+    fn create() -> Self {
+        Tower { data: build_work(0), turret: None, health: None, radar: None }
+    }
+}
+
+impl respawn::Composite for Tower {
+    type Parts = (Turret, Health, Radar);
+
+    fn assemble() -> (Self, Self::Parts) {
+        (Tower::create(), (Turret::create(), Health::create(), Radar::create()))
+    }
+
+    fn attach(&mut self, (turret, health, radar): (Handle<Turret>, Handle<Health>, Handle<Radar>)) {
+        (self.turret, self.health, self.radar) = (Some(turret), Some(health), Some(radar));
+    }
+}
+
+/// The tower built on the game thread: four constructions, four inserts, three links.
+fn spawn_tower_inline(world: &mut World) -> Handle<Tower> {
+    let tower = world.insert(Tower::create());
+    let turret = world.insert(Turret::create());
+    let health = world.insert(Health::create());
+    let radar = world.insert(Radar::create());
+    for part in [turret.raw(), health.raw(), radar.raw()] {
+        world.pools_mut().heap_mut().set_outer(part, Some(tower.raw())).expect("live objects");
+    }
+    let t = world.get_mut(tower).expect("inserted just now");
+    (t.turret, t.health, t.radar) = (Some(turret), Some(health), Some(radar));
+    tower
+}
+
+/// Towers spawned per wave: a level's or a wave's worth, as towers come.
+const WAVE: usize = 256;
+
+/// A world whose towers are a composite pool under `policy`, one worker, `WAVE` sets
+/// precreated and warm (and no growth between waves: the waves take the stock).
+fn tower_world(policy: Policy) -> World {
+    let config = PoolConfig {
+        capacity: WAVE,
+        max: 4 * WAVE,
+        low_watermark: 0,
+        grow_by: WAVE,
+        policy,
+        precreate: true,
+        workers: 1,
+    };
+    let mut world = World::builder().composite::<Tower>(config).gc(GC).build().expect("a valid pool");
+    wait_for_pool::<Tower>(&mut world, |s| s.available() >= WAVE && s.building == 0);
+    world
+}
+
+/// `iters` spawns in waves of up to `WAVE`: each spawn timed alone (one `Instant` pair),
+/// then the wave destroyed and a frame ended, untimed. With `refill`, before each wave the
+/// pool's worker rebuilds the last wave's sets (untimed: a level load's or a lull's work).
+fn tower_waves(world: &mut World, iters: u64, refill: bool, spawn: fn(&mut World) -> Handle<Tower>) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut wave = Vec::with_capacity(WAVE);
+    let mut left = iters as usize;
+    while left > 0 {
+        if refill {
+            wait_for_pool::<Tower>(world, |s| s.available() >= WAVE && s.building == 0);
+        }
+        for _ in 0..left.min(WAVE) {
+            let start = Instant::now();
+            wave.push(black_box(spawn(world)));
+            total += start.elapsed();
+        }
+        left -= wave.len();
+        for tower in wave.drain(..) {
+            world.destroy(tower).expect("live tower");
+        }
+        world.end_frame();
+    }
+    total
+}
+
+fn pool_composite(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pool_composite");
+    g.sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    // `inline`: four constructions, inserts and links on the game thread. `precreated`
+    // (`Purge`): each destroyed set ends whole, its owner's cell gets new part cells and the
+    // worker rebuilds the set before the next wave. `reused` (`Reuse`): the set is reset
+    // and spawned again at once.
+    let cases: [(&str, Option<Policy>); 3] =
+        [("inline", None), ("precreated", Some(Policy::Purge)), ("reused", Some(Policy::Reuse))];
+    for (name, policy) in cases {
+        let mut world: Option<World> = None;
+        g.bench_function(name, |b| {
+            let world = world.get_or_insert_with(|| match policy {
+                Some(policy) => tower_world(policy),
+                None => World::builder().gc(GC).build().expect("a plain world"),
+            });
+            let spawn: fn(&mut World) -> Handle<Tower> =
+                if policy.is_some() { |w| w.spawn_composite::<Tower>().0 } else { spawn_tower_inline };
+            b.iter_custom(|iters| tower_waves(world, iters, policy == Some(Policy::Purge), spawn));
+        });
+        if let Some(stats) = world.as_ref().and_then(|w| w.composite_stats::<Tower>()) {
+            let s = &stats.pool;
+            println!(
+                "pool_composite/{name}: {} spawns, hit rate {:.3} % ({} misses); {} sets reassembled, worker \
+                 assemble mean {:?}",
+                s.spawns,
+                100.0 * s.hit_rate(),
+                s.misses,
+                stats.reassembled,
+                s.create_mean
+            );
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pool_churn, pool_construct, pool_purge_drop, pool_composite);
 criterion_main!(benches);

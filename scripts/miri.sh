@@ -77,7 +77,7 @@ if [[ $only == all || $only == world || $only == quick ]]; then
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test misuse --test shutdown
 fi
 if [[ $only == all || $only == world ]]; then
-  echo "=== miri: respawn World cycles, async purge and the stress test, scaled down (strict provenance)"
-  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test world --test async_purge --test stress
+  echo "=== miri: respawn World cycles, async purge, composites and the stress test, scaled down (strict provenance)"
+  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test world --test async_purge --test composite --test stress
 fi
 echo "=== miri: all passes clean"

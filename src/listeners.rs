@@ -144,6 +144,17 @@ impl Listeners {
         true
     }
 
+    /// Tells the spawn listeners of the class `type_id` that `object` (named by `raw`, of
+    /// that class) was spawned: a composite's parts, whose types the World knows only by
+    /// their ids.
+    pub(crate) fn spawned_any(&mut self, type_id: TypeId, raw: RawHandle, object: &dyn Any) {
+        if let Some(class) = self.spawn.iter_mut().find(|c| c.type_id == type_id) {
+            for (_, listener) in &mut class.list {
+                listener(raw, object);
+            }
+        }
+    }
+
     /// Tells `T`'s spawn listeners that `object` (named by `h`) was spawned.
     pub(crate) fn spawned<T: 'static>(&mut self, h: Handle<T>, object: &T) {
         let type_id = TypeId::of::<T>();

@@ -17,6 +17,8 @@ use crate::listeners::{ListenerId, Listeners};
 use crate::pool_mut::PoolMut;
 use crate::schedule::TickSchedule;
 
+mod composite;
+
 /// Adds one class's pool with its final (merged) configuration.
 type AddPool = Box<dyn FnOnce(&mut Pools, PoolConfig) -> Result<(), PoolError>>;
 
@@ -393,6 +395,8 @@ impl World {
     #[cold]
     #[inline(never)]
     fn tell_spawned<T: 'static>(&mut self, h: Handle<T>) {
+        // A composite's parts first (none for other classes), then the object.
+        self.pools.for_each_part(h.raw(), |class, raw, part| self.listeners.spawned_any(class, raw, part));
         if let Some(object) = self.pools.heap().get(h) {
             self.listeners.spawned(h, object);
         }

@@ -1139,6 +1139,57 @@ fn settled(sum: usize) -> usize {
 /// A precreation worker: builds an object in each cell from `to_build`, fills magazines,
 /// publishes them; parks when there is nothing to do; returns at shutdown.
 pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Arc<dyn Fn() -> T + Send + Sync>) {
+    work_with(depot, create);
+}
+
+/// What a precreation worker makes in the cells a token owns, and how it drops what it
+/// made: one object (`dyn Fn() -> T`, a class's pool) or an owner with its parts, each in
+/// a cell of its own class (a composite pool, `crate::composite`).
+pub(crate) trait Recipe<C: Token>: Send + Sync {
+    /// Builds in `cell`'s cells. A panic (a panicking constructor) leaves nothing built
+    /// in them: the worker hands the token back as it came.
+    ///
+    /// # Safety
+    /// The token owns its cells, uninitialised (vacated, if it was occupied); `map` places
+    /// them ([`Token::cell`]).
+    unsafe fn build(&self, cell: &C, map: &C::Map);
+
+    /// Drops what [`build`](Self::build) made in `cell`'s cells.
+    ///
+    /// # Safety
+    /// `build` made them with this recipe's type, the caller owns them alone, and they are
+    /// not touched again.
+    unsafe fn drop_built(cell: &C, map: &C::Map);
+
+    /// [`drop_occupant`] for this recipe's type.
+    ///
+    /// # Safety
+    /// As [`drop_occupant`].
+    unsafe fn drop_occupant(cell: C, map: &C::Map) -> (C, bool);
+}
+
+impl<T: Send + 'static, C: Token> Recipe<C> for dyn Fn() -> T + Send + Sync {
+    #[inline]
+    unsafe fn build(&self, cell: &C, map: &C::Map) {
+        let value = self();
+        // SAFETY: the caller's contract: the token owns its cell, uninitialised memory of
+        // `T`'s layout (the class's cell), written once here before anyone else sees it.
+        unsafe { cell.cell(map).cast::<T>().as_ptr().write(value) };
+    }
+
+    unsafe fn drop_built(cell: &C, map: &C::Map) {
+        // SAFETY: the caller's contract: `build` wrote a `T` there, the caller's alone.
+        unsafe { std::ptr::drop_in_place(cell.cell(map).cast::<T>().as_ptr()) };
+    }
+
+    unsafe fn drop_occupant(cell: C, map: &C::Map) -> (C, bool) {
+        // SAFETY: the caller's contract.
+        unsafe { drop_occupant::<T, C>(cell, map) }
+    }
+}
+
+/// [`work`] for any [`Recipe`]: the loop every pool's workers run.
+pub(crate) fn work_with<C: Token, R: Recipe<C> + ?Sized>(depot: Arc<Depot<C>>, recipe: Arc<R>) {
     let me = depot.enlist();
     let mut current: Option<Magazine<C>> = None;
     // Parked holding a partial magazine and woke with no work for `IDLE_FLUSH`.
@@ -1166,18 +1217,17 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
         let cell = if cell.occupied() {
             // SAFETY: the route handed over the object with the cell; it is this worker's
             // alone now (the token is), and dropped once.
-            let (cell, panicked) = unsafe { drop_occupant::<T, C>(cell, &depot.map) };
+            let (cell, panicked) = unsafe { R::drop_occupant(cell, &depot.map) };
             depot.dropped(panicked, true);
             cell
         } else {
             cell
         };
         let start = Instant::now();
-        match panic::catch_unwind(AssertUnwindSafe(&*create)) {
-            Ok(value) => {
-                // SAFETY: the token owns its cell: uninitialised memory of `T`'s layout
-                // (the class's cell), written once here before anyone else sees it.
-                unsafe { cell.cell(&depot.map).cast::<T>().as_ptr().write(value) };
+        // SAFETY: the token owns its cells, uninitialised (an occupied one was vacated
+        // above); the recipe builds in them once, before anyone else sees them.
+        match panic::catch_unwind(AssertUnwindSafe(|| unsafe { recipe.build(&cell, &depot.map) })) {
+            Ok(()) => {
                 depot.built(start.elapsed().as_nanos() as u64);
                 let magazine = current.get_or_insert_with(|| depot.take_empty());
                 magazine.push(cell);
@@ -1201,9 +1251,12 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
     // published ones); their cells simply go with the arena.
     if let Some(mut magazine) = current {
         depot.abandon_held(magazine.len());
-        // SAFETY: every cell in a worker's magazine holds an object it built; the worker is
-        // its only owner and drops it once.
-        unsafe { magazine.drop_objects::<T>(&depot.map) };
+        let mut drops = DropAll::new();
+        for cell in magazine.0.drain(..) {
+            // SAFETY: every cell in a worker's magazine holds what it built; the worker is
+            // its only owner and drops it once (the cell leaves the magazine here).
+            drops.run(|| unsafe { R::drop_built(&cell, &depot.map) });
+        }
     }
 }
 

@@ -61,6 +61,14 @@ pub enum PoolError {
     /// A standalone [`Pool`](crate::Pool)'s memory could not be reserved, or its
     /// reservation is used up.
     Alloc(AllocError),
+    /// A [`Composite`](crate::Composite) class cannot have a composite pool as declared.
+    #[cfg(feature = "world")]
+    Composite {
+        /// The owner class's configuration name.
+        class: &'static str,
+        /// What is wrong, and what to change.
+        reason: &'static str,
+    },
 }
 
 impl fmt::Display for PoolError {
@@ -88,6 +96,8 @@ impl fmt::Display for PoolError {
             #[cfg(feature = "world")]
             Self::Gc(e) => write!(f, "{e}"),
             Self::Alloc(e) => write!(f, "{e}"),
+            #[cfg(feature = "world")]
+            Self::Composite { class, reason } => write!(f, "composite {class} refused: {reason}"),
         }
     }
 }

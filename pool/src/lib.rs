@@ -27,6 +27,8 @@
 //! - [`PoolConfig`] per class (presets, [`validate`](PoolConfig::validate)), overridable
 //!   from TOML files in layers ([`ConfigLayers`]).
 //! - [`Poolable`]: `create` (run by workers), `on_spawn`, `on_release`, `reset`.
+//! - [`Composite`]: an owner precreated with its parts (sub-objects of other classes) on
+//!   the workers, spawned as one pop ([`Pools::add_composite`], [`Pools::spawn_composite`]).
 //! - [`Pools`]: the heap and its pools; [`PoolStats`] per class.
 //! - Without a World: [`Pool<T>`](Pool) on its own allocator class, the same depot and
 //!   workers, a pair of magazines per thread; [`Pooled`] / [`OwnedPooled`] guards; and
@@ -76,6 +78,8 @@
 
 #[cfg(all(feature = "world", not(loom)))]
 mod class_pool;
+#[cfg(all(feature = "world", not(loom)))]
+mod composite;
 #[cfg(not(loom))]
 mod config;
 #[cfg_attr(
@@ -100,6 +104,8 @@ mod sync;
 #[cfg(all(feature = "world", not(loom)))]
 mod typed;
 
+#[cfg(all(feature = "world", not(loom)))]
+pub use composite::{Composite, CompositeStats, PartClass, Parts, MAX_PARTS};
 #[cfg(not(loom))]
 pub use config::*;
 #[cfg(not(loom))]

@@ -9,6 +9,7 @@ use respawn_arena::{ArenaError, ClassId, DropAll, Handle, RawHandle, SlabConfig}
 use respawn_gc::{GcError, Heap, Object};
 
 use crate::class_pool::{ClassPool, Create, ErasedPool, Fast};
+use crate::composite::Composites;
 use crate::sync::Arc;
 use crate::{ClassPoolMut, Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
@@ -108,7 +109,10 @@ pub struct Pools {
     /// `T` is unregistered), so the pool at its index, if any, is a `ClassPool<T>`. Classes
     /// are never unregistered, so it never goes stale.
     recent: (TypeId, usize),
-    heap: Heap,
+    /// The composite pools ([`add_composite`](Self::add_composite)), by owner class: apart
+    /// from `pools`, so a typed call that finds a pool there never meets a composite.
+    pub(crate) composites: Composites,
+    pub(crate) heap: Heap,
 }
 
 /// The slab configuration of a class registered for a pool of `config`: the arena's, but
@@ -136,7 +140,12 @@ impl fmt::Debug for Pools {
 impl Pools {
     /// Pools over `heap` (none yet).
     pub fn new(heap: Heap) -> Self {
-        Self { pools: Vec::new(), recent: (TypeId::of::<NoClass>(), usize::MAX), heap }
+        Self {
+            pools: Vec::new(),
+            recent: (TypeId::of::<NoClass>(), usize::MAX),
+            composites: Composites::default(),
+            heap,
+        }
     }
 
     /// The heap.
@@ -175,8 +184,12 @@ impl Pools {
             self.heap.register_with::<T>(slab)?;
         }
         let class = self.class_id::<T>()?;
-        if self.pools.get(class.index()).is_some_and(Option::is_some) {
+        if self.class_pooled(class.index()) {
             return Err(PoolError::AlreadyPooled(T::class_name()));
+        }
+        if self.composites.is_part(class) {
+            let reason = "it is a part of a composite: parts take cells from their class's store, not a pool";
+            return Err(PoolError::Composite { class: T::class_name(), reason });
         }
         let create: Create<T> = Arc::new(create);
         let pool = ClassPool::<T>::new(&mut self.heap, class, config, create)?;
@@ -207,15 +220,34 @@ impl Pools {
         Some(ClassPoolMut::new(pool, heap))
     }
 
-    /// Whether `T` has a pool.
+    /// Whether `T` has a pool (a composite pool included).
     pub fn is_pooled<T: 'static>(&self) -> bool {
-        self.heap.class_of::<T>().is_some_and(|id| self.pools.get(id.index()).is_some_and(Option::is_some))
+        self.heap.class_of::<T>().is_some_and(|id| self.class_pooled(id.index()))
+    }
+
+    /// Whether the class at `class` has a pool or a composite pool.
+    pub(crate) fn class_pooled(&self, class: usize) -> bool {
+        self.pools.get(class).is_some_and(Option::is_some) || self.composites.get(class).is_some()
+    }
+
+    /// The pool of the class at `class`, plain or composite.
+    fn erased_of(&self, class: usize) -> Option<&dyn ErasedPool> {
+        match self.pools.get(class) {
+            Some(Some(pool)) => Some(pool.erased()),
+            _ => self.composites.get(class).map(|c| c.erased() as &dyn ErasedPool),
+        }
+    }
+
+    /// Every pool, plain and composite, type-erased.
+    fn erased_all(&self) -> impl Iterator<Item = &dyn ErasedPool> {
+        let composites = self.composites.iter().map(|c| c.erased() as &dyn ErasedPool);
+        self.pools.iter().flatten().map(PoolSlot::erased).chain(composites)
     }
 
     /// `T`'s pool configuration, if it has a pool.
     pub fn config<T: 'static>(&self) -> Option<&PoolConfig> {
         let id = self.heap.class_of::<T>()?;
-        self.pools.get(id.index())?.as_ref().map(|p| p.erased().config())
+        self.erased_of(id.index()).map(|p| p.config())
     }
 
     /// Spawns an object of `T`: pops a ready one from its pool, or builds one inline with
@@ -257,6 +289,9 @@ impl Pools {
             // pool at a class's index is that class's.
             return unsafe { slot.class_mut::<T>() }.spawn(heap, strict, init);
         }
+        if let Some(composite) = self.composites.get_mut(class) {
+            return composite.spawn_as(&mut self.heap, strict, init);
+        }
         let mut value = T::create();
         init(&mut value);
         value.on_spawn();
@@ -287,6 +322,8 @@ impl Pools {
         let class = usize::from(self.heap.table().resolve_live(h.raw())?.class());
         if let Some(Some(pool)) = self.pools.get_mut(class) {
             pool.erased_mut().note_inserted();
+        } else if let Some(composite) = self.composites.get_mut(class) {
+            composite.erased_mut().note_inserted();
         }
         Ok(h)
     }
@@ -350,6 +387,10 @@ impl Pools {
         let class = self.check_class::<T>(raw)?;
         match self.pools.get_mut(class) {
             Some(Some(pool)) => pool.erased_mut().release(&mut self.heap, raw),
+            _ if self.composites.get(class).is_some() => {
+                let composite = self.composites.get_mut(class).expect("looked up just now");
+                composite.erased_mut().release(&mut self.heap, raw)
+            }
             _ => {
                 self.heap.mark_as_garbage(raw).map_err(refusal)?;
                 Ok(())
@@ -386,6 +427,9 @@ impl Pools {
         for pool in self.pools.iter_mut().flatten() {
             pool.erased_mut().maintain(&mut self.heap);
         }
+        for composite in self.composites.iter_mut() {
+            composite.erased_mut().maintain(&mut self.heap);
+        }
     }
 
     /// Builds up to `n` objects of `T` on the calling thread (within the pool's `max`) and
@@ -400,7 +444,10 @@ impl Pools {
         let Self { pools, heap, .. } = self;
         match pools.get_mut(class).and_then(Option::as_mut).and_then(PoolSlot::typed_mut::<T>) {
             Some(pool) => pool.prefill(heap, n),
-            None => Err(PoolError::NotPooled(type_name::<T>())),
+            None => match self.composites.get_mut(class) {
+                Some(composite) => composite.erased_mut().prefill_erased(heap, n),
+                None => Err(PoolError::NotPooled(type_name::<T>())),
+            },
         }
     }
 
@@ -417,9 +464,7 @@ impl Pools {
         let start = Instant::now();
         loop {
             self.maintain();
-            let Some((class, cold)) =
-                self.pools.iter().flatten().find_map(|p| p.erased().cold().map(|c| (p.erased().name(), c)))
-            else {
+            let Some((class, cold)) = self.erased_all().find_map(|p| p.cold().map(|c| (p.name(), c))) else {
                 return Ok(());
             };
             let waited = start.elapsed();
@@ -433,12 +478,13 @@ impl Pools {
     /// `T`'s pool counters, if it has a pool.
     pub fn stats_of<T: 'static>(&self) -> Option<PoolStats> {
         let id = self.heap.class_of::<T>()?;
-        self.pools.get(id.index())?.as_ref().map(|p| p.erased().stats())
+        self.erased_of(id.index()).map(ErasedPool::stats)
     }
 
-    /// Every pool's counters, in class registration order.
+    /// Every pool's counters, in class registration order (composite pools after the
+    /// others).
     pub fn stats(&self) -> Vec<PoolStats> {
-        self.pools.iter().flatten().map(|p| p.erased().stats()).collect()
+        self.erased_all().map(ErasedPool::stats).collect()
     }
 
     /// `T`'s policy: its pool's, or `Default` for a class without one.
@@ -453,6 +499,9 @@ impl Pools {
         let mut drops = DropAll::new();
         for pool in self.pools.iter_mut().flatten() {
             drops.run(|| pool.erased_mut().shutdown());
+        }
+        for composite in self.composites.iter_mut() {
+            drops.run(|| composite.erased_mut().shutdown());
         }
     }
 }

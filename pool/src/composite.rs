@@ -1,0 +1,1253 @@
+//! Composite precreation: an owner built together with its parts (sub-objects of other
+//! classes) on the pool's workers, so that spawning the whole set is one pop.
+//!
+//! The seed talk's tower actor took 52 ms to build with its components on the game thread
+//! and 1.9 ms precreated. Here a [`Composite`] class says what its parts are
+//! (`type Parts = (Turret, Health, Radar)`) and builds the set in
+//! [`assemble`](Composite::assemble); the pool's workers run it. **Each part lives in its
+//! own class's store** (a class's cells are one contiguous region, so a part cannot live
+//! in the owner's): the game thread takes a vacant cell of the owner's class and one of
+//! each part's class, queues the set as one token (an [`Assembly`]), and a worker builds
+//! all of them in it. A spawn pops the token, adopts every cell and links each part to the
+//! owner ([`Heap::set_outer`]): a few stores per part, no construction, no allocation.
+//!
+//! ```text
+//!   game thread                                 workers
+//!   take_cell(Tower) + take_cell(Turret) … ──► to_build: Assembly ──► assemble() → (Tower, (Turret, …))
+//!                                                                      write each into its cell
+//!   spawn ◄── pop Assembly ◄── magazines ◄──────────────────────────── publish
+//!     adopt Tower, adopt Turret …, set_outer(part, tower)               (one token per composite)
+//!
+//!   release   Default ─► owner + parts GARBAGE ─► GC purge ─┐ parts' cells: their classes' routes
+//!             Purge   ─► destroy_now(owner + parts) ────────┴► owner's cell ─► `ended` ─► (game
+//!                                                                thread) new part cells ─► to_build
+//!             Reuse   ─► parts intact? reset all, stow all ─► magazines as one Assembly (ready at once)
+//!                        a part missing, relinked or added ─► `broken`: ends as Purge
+//! ```
+//!
+//! Under `Default` and `Purge` the parts' cells go to their own classes' free routes (a
+//! part class with a pool of its own feeds that pool; one without returns the cells to its
+//! vacant list), and the owner's cell comes back through the composite pool's route,
+//! which cannot touch the arena: it waits in `ended` until the game thread's next pool
+//! call (a miss, a refill, [`Pools::maintain`](crate::Pools::maintain)) pairs it with
+//! fresh part cells and queues it for the workers.
+
+use std::any::{type_name, TypeId};
+use std::fmt;
+use std::mem;
+use std::ptr::NonNull;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use respawn_allocator::sync::spawn_running;
+use respawn_arena::{
+    ArenaError, CellMap, ClassId, CompactCell, DropAll, Freed, FreedCell, Handle, ObjectFlags, RawHandle,
+};
+use respawn_gc::Heap;
+
+use crate::class_pool::{Cold, ErasedPool};
+use crate::depot::{self, Depot, Magazines, Recipe, Refilled, Token};
+use crate::pools::refusal;
+use crate::sync::{background_priority, Arc, AtomicU64, Mutex, Ordering};
+use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable, Pools};
+
+/// The most parts a composite can have (tuples of one to six classes).
+pub const MAX_PARTS: usize = 6;
+
+/// A pooled class whose objects come with sub-objects of other classes, built together
+/// on the pool's workers: a tower with its turret, health and radar components.
+///
+/// Give it a pool with [`Pools::add_composite`](crate::Pools::add_composite) (or respawn's
+/// `WorldBuilder::composite`). Every spawn then hands out the owner with a fresh set of
+/// parts, each part in its own class's store with the owner as its outer (UE's Outer):
+/// the parts are found through the owner's sub-objects, or in the handles
+/// `spawn_composite` returns. The parts' classes are registered with the heap when the
+/// pool is made. The owner's [`Poolable`] hooks run as for any pooled class, and each
+/// part's `on_spawn`, `on_release` and (`Reuse`) `reset` run beside them;
+/// [`Poolable::create`] of the owner is not used by the composite pool (it builds the
+/// owner alone, for a plain `insert`).
+///
+/// | policy | a release | next spawn gets |
+/// |---|---|---|
+/// | `Default` | owner and parts become garbage together (the sub-object rule); the collector purges them | a set the workers built after the purge |
+/// | `Purge` | owner and parts destroyed now | a set the workers rebuilt |
+/// | `Reuse` | owner and parts reset and stowed as one set, if the owner's sub-objects are, class for class, one visible, unrooted leaf per part; otherwise (a part destroyed or cut loose on its own, another sub-object added) the set is destroyed as under `Purge`, counted in [`CompositeStats::broken`] | the same set, reset, at once |
+///
+/// The `Reuse` check goes by class, not by identity: an object of a part's class linked to
+/// the owner in place of a part cut loose is reused as that part (reset, and handed out
+/// with the set from then on). Either way, a spawn never hands out a set with a part
+/// missing or one too many.
+///
+/// ```
+/// use respawn_gc::{Heap, Object, Trace};
+/// use respawn_pool::{Composite, PoolConfig, Poolable, Pools};
+///
+/// #[derive(Trace, Object)]
+/// struct Turret { angle: f32 }
+/// impl Poolable for Turret { fn create() -> Self { Turret { angle: 0.0 } } }
+///
+/// #[derive(Trace, Object)]
+/// struct Health { hp: u32 }
+/// impl Poolable for Health { fn create() -> Self { Health { hp: 100 } } }
+///
+/// #[derive(Trace, Object)]
+/// struct Tower { level: u32 }
+/// impl Poolable for Tower { fn create() -> Self { Tower { level: 1 } } }
+/// impl Composite for Tower {
+///     type Parts = (Turret, Health);
+///     fn assemble() -> (Self, Self::Parts) {
+///         (Tower { level: 1 }, (Turret { angle: 0.0 }, Health { hp: 100 }))
+///     }
+/// }
+///
+/// let mut pools = Pools::new(Heap::new());
+/// // No workers here: `prefill` builds on this thread.
+/// let config = PoolConfig { workers: 0, precreate: false, low_watermark: 0, ..PoolConfig::DEFAULT };
+/// pools.add_composite::<Tower>(config)?;
+/// pools.prefill::<Tower>(4)?;
+/// let (tower, (turret, health)) = pools.spawn_composite::<Tower>()?;
+/// assert_eq!(pools.heap().get(health).unwrap().hp, 100);
+/// assert_eq!(pools.heap().sub_objects(tower.raw()).count(), 2);
+/// assert!(pools.heap().get(turret).is_some());
+/// # Ok::<(), respawn_pool::PoolError>(())
+/// ```
+pub trait Composite: Poolable {
+    /// The parts: a tuple of one to [`MAX_PARTS`] pooled classes, `(Turret, Health)`
+    /// (`(Turret,)` for one). A class may appear more than once; the owner's own class may
+    /// not.
+    type Parts: Parts;
+
+    /// Builds the owner and its parts. Workers call it off the game thread, so it must not
+    /// need the world; it may be slow (that is what precreation hides).
+    fn assemble() -> (Self, Self::Parts);
+
+    /// Gives the owner its parts' handles, at every spawn, once each part is linked to it
+    /// and before `init` and the hooks run. The parts' handles are fresh at each spawn (a
+    /// `Reuse` set's parts come back with new generations), so an owner that keeps them
+    /// keeps them from here. An owner that the collector should see holding its parts —
+    /// under `Default`, a part nobody references is unreachable, as any sub-object is (a
+    /// sub-object keeps its owner, not the reverse) — stores them in traced fields.
+    fn attach(&mut self, parts: <Self::Parts as Parts>::Handles) {
+        let _ = parts;
+    }
+}
+
+/// The parts of a [`Composite`]: implemented for tuples of one to [`MAX_PARTS`]
+/// [`Poolable`] classes. Its items are the composite pool's own.
+pub trait Parts: Send + Sized + 'static {
+    /// How many parts.
+    const COUNT: usize;
+
+    /// A handle to each part, `(Handle<Turret>, Handle<Health>)`: what
+    /// [`Pools::spawn_composite`](crate::Pools::spawn_composite) returns beside the owner.
+    type Handles: Copy + fmt::Debug + Send + Sync + 'static;
+
+    /// What the composite pool needs of each part's class, in order.
+    #[doc(hidden)]
+    fn classes() -> [Option<PartClass>; MAX_PARTS];
+
+    /// Moves each part into its cell.
+    ///
+    /// # Safety
+    /// `cells[i]` is an uninitialised cell of part `i`'s class, owned by the caller.
+    #[doc(hidden)]
+    unsafe fn write(self, cells: &[NonNull<u8>; MAX_PARTS]);
+
+    /// The typed handles of parts `raws` (one per part, in order).
+    #[doc(hidden)]
+    fn handles(raws: &[RawHandle; MAX_PARTS]) -> Self::Handles;
+}
+
+/// What a composite pool needs of one part's class, whatever its type: function pointers
+/// made for it by [`PartClass::of`].
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct PartClass {
+    name: &'static str,
+    type_id: TypeId,
+    register: fn(&mut Heap) -> Result<ClassId, ArenaError>,
+    drop: unsafe fn(NonNull<u8>),
+    take_cell: fn(&mut Heap, ClassId) -> Result<FreedCell, ArenaError>,
+    adopt: unsafe fn(&mut Heap, ClassId, CompactCell) -> RawHandle,
+    on_spawn: unsafe fn(NonNull<u8>),
+    on_release: fn(&mut Heap, RawHandle, bool),
+    stow: fn(&mut Heap, ClassId, RawHandle) -> Result<Option<FreedCell>, ArenaError>,
+    get: for<'h> fn(&'h Heap, RawHandle) -> Option<&'h dyn std::any::Any>,
+}
+
+impl fmt::Debug for PartClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl PartClass {
+    /// The part `raw` names, if it resolves to one of this class (for a listener that
+    /// takes any class).
+    fn get<'h>(&self, heap: &'h Heap, raw: RawHandle) -> Option<&'h dyn std::any::Any> {
+        (self.get)(heap, raw)
+    }
+
+    /// `P`'s functions.
+    #[doc(hidden)]
+    pub fn of<P: Poolable>() -> Self {
+        Self {
+            name: P::class_name(),
+            type_id: TypeId::of::<P>(),
+            register: |heap| heap.class_id::<P>(),
+            drop: drop_part::<P>,
+            take_cell: |heap, class| heap.arena_mut_bypassing_gc().store_of::<P>(class)?.take_cell(),
+            adopt: adopt_part::<P>,
+            on_spawn: on_spawn_part::<P>,
+            on_release: |heap, raw, reset| {
+                if let Some(part) = heap.get_mut(Handle::<P>::from_raw(raw)) {
+                    part.on_release();
+                    if reset {
+                        part.reset();
+                    }
+                }
+            },
+            stow: |heap, class, raw| heap.arena_mut_bypassing_gc().store_of::<P>(class)?.stow(Handle::from_raw(raw)),
+            get: |heap, raw| heap.get(Handle::<P>::from_raw(raw)).map(|p| p as &dyn std::any::Any),
+        }
+    }
+}
+
+/// [`PartClass::drop`] for `P`.
+///
+/// # Safety
+/// `cell` holds a `P` the caller owns alone; it is not touched again.
+unsafe fn drop_part<P>(cell: NonNull<u8>) {
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::drop_in_place(cell.cast::<P>().as_ptr()) }
+}
+
+/// [`PartClass::adopt`] for `P`: the part in `cell` becomes live; returns its handle.
+///
+/// # Safety
+/// `class` is `P`'s in this heap (the id `register` returned), and `cell` is one of its
+/// cells, compacted by its map, holding a built `P` that from now on belongs to the arena.
+unsafe fn adopt_part<P: Poolable>(heap: &mut Heap, class: ClassId, cell: CompactCell) -> RawHandle {
+    // SAFETY: the caller's contract: the class is `P`'s, so its store is typed right.
+    let mut store = unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<P>(class) };
+    // SAFETY: the caller's contract: a built `P` in one of the class's cells.
+    unsafe { store.adopt_compact(cell) }.raw()
+}
+
+/// [`PartClass::on_spawn`] for `P`, on the part in `cell`.
+///
+/// # Safety
+/// `cell` holds a live `P` nothing else borrows for the call.
+unsafe fn on_spawn_part<P: Poolable>(cell: NonNull<u8>) {
+    // SAFETY: the caller's contract.
+    unsafe { (*cell.cast::<P>().as_ptr()).on_spawn() }
+}
+
+macro_rules! parts {
+    ($n:literal: $($p:ident $i:tt),+) => {
+        impl<$($p: Poolable),+> Parts for ($($p,)+) {
+            const COUNT: usize = $n;
+            type Handles = ($(Handle<$p>,)+);
+
+            fn classes() -> [Option<PartClass>; MAX_PARTS] {
+                let mut classes = [None; MAX_PARTS];
+                $(classes[$i] = Some(PartClass::of::<$p>());)+
+                classes
+            }
+
+            unsafe fn write(self, cells: &[NonNull<u8>; MAX_PARTS]) {
+                // SAFETY: the caller's contract: cell `i` is an uninitialised cell of part
+                // `i`'s class, written once.
+                $(unsafe { cells[$i].cast::<$p>().as_ptr().write(self.$i) };)+
+            }
+
+            fn handles(raws: &[RawHandle; MAX_PARTS]) -> Self::Handles {
+                ($(Handle::<$p>::from_raw(raws[$i]),)+)
+            }
+        }
+    };
+}
+
+parts!(1: A 0);
+parts!(2: A 0, B 1);
+parts!(3: A 0, B 1, C 2);
+parts!(4: A 0, B 1, C 2, D 3);
+parts!(5: A 0, B 1, C 2, D 3, E 4);
+parts!(6: A 0, B 1, C 2, D 3, E 4, F 5);
+
+/// Counters of a composite pool: its [`PoolStats`] (which count composites: one spawn,
+/// one release, one ready object per set) and what only a composite has.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CompositeStats {
+    /// The pool's counters, per composite.
+    pub pool: PoolStats,
+    /// Parts per composite.
+    pub parts: usize,
+    /// Owners whose cell came back (`Default`, `Purge`, collected) and was paired with new
+    /// part cells for the workers.
+    pub reassembled: u64,
+    /// `Reuse` releases whose owner no longer had one visible, unrooted leaf sub-object of
+    /// each part's class (a part destroyed or cut loose on its own, another sub-object
+    /// added): the composite was destroyed (as `Purge`) instead of reused.
+    pub broken: u64,
+}
+
+/// The cells of one composite: the owner's and one per part, each of its own class. The
+/// token owns them all (a built one: the objects in them too).
+#[derive(Debug)]
+pub(crate) struct Assembly {
+    owner: CompactCell,
+    parts: [Option<CompactCell>; MAX_PARTS],
+}
+
+/// Places an [`Assembly`]'s cells: the owner's class map and each part's.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AssemblyMap {
+    owner: CellMap,
+    parts: [Option<CellMap>; MAX_PARTS],
+}
+
+impl AssemblyMap {
+    /// The addresses of the parts' cells (dangling beyond the parts).
+    ///
+    /// # Safety
+    /// The arena is alive and `cells` came from this map's classes.
+    unsafe fn part_cells(&self, cells: &[Option<CompactCell>; MAX_PARTS]) -> [NonNull<u8>; MAX_PARTS] {
+        let mut out = [NonNull::dangling(); MAX_PARTS];
+        for ((out, map), cell) in out.iter_mut().zip(&self.parts).zip(cells) {
+            if let (Some(map), Some(cell)) = (map, cell) {
+                // SAFETY: the caller's contract.
+                *out = unsafe { map.cell(cell) };
+            }
+        }
+        out
+    }
+}
+
+impl Token for Assembly {
+    type Map = AssemblyMap;
+
+    #[inline(always)]
+    unsafe fn cell(&self, map: &AssemblyMap) -> NonNull<u8> {
+        // SAFETY: the caller's contract: the arena is alive and the owner's cell is the
+        // owner map's.
+        unsafe { map.owner.cell(&self.owner) }
+    }
+}
+
+/// What the workers run: [`Composite::assemble`], each object written into its cell.
+struct Assembler<O: Composite> {
+    assemble: fn() -> (O, O::Parts),
+}
+
+impl<O: Composite> Recipe<Assembly> for Assembler<O> {
+    unsafe fn build(&self, cell: &Assembly, map: &AssemblyMap) {
+        // A panic here leaves every cell as it was.
+        let (owner, parts) = (self.assemble)();
+        // SAFETY: the caller's contract: the token owns its cells, uninitialised, of the
+        // owner's and each part's class, and `map` places them; each written once.
+        unsafe {
+            cell.cell(map).cast::<O>().as_ptr().write(owner);
+            parts.write(&map.part_cells(&cell.parts));
+        }
+    }
+
+    unsafe fn drop_built(cell: &Assembly, map: &AssemblyMap) {
+        // SAFETY: the caller's contract: `build` wrote an `O` and each part.
+        unsafe { drop_assembly::<O>(cell, map) };
+    }
+
+    unsafe fn drop_occupant(cell: Assembly, _: &AssemblyMap) -> (Assembly, bool) {
+        // The owner's class route keeps its cells (it never asks for ended objects).
+        debug_assert!(!cell.owner.is_occupied(), "a composite's cell came back occupied");
+        (cell, false)
+    }
+}
+
+/// Drops the owner and the parts in a built assembly's cells. A panicking destructor does
+/// not stop the others (the first panic goes on after).
+///
+/// # Safety
+/// The cells hold a built `O` and its parts, the caller's alone, not touched again.
+unsafe fn drop_assembly<O: Composite>(cell: &Assembly, map: &AssemblyMap) {
+    let mut drops = DropAll::new();
+    // SAFETY: the caller's contract.
+    drops.run(|| unsafe { std::ptr::drop_in_place(cell.cell(map).cast::<O>().as_ptr()) });
+    // SAFETY: as above.
+    let cells = unsafe { map.part_cells(&cell.parts) };
+    for (class, part) in O::Parts::classes().iter().zip(cells).take(O::Parts::COUNT) {
+        let class = class.expect("a class per part");
+        // SAFETY: as above: part `i` holds a built object of its class.
+        drops.run(|| unsafe { (class.drop)(part) });
+    }
+}
+
+/// What the owner's free route leaves for the game thread: owner cells whose parts went
+/// their own way, and why they came back.
+#[derive(Debug, Default)]
+struct Ended {
+    cells: Mutex<Vec<CompactCell>>,
+    routed_purge: AtomicU64,
+    routed_gc: AtomicU64,
+}
+
+/// Tallies only the game thread writes.
+#[derive(Debug, Default)]
+struct Tally {
+    spawns: u64,
+    misses: u64,
+    overflow: u64,
+    released: u64,
+    recycled_reuse: u64,
+    grown: u64,
+    high_water: usize,
+    reassembled: u64,
+    broken: u64,
+    returned: u64,
+}
+
+/// One composite class's pool.
+pub(crate) struct CompositePool<O: Composite> {
+    class: ClassId,
+    /// Each part's class functions and id (`count` of them).
+    parts: [Option<(PartClass, ClassId)>; MAX_PARTS],
+    count: usize,
+    config: PoolConfig,
+    depot: Arc<Depot<Assembly>>,
+    magazines: Magazines<Assembly>,
+    map: AssemblyMap,
+    workers: Vec<JoinHandle<()>>,
+    ended: Arc<Ended>,
+    tally: Tally,
+    built: bool,
+    _owner: std::marker::PhantomData<fn() -> O>,
+}
+
+impl<O: Composite> fmt::Debug for CompositePool<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompositePool")
+            .field("class", &O::class_name())
+            .field("parts", &&self.parts[..self.count])
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl<O: Composite> CompositePool<O> {
+    /// Builds `O`'s composite pool: registers the parts' classes, installs the owner's free
+    /// route, starts the workers and, with `precreate`, queues `capacity` composites.
+    pub(crate) fn new(heap: &mut Heap, class: ClassId, config: PoolConfig) -> Result<Self, PoolError> {
+        heap.arena_mut_bypassing_gc().store_of::<O>(class)?;
+        let count = O::Parts::COUNT;
+        let mut parts = [None; MAX_PARTS];
+        let mut maps = [None; MAX_PARTS];
+        for (i, part) in O::Parts::classes().into_iter().take(count).enumerate() {
+            let part = part.expect("a class per part");
+            if part.type_id == TypeId::of::<O>() {
+                return Err(PoolError::Composite {
+                    class: O::class_name(),
+                    reason: "its own class is one of its parts",
+                });
+            }
+            let id = (part.register)(heap)?;
+            parts[i] = Some((part, id));
+            maps[i] = heap.arena().cell_map(id);
+        }
+        let owner = heap.arena().cell_map(class).expect("the class was checked just now");
+        let map = AssemblyMap { owner, parts: maps };
+        let depot = Arc::new(Depot::for_config(&config, map));
+        let ended = Arc::new(Ended::default());
+        ended.cells.lock().reserve(depot::build_queue_len(&config));
+        let (route_depot, route_ended) = (Arc::clone(&depot), Arc::clone(&ended));
+        heap.arena_mut_bypassing_gc()
+            .set_free_route::<O>(Some(Box::new(move |freed| route(&route_depot, &route_ended, owner, freed))))?;
+        let recipe = Arc::new(Assembler::<O> { assemble: O::assemble });
+        let mut workers = Vec::with_capacity(config.workers);
+        for i in 0..config.workers {
+            let (depot, recipe) = (Arc::clone(&depot), Arc::clone(&recipe));
+            let spawned = spawn_running(format!("respawn-pool {} #{i}", O::class_name()), move || {
+                background_priority();
+                depot::work_with(depot, recipe)
+            });
+            match spawned {
+                Ok(handle) => workers.push(handle),
+                Err(e) => panic!("cannot start a precreation thread for {}: {e}", O::class_name()),
+            }
+        }
+        let mut pool = Self {
+            class,
+            parts,
+            count,
+            config,
+            depot,
+            magazines: Magazines::new(),
+            map,
+            workers,
+            ended,
+            tally: Tally::default(),
+            built: false,
+            _owner: std::marker::PhantomData,
+        };
+        if config.precreate {
+            pool.grow(heap, config.capacity)?;
+        }
+        pool.built = true;
+        Ok(pool)
+    }
+
+    /// The parts' classes and ids.
+    fn part_classes(&self) -> impl Iterator<Item = (PartClass, ClassId)> + '_ {
+        self.parts.iter().take(self.count).map(|p| p.expect("a class per part"))
+    }
+
+    fn local(&self) -> usize {
+        self.magazines.len()
+    }
+
+    fn available(&self) -> usize {
+        self.depot.on_the_way() + self.local()
+    }
+
+    fn owned(&self) -> usize {
+        self.depot.owned()
+    }
+
+    /// A vacant cell of each part's class, beside `owner` (or a vacant cell of the owner's
+    /// class): the cells of one composite, for the workers or an inline build. On an error
+    /// the cells taken so far go back.
+    fn take_cells(&self, heap: &mut Heap, owner: Option<CompactCell>) -> Result<Assembly, PoolError> {
+        let owner = match owner {
+            Some(owner) => owner,
+            None => {
+                let cell = heap.arena_mut_bypassing_gc().store_of::<O>(self.class)?.take_cell()?;
+                compact(&self.map.owner, cell)
+            }
+        };
+        let mut assembly = Assembly { owner, parts: [const { None }; MAX_PARTS] };
+        for (i, (part, id)) in self.part_classes().enumerate() {
+            match (part.take_cell)(heap, id) {
+                Ok(cell) => assembly.parts[i] = Some(compact(&self.map.parts[i].expect("a map per part"), cell)),
+                Err(e) => {
+                    recycle(heap, &self.map, assembly);
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(assembly)
+    }
+
+    /// Takes the cells of up to `n` composites (within `max`) and queues them.
+    fn grow(&mut self, heap: &mut Heap, n: usize) -> Result<(), PoolError> {
+        let n = n.min(self.config.max.saturating_sub(self.owned()));
+        if n == 0 || self.config.workers == 0 {
+            return Ok(());
+        }
+        let mut failed = None;
+        let mut taken = 0;
+        let this = &*self;
+        this.depot.request_growth(std::iter::from_fn(|| {
+            if taken == n || failed.is_some() {
+                return None;
+            }
+            match this.take_cells(heap, None) {
+                Ok(cells) => {
+                    taken += 1;
+                    Some(cells)
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    None
+                }
+            }
+        }));
+        if self.built {
+            self.tally.grown += taken as u64;
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Game-thread work the route left: each owner cell that came back is paired with new
+    /// part cells and queued for the workers (or, at `max`, without workers or out of
+    /// memory, handed back to the arena); the composites the depot gave up go back too.
+    fn replenish(&mut self, heap: &mut Heap) {
+        let map = self.map;
+        self.depot.drain_spare(|assembly| recycle(heap, &map, assembly));
+        let mut cells = mem::take(&mut *self.ended.cells.lock());
+        for owner in cells.drain(..) {
+            let room = self.config.workers > 0 && self.owned() < self.config.max;
+            if !room {
+                recycle_owner(heap, &self.map, owner);
+                self.tally.returned += 1;
+                continue;
+            }
+            match self.take_cells(heap, Some(owner)) {
+                Ok(assembly) => {
+                    self.tally.reassembled += 1;
+                    self.depot.request(assembly);
+                }
+                // `take_cells` handed the owner's cell back with the parts' taken so far.
+                Err(_) => self.tally.returned += 1,
+            }
+        }
+        // Keep the buffer (the route pushes into it without allocating).
+        let mut kept = self.ended.cells.lock();
+        if kept.is_empty() {
+            mem::swap(&mut *kept, &mut cells);
+        }
+        drop(kept);
+        let map = self.map;
+        self.depot.drain_spare(|assembly| recycle(heap, &map, assembly));
+    }
+
+    /// Builds up to `n` composites on the calling thread (within `max`) into the game
+    /// thread's magazines. Returns how many it built.
+    pub(crate) fn prefill(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError> {
+        let mut built = 0;
+        while built < n && self.owned() < self.config.max {
+            let start = std::time::Instant::now();
+            let assembly = self.build_inline(heap)?;
+            let nanos = start.elapsed().as_nanos() as u64;
+            self.depot.count_in_hand(1);
+            if let Err(assembly) = self.push_ready(assembly) {
+                self.discard(heap, assembly);
+                self.depot.count_in_hand(-1);
+                break;
+            }
+            self.depot.prefilled(nanos);
+            built += 1;
+        }
+        Ok(built)
+    }
+
+    /// Builds one composite on the calling thread into new cells. A panicking `assemble`
+    /// takes nothing (it runs before any cell is taken).
+    fn build_inline(&mut self, heap: &mut Heap) -> Result<Assembly, PoolError> {
+        let (owner, parts) = O::assemble();
+        let assembly = self.take_cells(heap, None)?;
+        // SAFETY: `take_cells` handed over uninitialised cells of the owner's and each
+        // part's class, ours alone; each written once, here.
+        unsafe {
+            assembly.cell(&self.map).cast::<O>().as_ptr().write(owner);
+            parts.write(&self.map.part_cells(&assembly.parts));
+        }
+        Ok(assembly)
+    }
+
+    /// Drops a built composite nobody will spawn and hands its cells back.
+    fn discard(&mut self, heap: &mut Heap, assembly: Assembly) {
+        // SAFETY: built (by a worker, inline, or stowed by `Reuse`) and ours alone.
+        unsafe { drop_assembly::<O>(&assembly, &self.map) };
+        recycle(heap, &self.map, assembly);
+        self.tally.returned += 1;
+    }
+
+    fn push_ready(&mut self, assembly: Assembly) -> Result<(), Assembly> {
+        let before = self.local();
+        let pushed = self.magazines.push(&self.depot, assembly);
+        let published = (before + usize::from(pushed.is_ok())).saturating_sub(self.local());
+        self.depot.count_in_hand(-(published as isize));
+        pushed
+    }
+
+    fn pop(&mut self, heap: &mut Heap) -> Option<Assembly> {
+        if let Some(assembly) = self.magazines.pop() {
+            return Some(assembly);
+        }
+        match self.magazines.refill(&self.depot) {
+            Refilled::Previous => {}
+            Refilled::Depot => {
+                self.depot.count_in_hand(self.magazines.loaded.len() as isize);
+                self.replenish(heap);
+                if self.config.precreate && self.available() < self.config.low_watermark {
+                    let _ = self.grow(heap, self.config.grow_by);
+                }
+            }
+            Refilled::Nothing => {
+                self.depot.go_hungry();
+                return None;
+            }
+        }
+        self.magazines.pop()
+    }
+
+    /// Spawns a composite: a ready one if there is one, else one built inline (a miss).
+    /// `init` runs on the owner before the hooks.
+    pub(crate) fn spawn(
+        &mut self,
+        heap: &mut Heap,
+        strict: bool,
+        init: impl FnOnce(&mut O),
+    ) -> Result<(Handle<O>, [RawHandle; MAX_PARTS]), PoolError> {
+        let assembly = match self.pop(heap) {
+            Some(assembly) => {
+                self.tally.spawns += 1;
+                assembly
+            }
+            None => self.miss(heap, strict)?,
+        };
+        // SAFETY: the pool's map placed every cell it holds, and its heap is alive.
+        let cells = unsafe { self.map.part_cells(&assembly.parts) };
+        let Assembly { owner, parts } = assembly;
+        let arena = heap.arena_mut_bypassing_gc();
+        // SAFETY: `new` checked that `class` is `O`'s in this heap's arena, and the pool
+        // never leaves its heap (its `Pools` owns both).
+        let mut store = unsafe { arena.store_of_unchecked::<O>(self.class) };
+        let object = store.compact_cell(&owner);
+        // SAFETY: every assembly the pool holds has a built `O` in an owner cell of this
+        // class (a worker's build, an inline build or a `Reuse` stow).
+        let h = unsafe { store.adopt_compact(owner) };
+        let mut raws = [RawHandle::new(0, std::num::NonZeroU32::MIN); MAX_PARTS];
+        for (i, cell) in parts.into_iter().enumerate() {
+            let Some(cell) = cell else { break };
+            let (part, id) = self.parts[i].expect("a class per part");
+            // SAFETY: `id` is the part's class in this heap (`new` registered it), and the
+            // cell is one of its, holding a built part.
+            let raw = unsafe { (part.adopt)(heap, id, cell) };
+            let linked = heap.set_outer(raw, Some(h.raw()));
+            debug_assert!(linked.is_ok(), "linking a fresh part failed: {linked:?}");
+            raws[i] = raw;
+        }
+        self.tally.high_water = self.tally.high_water.max(self.depot.in_hand().saturating_sub(self.local()));
+        // SAFETY: adopted just now; `&mut Heap` makes it ours for the call, and nothing
+        // below reaches the heap.
+        let object = unsafe { &mut *object.as_ptr() };
+        object.attach(O::Parts::handles(&raws));
+        init(object);
+        for ((part, _), cell) in self.part_classes().zip(cells) {
+            // SAFETY: each part was adopted into its cell just now, and is borrowed by
+            // nothing else (`&mut Heap` is ours; the owner's borrow is another cell).
+            unsafe { (part.on_spawn)(cell) };
+        }
+        // The owner's hook last: its parts are complete.
+        object.on_spawn();
+        Ok((h, raws))
+    }
+
+    #[cold]
+    fn miss(&mut self, heap: &mut Heap, strict: bool) -> Result<Assembly, PoolError> {
+        let at_max = self.owned() >= self.config.max;
+        if at_max && strict {
+            return Err(PoolError::Exhausted { class: O::class_name(), max: self.config.max });
+        }
+        self.replenish(heap);
+        if !at_max && self.config.workers > 0 && self.available() < self.config.low_watermark.max(1) {
+            self.grow(heap, self.config.grow_by.max(1))?;
+        }
+        let assembly = self.build_inline(heap)?;
+        self.depot.count_in_hand(1);
+        self.tally.spawns += 1;
+        self.tally.misses += 1;
+        self.tally.overflow += u64::from(at_max);
+        Ok(assembly)
+    }
+
+    /// The direct sub-objects of `owner` matched to the parts, by class, or `None` if they
+    /// are not exactly one visible, leaf, unrooted object per part.
+    fn intact_parts(&self, heap: &Heap, owner: RawHandle) -> Option<[RawHandle; MAX_PARTS]> {
+        let mut found: [Option<RawHandle>; MAX_PARTS] = [None; MAX_PARTS];
+        let mut n = 0;
+        for sub in heap.sub_objects(owner) {
+            // Visible: a part destroyed on its own is garbage, still linked until purged.
+            let slot = heap.table().resolve(sub).ok()?;
+            if slot.flags().intersects(ObjectFlags::HAS_SUBOBJECTS | ObjectFlags::PERMANENT) || slot.is_rooted() {
+                return None;
+            }
+            let class = usize::from(slot.class());
+            let at =
+                self.part_classes().enumerate().position(|(i, (_, id))| id.index() == class && found[i].is_none())?;
+            found[at] = Some(sub);
+            n += 1;
+        }
+        if n != self.count {
+            return None;
+        }
+        let mut raws = [owner; MAX_PARTS];
+        for (raw, sub) in raws.iter_mut().zip(found).take(self.count) {
+            *raw = sub?;
+        }
+        Some(raws)
+    }
+
+    /// `Reuse` of an intact composite: every hook, every stow, and the set back among the
+    /// ready ones.
+    fn reuse(&mut self, heap: &mut Heap, owner: RawHandle, parts: [RawHandle; MAX_PARTS]) -> Result<(), PoolError> {
+        let h = Handle::<O>::from_raw(owner);
+        let object = heap.get_mut(h).ok_or(PoolError::Stale)?;
+        object.on_release();
+        object.reset();
+        for (i, (part, _)) in self.part_classes().enumerate() {
+            (part.on_release)(heap, parts[i], true);
+        }
+        let mut cells: [Option<CompactCell>; MAX_PARTS] = [const { None }; MAX_PARTS];
+        let mut whole = true;
+        for (i, (part, id)) in self.part_classes().enumerate() {
+            // Checked by `intact_parts` (visible, unrooted) under the same borrow.
+            match (part.stow)(heap, id, parts[i]) {
+                Ok(Some(cell)) => cells[i] = Some(compact(&self.map.parts[i].expect("a map per part"), cell)),
+                // Retired at the generation ceiling: the part was dropped, no cell.
+                Ok(None) => whole = false,
+                Err(e) => unreachable!("an intact part refused its stow: {e}"),
+            }
+        }
+        let stowed = heap.arena_mut_bypassing_gc().store_of::<O>(self.class)?.stow(h)?;
+        let assembly = match stowed {
+            Some(owner) => Ok(Assembly { owner: compact(&self.map.owner, owner), parts: cells }),
+            None => Err(cells),
+        };
+        match assembly {
+            Ok(assembly) if whole => {
+                self.tally.recycled_reuse += 1;
+                if let Err(assembly) = self.push_ready(assembly) {
+                    self.discard(heap, assembly);
+                    self.depot.count_in_hand(-1);
+                }
+            }
+            // A slot retired: drop what the others hold and hand their cells back.
+            partial => {
+                self.depot.count_in_hand(-1);
+                self.depot.count_retired();
+                let cells = match partial {
+                    Ok(assembly) => {
+                        // SAFETY: stowed just now: the owner's cell holds the reset owner.
+                        unsafe { std::ptr::drop_in_place(assembly.cell(&self.map).cast::<O>().as_ptr()) };
+                        recycle_owner(heap, &self.map, assembly.owner);
+                        assembly.parts
+                    }
+                    Err(cells) => cells,
+                };
+                for (i, cell) in cells.into_iter().enumerate() {
+                    let Some(cell) = cell else { continue };
+                    let (part, _) = self.parts[i].expect("a class per part");
+                    let map = self.map.parts[i].expect("a map per part");
+                    // SAFETY: stowed just now: the cell holds the reset part, ours alone.
+                    unsafe { (part.drop)(map.cell(&cell)) };
+                    // SAFETY: compacted by this map from this arena's token.
+                    let back = heap.arena_mut_bypassing_gc().recycle(unsafe { map.expand(cell) });
+                    debug_assert!(back.is_ok(), "a part's cell belongs to its arena");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether the object `raw` names is visible and may be stowed (neither rooted nor
+/// permanent).
+fn may_stow(heap: &Heap, raw: RawHandle) -> bool {
+    heap.table().resolve(raw).is_ok_and(|slot| !slot.is_rooted() && !slot.flags().contains(ObjectFlags::PERMANENT))
+}
+
+/// The owner class's free route: counts why the owner ended and leaves its cell for the
+/// game thread to pair with new part cells (the route cannot take cells from the arena).
+fn route(depot: &Depot<Assembly>, ended: &Ended, owner: CellMap, freed: Freed) {
+    depot.count_in_hand(-1);
+    let (cell, why) = match freed {
+        Freed::Cell(cell, why) => (cell, why),
+        Freed::Occupied(..) => unreachable!("a composite's route never asks for ended objects"),
+        Freed::Retired { .. } => {
+            depot.count_retired();
+            return;
+        }
+    };
+    let tally = if why == respawn_arena::Ended::DestroyedNow { &ended.routed_purge } else { &ended.routed_gc };
+    tally.fetch_add(1, Ordering::Relaxed);
+    ended.cells.lock().push(compact(&owner, cell));
+}
+
+/// `cell` compacted by `map` (one of the pool's own classes).
+fn compact(map: &CellMap, cell: FreedCell) -> CompactCell {
+    map.compact(cell).unwrap_or_else(|_| unreachable!("a cell of another class in a composite pool"))
+}
+
+/// Hands an owner cell (vacant) back to the arena.
+fn recycle_owner(heap: &mut Heap, map: &AssemblyMap, owner: CompactCell) {
+    // SAFETY: compacted by the owner's map from this arena's token.
+    let back = heap.arena_mut_bypassing_gc().recycle(unsafe { map.owner.expand(owner) });
+    debug_assert!(back.is_ok(), "a composite's cell belongs to its arena");
+}
+
+/// Hands every cell of an assembly (vacant: nothing built, or dropped) back to the arena.
+fn recycle(heap: &mut Heap, map: &AssemblyMap, assembly: Assembly) {
+    recycle_owner(heap, map, assembly.owner);
+    for (cell, part) in assembly.parts.into_iter().zip(map.parts) {
+        if let (Some(cell), Some(part)) = (cell, part) {
+            // SAFETY: compacted by the part's map from this arena's token.
+            let back = heap.arena_mut_bypassing_gc().recycle(unsafe { part.expand(cell) });
+            debug_assert!(back.is_ok(), "a part's cell belongs to its arena");
+        }
+    }
+}
+
+/// What `Pools` needs of a composite pool beyond [`ErasedPool`]: a spawn whose owner type
+/// it checked, for a plain `spawn::<O>()`.
+pub(crate) trait ErasedComposite: ErasedPool {
+    /// Spawns a composite; `init` gets the owner's address.
+    fn spawn_erased(
+        &mut self,
+        heap: &mut Heap,
+        strict: bool,
+        init: &mut dyn FnMut(NonNull<u8>),
+    ) -> Result<RawHandle, PoolError>;
+    fn prefill_erased(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError>;
+    fn composite_stats(&self) -> CompositeStats;
+    /// The parts' classes and ids, in order (`None` beyond the parts).
+    fn part_classes_erased(&self) -> &[Option<(PartClass, ClassId)>; MAX_PARTS];
+}
+
+impl<O: Composite> ErasedComposite for CompositePool<O> {
+    fn spawn_erased(
+        &mut self,
+        heap: &mut Heap,
+        strict: bool,
+        init: &mut dyn FnMut(NonNull<u8>),
+    ) -> Result<RawHandle, PoolError> {
+        self.spawn(heap, strict, |owner| init(NonNull::from(owner).cast())).map(|(h, _)| h.raw())
+    }
+
+    fn prefill_erased(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError> {
+        self.prefill(heap, n)
+    }
+
+    fn part_classes_erased(&self) -> &[Option<(PartClass, ClassId)>; MAX_PARTS] {
+        &self.parts
+    }
+
+    fn composite_stats(&self) -> CompositeStats {
+        CompositeStats {
+            pool: self.stats(),
+            parts: self.count,
+            reassembled: self.tally.reassembled,
+            broken: self.tally.broken,
+        }
+    }
+}
+
+impl<O: Composite> ErasedPool for CompositePool<O> {
+    fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        let parts = self.intact_parts(heap, raw);
+        if self.config.policy == Policy::Reuse && self.owned() <= self.config.max {
+            if let Some(parts) = parts.filter(|_| may_stow(heap, raw)) {
+                // Everything the stows need was checked: the walk below (which allocates)
+                // is not needed.
+                self.tally.released += 1;
+                return self.reuse(heap, raw, parts);
+            }
+        }
+        // Checked before anything changes: the owner and its sub-objects may end.
+        drop(heap.subtree(raw).map_err(refusal)?);
+        self.tally.released += 1;
+        if self.config.policy == Policy::Reuse && parts.is_none() {
+            self.tally.broken += 1;
+        }
+        if let Some(owner) = heap.get_mut(Handle::<O>::from_raw(raw)) {
+            owner.on_release();
+        }
+        if let Some(parts) = parts {
+            for (i, (part, _)) in self.part_classes().enumerate() {
+                (part.on_release)(heap, parts[i], false);
+            }
+        }
+        if self.config.policy == Policy::Default {
+            heap.mark_as_garbage(raw).map_err(refusal)?;
+        } else {
+            heap.destroy_now(raw).map_err(refusal)?;
+        }
+        Ok(())
+    }
+
+    fn note_inserted(&mut self) {
+        self.depot.count_in_hand(1);
+    }
+
+    fn maintain(&mut self, heap: &mut Heap) {
+        self.replenish(heap);
+        if self.config.precreate && self.available() < self.config.low_watermark {
+            let _ = self.grow(heap, self.config.grow_by);
+        }
+        self.depot.nudge();
+    }
+
+    fn stats(&self) -> PoolStats {
+        let (d, t) = (self.depot.snapshot(), &self.tally);
+        PoolStats {
+            class: O::class_name(),
+            policy: self.config.policy,
+            spawns: t.spawns,
+            hits: t.spawns - t.misses,
+            misses: t.misses,
+            overflow: t.overflow,
+            ready: d.published + d.held + self.local(),
+            held: d.held,
+            building: d.building,
+            in_use: d.in_hand.saturating_sub(self.local()),
+            high_water: t.high_water,
+            precreated: d.precreated,
+            released: t.released,
+            recycled_reuse: t.recycled_reuse,
+            recycled_purge: self.ended.routed_purge.load(Ordering::Relaxed),
+            recycled_gc: self.ended.routed_gc.load(Ordering::Relaxed),
+            returned: d.returned + t.returned,
+            retired: d.retired,
+            grown: t.grown,
+            create_panics: d.create_panics,
+            dropped_by_workers: d.dropped,
+            drop_panics: d.drop_panics,
+            create_mean: Duration::from_nanos(d.create_nanos.checked_div(d.precreated).unwrap_or(0)),
+            create_max: Duration::from_nanos(d.create_max_nanos),
+            lag: d.lag,
+            lag_high_water: d.lag_high_water,
+            build_queue: d.build_queue,
+            side_bytes: self.depot.side_bytes(1) + mem::size_of::<Self>(),
+        }
+    }
+
+    fn config(&self) -> &PoolConfig {
+        &self.config
+    }
+
+    fn cold(&self) -> Option<Cold> {
+        if self.depot.is_warm() {
+            return None;
+        }
+        self.depot.go_hungry();
+        let d = self.depot.snapshot();
+        Some(Cold { ready: d.published + self.local(), on_the_way: d.building + d.held })
+    }
+
+    fn name(&self) -> &'static str {
+        O::class_name()
+    }
+
+    fn shutdown(&mut self) {
+        self.depot.stop();
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+        let local = self.local();
+        self.depot.count_in_hand(-(local as isize));
+        let mut drops = DropAll::new();
+        let map = self.map;
+        for magazine in [&mut self.magazines.loaded, &mut self.magazines.previous] {
+            while let Some(assembly) = magazine.pop() {
+                // SAFETY: a ready assembly holds a built composite the pool alone owns, and
+                // the workers are joined: each drop here is the objects' one.
+                drops.run(|| unsafe { drop_assembly::<O>(&assembly, &map) });
+            }
+        }
+        while let Some(mut magazine) = self.depot.take_full() {
+            while let Some(assembly) = magazine.pop() {
+                // SAFETY: as above, for the depot's published magazines.
+                drops.run(|| unsafe { drop_assembly::<O>(&assembly, &map) });
+            }
+            self.depot.return_empty(magazine);
+        }
+        // Cells queued for building or given back hold nothing (a composite's cells never
+        // come back occupied); they go with the arena.
+    }
+}
+
+impl<O: Composite> Drop for CompositePool<O> {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// A composite pool in [`Pools`]: its owner's type (for the typed calls) and the pool.
+pub(crate) struct CompositeSlot {
+    type_id: TypeId,
+    pool: Box<dyn ErasedComposite>,
+}
+
+impl CompositeSlot {
+    pub(crate) fn erased(&self) -> &dyn ErasedComposite {
+        &*self.pool
+    }
+
+    pub(crate) fn erased_mut(&mut self) -> &mut dyn ErasedComposite {
+        &mut *self.pool
+    }
+
+    /// The pool as `CompositePool<O>`, if it is `O`'s.
+    fn typed_mut<O: Composite>(&mut self) -> Option<&mut CompositePool<O>> {
+        let pool: *mut dyn ErasedComposite = &mut *self.pool;
+        // SAFETY: the type id says the box holds a `CompositePool<O>`; `&mut self` lends it
+        // uniquely, and the thin cast keeps its address.
+        (self.type_id == TypeId::of::<O>()).then(|| unsafe { &mut *pool.cast::<CompositePool<O>>() })
+    }
+
+    /// A plain `spawn::<T>()` of a composite class: the composite's spawn, `init` on the
+    /// owner.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn spawn_as<T: 'static>(
+        &mut self,
+        heap: &mut Heap,
+        strict: bool,
+        init: impl FnOnce(&mut T),
+    ) -> Result<Handle<T>, PoolError> {
+        assert!(self.type_id == TypeId::of::<T>(), "the composite pool of a class is its owner type's");
+        let mut init = Some(init);
+        let mut erased = |owner: NonNull<u8>| {
+            if let Some(init) = init.take() {
+                // SAFETY: the pool's owner type is `T` (checked above), and the spawn lends
+                // the adopted owner for the call.
+                init(unsafe { &mut *owner.cast::<T>().as_ptr() });
+            }
+        };
+        self.pool.spawn_erased(heap, strict, &mut erased).map(Handle::from_raw)
+    }
+}
+
+/// The composite pools of a [`Pools`], by their owner's class index, and the classes used
+/// as parts.
+#[derive(Default)]
+pub(crate) struct Composites {
+    by_class: Vec<Option<CompositeSlot>>,
+    parts: Vec<ClassId>,
+}
+
+impl fmt::Debug for Composites {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter().map(|c| c.erased().name())).finish()
+    }
+}
+
+impl Composites {
+    #[inline]
+    pub(crate) fn get(&self, class: usize) -> Option<&CompositeSlot> {
+        self.by_class.get(class)?.as_ref()
+    }
+
+    #[inline]
+    pub(crate) fn get_mut(&mut self, class: usize) -> Option<&mut CompositeSlot> {
+        self.by_class.get_mut(class)?.as_mut()
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &CompositeSlot> {
+        self.by_class.iter().flatten()
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut CompositeSlot> {
+        self.by_class.iter_mut().flatten()
+    }
+
+    /// Whether `class` is a part of some composite.
+    pub(crate) fn is_part(&self, class: ClassId) -> bool {
+        self.parts.contains(&class)
+    }
+}
+
+impl Pools {
+    /// Gives `O` a composite pool: each object is built with its parts by
+    /// [`Composite::assemble`] on the workers (or inline on a miss, or by
+    /// [`prefill`](Self::prefill)), and spawned with every part linked to it as a
+    /// sub-object. Registers the parts' classes. A plain [`spawn_with`](Self::spawn_with)
+    /// of `O` spawns a composite too; [`destroy`](Self::destroy) takes the whole set back
+    /// by the pool's policy (see [`Composite`]).
+    ///
+    /// A part's class takes its cells from its store directly, so it may not have a pool
+    /// of its own, nor be a composite; a composite may not be a part.
+    ///
+    /// # Errors
+    /// [`PoolError::Config`] for an invalid configuration, [`PoolError::AlreadyPooled`] if
+    /// `O` has a pool, [`PoolError::Composite`] for a part as above (or `O` among its own
+    /// parts), or the heap's refusal to register a class.
+    pub fn add_composite<O: Composite>(&mut self, config: PoolConfig) -> Result<(), PoolError> {
+        config.validate().map_err(|e| PoolError::Config(e.in_class(O::class_name())))?;
+        let refuse = |reason| PoolError::Composite { class: O::class_name(), reason };
+        if self.heap.class_of::<O>().is_none() {
+            let slab = crate::pools::pooled_slabs(self.heap.arena().config().slab, &config);
+            self.heap.register_with::<O>(slab)?;
+        }
+        let class = self.heap.class_id::<O>()?;
+        if self.is_pooled::<O>() {
+            return Err(PoolError::AlreadyPooled(O::class_name()));
+        }
+        if self.composites.is_part(class) {
+            return Err(refuse("it is a part of another composite: a composite cannot be a part"));
+        }
+        let mut part_ids = Vec::with_capacity(O::Parts::COUNT);
+        for part in O::Parts::classes().into_iter().flatten() {
+            if part.type_id == TypeId::of::<O>() {
+                return Err(refuse("its own class is one of its parts"));
+            }
+            let id = (part.register)(&mut self.heap)?;
+            if self.class_pooled(id.index()) {
+                return Err(refuse("a part's class has a pool of its own: parts take cells from their class's store"));
+            }
+            part_ids.push(id);
+        }
+        let pool = CompositePool::<O>::new(&mut self.heap, class, config)?;
+        let composites = &mut self.composites;
+        composites.parts.extend(part_ids);
+        if composites.by_class.len() <= class.index() {
+            composites.by_class.resize_with(class.index() + 1, || None);
+        }
+        composites.by_class[class.index()] = Some(CompositeSlot { type_id: TypeId::of::<O>(), pool: Box::new(pool) });
+        Ok(())
+    }
+
+    /// Spawns a composite of `O`: pops a set the workers built (a hit: no construction and
+    /// no allocation on this thread), or builds one inline (a miss), and links each part
+    /// to the owner. Returns the owner's handle and each part's. At `max` with nothing
+    /// ready, builds an overflow set as [`spawn_with`](Self::spawn_with) does.
+    ///
+    /// # Errors
+    /// [`PoolError::NotPooled`] if `O` has no composite pool; [`PoolError::Arena`] when a
+    /// class's memory is exhausted.
+    pub fn spawn_composite<O: Composite>(&mut self) -> Result<(Handle<O>, <O::Parts as Parts>::Handles), PoolError> {
+        self.spawn_composite_with(|_| {})
+    }
+
+    /// [`spawn_composite`](Self::spawn_composite), running `init` on the owner before the
+    /// hooks (the parts' `on_spawn`, then the owner's).
+    ///
+    /// # Errors
+    /// As [`spawn_composite`](Self::spawn_composite).
+    pub fn spawn_composite_with<O: Composite>(
+        &mut self,
+        init: impl FnOnce(&mut O),
+    ) -> Result<(Handle<O>, <O::Parts as Parts>::Handles), PoolError> {
+        let class = self.heap.class_of::<O>().map_or(usize::MAX, |id| id.index());
+        let Some(pool) = self.composites.get_mut(class).and_then(CompositeSlot::typed_mut::<O>) else {
+            return Err(PoolError::NotPooled(type_name::<O>()));
+        };
+        let (h, parts) = pool.spawn(&mut self.heap, false, init)?;
+        Ok((h, O::Parts::handles(&parts)))
+    }
+
+    /// Calls `f` with each part of the composite `owner` names (its direct sub-objects of
+    /// its parts' classes that resolve: their type, handle and object), if it is the owner
+    /// of a composite pool's class; does nothing otherwise. For respawn's World, whose
+    /// spawn listeners hear of a composite's parts whichever spawn made it.
+    #[doc(hidden)]
+    pub fn for_each_part(&self, owner: RawHandle, mut f: impl FnMut(TypeId, RawHandle, &dyn std::any::Any)) {
+        let table = self.heap.table();
+        let Ok(slot) = table.resolve(owner) else { return };
+        let Some(composite) = self.composites.get(usize::from(slot.class())) else { return };
+        let parts = composite.erased().part_classes_erased();
+        // Matched as a `Reuse` release matches them, to be told in the parts' order.
+        let mut found = [None; MAX_PARTS];
+        for sub in self.heap.sub_objects(owner) {
+            let Ok(slot) = table.resolve(sub) else { continue };
+            let class = usize::from(slot.class());
+            let free =
+                parts.iter().zip(&found).position(|(p, f)| f.is_none() && p.is_some_and(|(_, id)| id.index() == class));
+            if let Some(at) = free {
+                found[at] = Some(sub);
+            }
+        }
+        for (part, sub) in parts.iter().zip(found) {
+            let (Some((part, _)), Some(sub)) = (part, sub) else { continue };
+            if let Some(object) = part.get(&self.heap, sub) {
+                f(part.type_id, sub, object);
+            }
+        }
+    }
+
+    /// `O`'s composite pool counters, if it has one.
+    pub fn composite_stats<O: 'static>(&self) -> Option<CompositeStats> {
+        let class = self.heap.class_of::<O>()?.index();
+        self.composites.get(class).map(|c| c.erased().composite_stats())
+    }
+}
