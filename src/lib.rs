@@ -17,11 +17,11 @@ pub use respawn_gc::{
     RootKind, Trace, Tracer,
 };
 pub use respawn_pool as pool;
-pub use respawn_pool::{Composite, CompositeStats, Parts};
 pub use respawn_pool::{
     ClassPoolMut, ConfigError, ConfigLayers, LocalShared, LocalWeakShared, OwnedPooled, Policy, Pool, PoolConfig,
     PoolError, PoolStats, Poolable, Pooled, Pools, Shared, WeakShared,
 };
+pub use respawn_pool::{Composite, CompositeStats, Parts};
 
 mod batch;
 mod listeners;

@@ -1826,7 +1826,13 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let generation = slot.occupy();
         self.entry.set_live(n, true);
         self.entry.out -= 1;
-        Handle::from_raw(RawHandle::new(self.entry.slot_of(n), generation))
+        let index = self.entry.slot_of(n);
+        if self.entry.barrier {
+            // Made live during an incremental mark: traced again before it ends, with the
+            // handles the spawn's `init` stores in it.
+            self.entry.note(index);
+        }
+        Handle::from_raw(RawHandle::new(index, generation))
     }
 
     /// The address of a compact token's cell (where its object is, for a read or a
