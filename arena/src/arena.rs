@@ -21,6 +21,7 @@ use crate::{ArenaError, DropAll, Handle, ObjectFlags, RawHandle, Root};
 
 mod access;
 pub(crate) mod listeners;
+mod trim;
 pub use access::IterMut;
 pub use listeners::EndListenerId;
 
@@ -268,6 +269,7 @@ impl Arena {
             granted: 0,
             out: 0,
             retired: 0,
+            decommitted: Vec::new(),
             permanent: 0,
             route: None,
             route_drops: false,
@@ -1209,6 +1211,9 @@ fn locate_permanent(entry: &ClassEntry, table: &ObjectTable, raw: RawHandle) -> 
 /// Takes a prepared slab for `entry`'s class and makes its cells vacant slots.
 #[cold]
 fn grow(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> Result<(), ArenaError> {
+    if !entry.decommitted.is_empty() {
+        return trim::recommit(entry, alloc);
+    }
     let grant = alloc.alloc_slab(entry.id)?;
     let slab = grant.index as usize;
     if entry.bases.len() <= slab {
