@@ -82,6 +82,7 @@ const REUSE: PoolConfig = PoolConfig {
     policy: Policy::Reuse,
     precreate: false,
     workers: 0,
+    idle_trim: None,
 };
 
 /// `Purge`: 16 384 precreated on one worker, which rebuilds every released cell.
@@ -93,6 +94,7 @@ const PURGE: PoolConfig = PoolConfig {
     policy: Policy::Purge,
     precreate: true,
     workers: 1,
+    idle_trim: None,
 };
 
 /// `Default`: the `Purge` pool, recycled through the collector.
@@ -430,6 +432,7 @@ fn laden_world(async_purge: bool) -> World {
         policy: Policy::Purge,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
     let gc = GcSettings { async_purge, ..GC };
     let mut world = World::builder().pool::<Laden>(config).gc(gc).build().expect("a valid pool");

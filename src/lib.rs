@@ -24,6 +24,7 @@ pub use respawn_pool::{
 
 mod batch;
 mod listeners;
+mod trim;
 mod world;
 pub use batch::SpawnBatch;
 pub use listeners::ListenerId;

@@ -500,8 +500,8 @@ impl ChunkAllocator {
     }
 
     /// Gives back every slab of `class` that serves single cells and has none allocated
-    /// (every cell freed with [`free_cell`](Self::free_cell)), but the one the bump cursor
-    /// is carving: its cells leave the free list, its pages go back to the OS, and the
+    /// (every cell freed with [`free_cell`](Self::free_cell); the one the bump cursor is
+    /// carving included, and the cursor starts afresh): its cells leave the free list, its pages go back to the OS, and the
     /// next slab the class needs is one of these, committed again, before a new one is
     /// carved. Returns how many slabs it decommitted. A cold call (it walks the free list):
     /// for a pool that has just dropped its idle objects.
@@ -512,9 +512,7 @@ impl ChunkAllocator {
     pub fn trim_cells(&self, class: ClassId) -> Result<usize, AllocError> {
         let c = self.shared.class(class)?;
         let mut st = c.cells.lock();
-        let current = st.bump.map(|(slab, _)| slab as usize);
         let empty: Vec<u32> = (0..st.bits.len())
-            .filter(|&slab| Some(slab) != current)
             .filter(|&slab| st.bits[slab].as_ref().is_some_and(|bits| bits.iter().all(|&w| w == 0)))
             .filter(|&slab| !st.parked.contains(&(slab as u32)))
             .map(|slab| slab as u32)
@@ -541,6 +539,10 @@ impl ChunkAllocator {
             trimmed.binary_search(&(slab as u32)).is_err()
         });
         let done = trimmed.len();
+        // The slab being carved goes too if it is empty: the bump starts afresh on the next.
+        if st.bump.is_some_and(|(slab, _)| trimmed.binary_search(&slab).is_ok()) {
+            st.bump = None;
+        }
         st.parked.extend(trimmed);
         // Reused lowest first (`pop`): the class stays towards the front of its region.
         st.parked.sort_unstable_by(|a, b| b.cmp(a));

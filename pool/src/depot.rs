@@ -84,6 +84,8 @@ use respawn_allocator::DropAll;
 #[cfg(all(feature = "world", not(loom)))]
 use respawn_arena::{CellMap, CompactCell, Ended, Freed};
 
+mod trim;
+
 use crate::sync::{
     back_off, fence, park_timeout, spin_wait, thread, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Mutex,
     MutexGuard, Ordering,

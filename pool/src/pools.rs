@@ -12,6 +12,8 @@ use crate::class_pool::{ClassPool, Create, ErasedPool, Fast};
 use crate::sync::Arc;
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
+mod trim;
+
 /// One class's pool, reachable two ways: type-erased (`dyn ErasedPool`) for the per-frame
 /// upkeep and stats, and typed for the hot paths. A typed caller checks `type_id` (one
 /// comparison) and casts; `destroy` is a plain function pointer made for the class, so a
@@ -419,12 +421,14 @@ impl Pools {
     /// `T`'s pool counters, if it has a pool.
     pub fn stats_of<T: 'static>(&self) -> Option<PoolStats> {
         let id = self.heap.class_of::<T>()?;
-        self.pools.get(id.index())?.as_ref().map(|p| p.erased().stats())
+        self.pools.get(id.index())?.as_ref().map(|p| self.with_memory(p.erased().stats(), id.index()))
     }
 
     /// Every pool's counters, in class registration order.
     pub fn stats(&self) -> Vec<PoolStats> {
-        self.pools.iter().flatten().map(|p| p.erased().stats()).collect()
+        (self.pools.iter().enumerate())
+            .filter_map(|(class, p)| p.as_ref().map(|p| self.with_memory(p.erased().stats(), class)))
+            .collect()
     }
 
     /// `T`'s policy: its pool's, or `Default` for a class without one.

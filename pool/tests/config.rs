@@ -222,6 +222,7 @@ fn layers_apply_in_order_over_the_registered_config() {
             low_watermark: 512,              // code
             grow_by: registered.grow_by,     // code (preset)
             precreate: registered.precreate, // code (preset)
+            idle_trim: None,
         }
     );
 
