@@ -80,14 +80,15 @@ pub struct ArenaClassStats {
 }
 
 impl ArenaClassStats {
-    /// Bytes the class takes beyond its objects' own bytes, per object held: the carved
+    /// Bytes the class takes beyond its objects' own bytes, per object held: the committed
     /// slabs (granted and prepared ahead: vacant and pooled cells, page rounding, cell
-    /// padding), the slots and the side bookkeeping, less `len × object_size`, over `len`. `None` while it holds no object.
+    /// padding; not those a trim decommitted), the slots and the side bookkeeping, less
+    /// `len × object_size`, over `len`. `None` while it holds no object.
     pub fn overhead_per_object(&self) -> Option<f64> {
         if self.len == 0 {
             return None;
         }
-        let total = self.memory.carved_slabs as usize * self.memory.slab_bytes + self.slot_bytes + self.side_bytes;
+        let total = self.memory.committed_bytes + self.slot_bytes + self.side_bytes;
         Some(total.saturating_sub(self.len * self.object_size) as f64 / self.len as f64)
     }
 }
@@ -848,7 +849,9 @@ impl Arena {
     /// as [`register`](Self::register).
     pub fn reserve<T: Send + Sync + 'static>(&mut self, n: usize) -> Result<(), ArenaError> {
         let store = self.store_mut::<T>()?;
-        let missing = n.saturating_sub(store.entry.free.len());
+        // Decommitted slabs serve before new ones (`grow`): they count as room.
+        let room = store.entry.free.len() + store.entry.decommitted.len() * store.entry.cells_per_slab();
+        let missing = n.saturating_sub(room);
         if missing > 0 {
             store.alloc.reserve(store.entry.id, missing)?;
         }

@@ -23,6 +23,7 @@
 //!
 //! [Turret]
 //! max = 64
+//! idle_trim_ms = 10000 # ready objects beyond capacity unused for 10 s are dropped; 0: never
 //! ```
 //!
 //! Every error names the file (when there is one), the class and the key, and says what
