@@ -105,10 +105,8 @@ fn slabs_with_a_live_held_or_retired_cell_stay_committed() {
     }
     arena.remove(all[128]).unwrap();
     arena.remove(all[64]).unwrap();
-    let mut store = arena.store_mut::<u64>().unwrap();
-    let token = store.take_cell().unwrap();
+    let token = arena.store_mut::<u64>().unwrap().take_cell().unwrap();
     assert_eq!(token.slot(), all[64].index(), "the warmest vacant cell is slab 1's first");
-    drop(store);
     // Retire slab 2's first slot: reuse its cell until its generation reaches the ceiling.
     for _ in 0..4 {
         let h = arena.insert(7u64);
