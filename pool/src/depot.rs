@@ -85,6 +85,7 @@ use respawn_allocator::DropAll;
 use respawn_arena::{CellMap, CompactCell, Ended, Freed};
 
 mod trim;
+pub(crate) use trim::lowest_first;
 
 use crate::sync::{
     back_off, fence, park_timeout, spin_wait, thread, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Mutex,

@@ -1108,10 +1108,8 @@ impl<T: Send + 'static> Pool<T> {
         self.depot.take_published(&mut ready);
         let mut queued = Vec::new();
         self.depot.take_queued(&mut queued);
-        ready.sort_unstable_by_key(|cell| cell.0);
-        queued.sort_unstable_by_key(|cell| cell.0);
-        let gone = ready.split_off(n.min(ready.len()));
-        let gone_queued = queued.split_off((n - ready.len()).min(queued.len()));
+        let gone = depot::lowest_first(&mut ready, n, |cell| cell.0);
+        let gone_queued = depot::lowest_first(&mut queued, n - ready.len(), |cell| cell.0);
 
         // Kept: back among this thread's ready objects, the lowest on top.
         let depot = &self.depot;

@@ -54,10 +54,8 @@ impl<T: Poolable> ClassPool<T> {
         let mut queued = Vec::new();
         self.depot.take_queued(&mut queued);
 
-        ready.sort_unstable_by_key(CompactCell::number);
-        queued.sort_unstable_by_key(CompactCell::number);
-        let gone = ready.split_off(keep.min(ready.len()));
-        let gone_queued = queued.split_off((keep - ready.len()).min(queued.len()));
+        let gone = depot::lowest_first(&mut ready, keep, CompactCell::number);
+        let gone_queued = depot::lowest_first(&mut queued, keep - ready.len(), CompactCell::number);
 
         // Kept ready objects back into the hand, the lowest cell on top (popped first).
         self.depot.count_in_hand(ready.len() as isize);

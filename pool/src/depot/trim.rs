@@ -58,6 +58,21 @@ impl<C: Token> Depot<C> {
     }
 }
 
+/// Splits `cells` into the `keep` lowest by `key` (left in `cells`, in ascending order) and
+/// the rest (returned, in no order). Linear (`select_nth_unstable`) but for a sort of the
+/// kept part: a `clear` of 100 000 objects sorts nothing.
+pub(crate) fn lowest_first<C, K: Ord>(cells: &mut Vec<C>, keep: usize, key: impl Fn(&C) -> K) -> Vec<C> {
+    if keep >= cells.len() {
+        cells.sort_unstable_by_key(&key);
+        return Vec::new();
+    }
+    if keep > 0 {
+        cells.select_nth_unstable_by_key(keep - 1, &key);
+        cells[..keep].sort_unstable_by_key(&key);
+    }
+    cells.split_off(keep)
+}
+
 #[cfg(all(test, loom))]
 mod loom_model {
     use std::ptr::NonNull;
