@@ -1,4 +1,4 @@
-//! A trim's steps on the depot ([`ClassPool::trim`](crate::class_pool), a standalone
+//! A trim's steps on the depot (a World pool's `ClassPool::trim`, a standalone
 //! [`Pool::shrink_to`](crate::Pool::shrink_to)): the consuming thread takes back what the
 //! depot holds for it — published magazines, cells queued for building — so it can drop
 //! what it does not keep.
