@@ -1127,7 +1127,8 @@ impl World {
     /// Ends a frame of length `dt` (a fixed time step, or a simulated clock): runs the
     /// collector's schedule — one purge slice within [`GcSettings::purge_budget`], or a
     /// collection once [`GcSettings::time_between_collections`] has passed — then the
-    /// pools' upkeep (cells back to the arena, workers woken, growth), and resets the
+    /// pools' upkeep (cells back to the arena, workers woken, growth, and the idle trim of
+    /// pools with [`PoolConfig::idle_trim`], whose clock is this `dt`), and resets the
     /// frame arena. With [`GcSettings::incremental_mark_budget`], a collection is marked
     /// over frames instead, a slice per frame ([`GcStep::Marked`]) until the one that
     /// finishes it ([`GcStep::Collected`]); the game goes on between slices as it likes
