@@ -262,3 +262,118 @@ fn a_trim_racing_the_workers_loses_nothing() {
     drop(world);
     drops.assert_each_once();
 }
+
+mod model {
+    //! Random programs of spawns, destroys, trims and frames against a `HashMap` model,
+    //! under each policy: live handles resolve to their values, stale ones never, the pool
+    //! counts what is in use, a trim to `n` leaves at most `n` ready, and every object is
+    //! dropped exactly once.
+
+    use std::collections::HashMap;
+    use std::time::Duration;
+
+    use proptest::prelude::*;
+
+    use super::{config, world, Drops, Shot};
+    use respawn::{Handle, Policy, PoolConfig, World};
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Spawn { n: usize, damage: u32 },
+        Destroy { pick: usize, n: usize },
+        Shrink { keep: usize },
+        Clear,
+        Frame { ms: u64 },
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (1..80usize, any::<u32>()).prop_map(|(n, damage)| Op::Spawn { n, damage }),
+            3 => (any::<usize>(), 1..80usize).prop_map(|(pick, n)| Op::Destroy { pick, n }),
+            1 => (0..100usize).prop_map(|keep| Op::Shrink { keep }),
+            1 => Just(Op::Clear),
+            2 => (0..400u64).prop_map(|ms| Op::Frame { ms }),
+        ]
+    }
+
+    fn run(policy: Policy, ops: Vec<Op>) -> Result<(), TestCaseError> {
+        let drops = Drops::default();
+        let config = PoolConfig { idle_trim: Some(Duration::from_millis(500)), ..config(policy) };
+        let mut world: World = world(config, &drops);
+        let mut live: HashMap<Handle<Shot>, u32> = HashMap::new();
+        let mut stale: Vec<Handle<Shot>> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Spawn { n, damage } => {
+                    for _ in 0..n {
+                        let h = world.spawn_with(|s: &mut Shot| s.damage = damage);
+                        // Rooted while alive, so `Default`'s collections keep it.
+                        world.add_to_root(h).unwrap();
+                        live.insert(h, damage);
+                    }
+                }
+                Op::Destroy { pick, n } => {
+                    let mut handles: Vec<Handle<Shot>> = live.keys().copied().collect();
+                    handles.sort();
+                    for h in handles.into_iter().cycle().skip(pick % live.len().max(1)).take(n.min(live.len())) {
+                        world.remove_from_root(h).unwrap();
+                        world.destroy(h).unwrap();
+                        live.remove(&h);
+                        stale.push(h);
+                    }
+                }
+                Op::Shrink { keep } => {
+                    // Only the game thread queues work: what the workers hold or build can
+                    // only move on to `ready`, so it bounds what arrives after the trim.
+                    let before = world.pool_stats::<Shot>().unwrap();
+                    world.shrink_pool::<Shot>(keep).unwrap();
+                    let s = world.pool_stats::<Shot>().unwrap();
+                    prop_assert!(s.ready + s.building <= keep + before.held + before.building, "{before:?} {s:?}");
+                    if policy == Policy::Reuse {
+                        prop_assert!(s.ready == keep.min(before.ready), "{before:?} {s:?}");
+                    }
+                }
+                Op::Clear => {
+                    world.clear_pool::<Shot>().unwrap();
+                }
+                Op::Frame { ms } => {
+                    if policy == Policy::Default {
+                        world.collect_garbage();
+                    }
+                    world.end_frame_with(Duration::from_millis(ms));
+                }
+            }
+            for (h, damage) in &live {
+                prop_assert_eq!(world.get(*h).map(|s| s.damage), Some(*damage));
+            }
+            for h in &stale {
+                prop_assert!(world.get(*h).is_none(), "stale {h:?} resolved");
+            }
+            let stats = world.pool_stats::<Shot>().unwrap();
+            if policy != Policy::Default {
+                // (`Default`'s garbage counts in use until its purge.)
+                prop_assert_eq!(stats.in_use, live.len());
+            }
+            prop_assert_eq!(world.len::<Shot>() >= live.len(), true);
+        }
+        drop(world);
+        drops.assert_each_once();
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 2 } else { 24 },
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn trims_match_a_hashmap_model(
+            policy in prop::sample::select(Policy::ALL.to_vec()),
+            ops in prop::collection::vec(op(), 1..if cfg!(miri) { 8 } else { 60 }),
+        ) {
+            run(policy, ops)?;
+        }
+    }
+}
