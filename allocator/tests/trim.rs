@@ -64,6 +64,8 @@ fn a_granted_slab_is_decommitted_and_recommitted_by_its_owner() {
     unsafe { alloc.recommit_slab(class, grants[1].index) }.unwrap();
     let stats = alloc.stats(class).unwrap();
     assert_eq!((stats.decommitted_slabs, stats.committed_bytes), (0, 3 * bytes));
+    // Its cells are free (poisoned) again until the owner hands one out, as the arena does.
+    respawn_allocator::poison::unpoison(grants[1].base.as_ptr(), grants[1].cell_size);
     // SAFETY: the slab is ours and committed again: writable.
     unsafe { grants[1].base.as_ptr().write_bytes(7, grants[1].cell_size) };
 
