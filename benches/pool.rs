@@ -87,6 +87,7 @@ const REUSE: PoolConfig = PoolConfig {
     policy: Policy::Reuse,
     precreate: false,
     workers: 0,
+    idle_trim: None,
 };
 
 /// `Purge`: 16 384 precreated on one worker, which rebuilds every released cell.
@@ -98,6 +99,7 @@ const PURGE: PoolConfig = PoolConfig {
     policy: Policy::Purge,
     precreate: true,
     workers: 1,
+    idle_trim: None,
 };
 
 /// `Default`: the `Purge` pool, recycled through the collector.
@@ -470,6 +472,7 @@ fn laden_world(async_purge: bool) -> World {
         policy: Policy::Purge,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
     let gc = GcSettings { async_purge, ..GC };
     let mut world = World::builder().pool::<Laden>(config).gc(gc).build().expect("a valid pool");
@@ -608,6 +611,7 @@ fn tower_world(policy: Policy) -> World {
         policy,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
     let mut world = World::builder().composite::<Tower>(config).gc(GC).build().expect("a valid pool");
     wait_for_pool::<Tower>(&mut world, |s| s.available() >= WAVE && s.building == 0);

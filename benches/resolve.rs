@@ -225,6 +225,7 @@ impl WorldPeer {
         policy: Policy::Reuse,
         precreate: false,
         workers: 0,
+        idle_trim: None,
     };
 }
 impl Peer for WorldPeer {

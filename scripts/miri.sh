@@ -65,8 +65,8 @@ if [[ $only == all || $only == pool ]]; then
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-pool --doc
   echo "=== miri: respawn-pool configuration files (strict provenance, file system allowed)"
   MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-disable-isolation" cargo +nightly miri test -p respawn-pool --test config
-  echo "=== miri: standalone Pool and Shared/WeakShared, scaled down (strict provenance)"
-  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-pool --test standalone --test shared
+  echo "=== miri: standalone Pool, its trims and Shared/WeakShared, scaled down (strict provenance)"
+  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-pool --test standalone --test shared --test trim
   if [[ $only == pool ]]; then # under `all`, the arena pass already runs it
     echo "=== miri: respawn-arena pool APIs (strict provenance)"
     MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-arena --test pooling
@@ -77,7 +77,7 @@ if [[ $only == all || $only == world || $only == quick ]]; then
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test misuse --test shutdown
 fi
 if [[ $only == all || $only == world ]]; then
-  echo "=== miri: respawn World cycles, async purge, composites and the stress test, scaled down (strict provenance)"
-  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test world --test async_purge --test composite --test stress
+  echo "=== miri: respawn World cycles, async purge, composites, the stress test and trims, scaled down (strict provenance)"
+  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test world --test async_purge --test composite --test stress --test trim
 fi
 echo "=== miri: all passes clean"

@@ -24,10 +24,10 @@ fi
 # Every crate's library and test binaries, but for the ones named above.
 run() { # run FLAGS... : the tests of each crate with the current RUSTFLAGS
   cargo +nightly test "$@" --target "$target" -p respawn-allocator -p respawn-arena --lib --tests
-  cargo +nightly test "$@" --target "$target" -p respawn-pool --lib --test config --test standalone --test shared
+  cargo +nightly test "$@" --target "$target" -p respawn-pool --lib --test config --test standalone --test shared --test trim
   cargo +nightly test "$@" --target "$target" -p respawn-gc --lib --test gc --test model
   cargo +nightly test "$@" --target "$target" -p respawn --lib --test world --test world_model --test precreation \
-    --test shutdown --test world_config --test priority --test stress --test misuse
+    --test shutdown --test world_config --test priority --test stress --test misuse --test trim
 }
 
 if [[ $only == all || $only == asan ]]; then

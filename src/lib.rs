@@ -27,6 +27,7 @@ mod batch;
 mod listeners;
 mod pool_mut;
 mod schedule;
+mod trim;
 mod world;
 pub use batch::SpawnBatch;
 pub use listeners::ListenerId;

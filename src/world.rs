@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
-use respawn_arena::{ArenaConfig, ClassLayout, Handle, RawHandle, Root};
+use respawn_arena::{ArenaConfig, ClassId, ClassLayout, Handle, RawHandle, Root};
 use respawn_gc::{
     CollectOptions, GarbageReference, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, ReferenceChain,
     Referencer, Tracer,
@@ -203,6 +203,9 @@ pub struct WorldStats {
     pub gc: GcStats,
     /// Objects waiting to be purged.
     pub pending_purge: usize,
+    /// Bytes of slabs committed over every class (pooled or not; each pool's share is its
+    /// [`PoolStats::committed_bytes`]): what trims and the idle trim give back.
+    pub committed_bytes: usize,
 }
 
 /// respawn's world: objects in class-contiguous memory behind generational handles, pools
@@ -1163,7 +1166,8 @@ impl World {
     /// Ends a frame of length `dt` (a fixed time step, or a simulated clock): runs the
     /// collector's schedule — one purge slice within [`GcSettings::purge_budget`], or a
     /// collection once [`GcSettings::time_between_collections`] has passed — then the
-    /// pools' upkeep (cells back to the arena, workers woken, growth), and resets the
+    /// pools' upkeep (cells back to the arena, workers woken, growth, and the idle trim of
+    /// pools with [`PoolConfig::idle_trim`], whose clock is this `dt`), and resets the
     /// frame arena. With [`GcSettings::incremental_mark_budget`], a collection is marked
     /// over frames instead, a slice per frame ([`GcStep::Marked`]) until the one that
     /// finishes it ([`GcStep::Collected`]); the game goes on between slices as it likes
@@ -1198,7 +1202,7 @@ impl World {
     /// ```
     pub fn end_frame_with(&mut self, dt: Duration) -> FrameEnd {
         let gc = self.pools.heap_mut().update(dt);
-        self.pools.maintain();
+        self.pools.maintain_for(dt);
         let frame_bytes = self.frame.iter_allocated_chunks().map(<[_]>::len).sum();
         self.frame.reset();
         let frame = self.frames;
@@ -1389,7 +1393,17 @@ impl World {
     /// Figures of every pool and of the collector.
     pub fn stats(&self) -> WorldStats {
         let heap = self.pools.heap();
-        WorldStats { pools: self.pools.stats(), gc: *heap.gc_stats(), pending_purge: heap.pending_purge() }
+        let alloc = heap.arena().allocator();
+        let committed_bytes = (0..alloc.class_count())
+            .filter_map(|i| alloc.stats(ClassId::from_index(i as u16)).ok())
+            .map(|m| m.committed_bytes)
+            .sum();
+        WorldStats {
+            pools: self.pools.stats(),
+            gc: *heap.gc_stats(),
+            pending_purge: heap.pending_purge(),
+            committed_bytes,
+        }
     }
 
     /// The pools (and through them, the heap) for what the world does not wrap.

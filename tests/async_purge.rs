@@ -104,7 +104,16 @@ impl Drop for Anchored {
 }
 
 fn config(policy: Policy) -> PoolConfig {
-    PoolConfig { capacity: 32, max: 1024, low_watermark: 8, grow_by: 32, policy, precreate: true, workers: 1 }
+    PoolConfig {
+        capacity: 32,
+        max: 1024,
+        low_watermark: 8,
+        grow_by: 32,
+        policy,
+        precreate: true,
+        workers: 1,
+        idle_trim: None,
+    }
 }
 
 fn settings(async_purge: bool) -> GcSettings {

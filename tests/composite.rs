@@ -168,7 +168,16 @@ impl<const K: usize> Composite for Tower<K> {
 type Set<const K: usize> = (Handle<Tower<K>>, (Handle<Turret<K>>, Handle<Health<K>>, Handle<Radar<K>>));
 
 fn config(policy: Policy) -> PoolConfig {
-    PoolConfig { capacity: 8, max: 64, low_watermark: 2, grow_by: 4, policy, precreate: true, workers: 1 }
+    PoolConfig {
+        capacity: 8,
+        max: 64,
+        low_watermark: 2,
+        grow_by: 4,
+        policy,
+        precreate: true,
+        workers: 1,
+        idle_trim: None,
+    }
 }
 
 fn world<const K: usize>(policy: Policy) -> World {
@@ -445,6 +454,18 @@ fn spawn_listeners_hear_of_each_part_then_the_tower() {
     world.spawn_composite::<Tower<7>>();
     world.spawn::<Tower<7>>();
     assert_eq!(*heard.lock().unwrap(), [TURRET, RADAR + 70, TOWER, TURRET, RADAR + 70, TOWER]);
+}
+
+#[test]
+fn composite_pools_refuse_trims_until_they_are_built() {
+    let mut world = world::<7>(Policy::Reuse);
+    let ready = world.pool_stats::<Tower<7>>().unwrap().ready;
+    assert!(matches!(world.clear_pool::<Tower<7>>(), Err(PoolError::Composite { .. })));
+    assert!(matches!(world.shrink_pool::<Tower<7>>(1), Err(PoolError::Composite { .. })));
+    assert_eq!(world.pool_stats::<Tower<7>>().unwrap().ready, ready, "nothing dropped");
+    let idle = PoolConfig { idle_trim: Some(Duration::from_secs(1)), ..config(Policy::Reuse) };
+    let refused = World::builder().composite::<Tower<8>>(idle).build();
+    assert!(matches!(refused, Err(PoolError::Composite { .. })));
 }
 
 #[test]

@@ -311,6 +311,7 @@ fn run(policy: Policy, workers: usize, ops: &[Op]) {
         policy,
         precreate: workers > 0,
         workers,
+        idle_trim: None,
     };
     let gc = GcSettings { time_between_collections: None, ..GcSettings::DEFAULT };
     let mut world = World::builder().composite::<Tower>(config).gc(gc).build().unwrap();

@@ -53,6 +53,7 @@ fn warm_purge_cycles_allocate_nothing() {
         policy: Policy::Purge,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
     let mut world = World::builder().pool::<Projectile>(config).build().unwrap();
     settle(&mut world);

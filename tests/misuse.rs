@@ -63,8 +63,16 @@ fn world_double_destroy_under_every_policy() {
     for policy in [Policy::Default, Policy::Purge, Policy::Reuse] {
         let drops = Drops::default();
         let d = drops.clone();
-        let config =
-            PoolConfig { capacity: 4, max: 64, low_watermark: 0, grow_by: 4, policy, workers: 0, precreate: false };
+        let config = PoolConfig {
+            capacity: 4,
+            max: 64,
+            low_watermark: 0,
+            grow_by: 4,
+            policy,
+            workers: 0,
+            precreate: false,
+            idle_trim: None,
+        };
         let mut world = World::builder().pool_with::<Shot>(config, move || Shot::new(&d)).build().unwrap();
         let a = world.spawn::<Shot>();
         let keep = world.spawn::<Shot>();

@@ -62,6 +62,7 @@ fn warm_spawns_construct_nothing_on_the_calling_thread() {
         policy: Policy::Purge,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
     let mut world = World::builder().pool_with::<Expensive>(config, move || Expensive::build(&l)).build().unwrap();
     let me = thread::current().id();
@@ -109,6 +110,7 @@ fn misses_while_the_first_objects_are_built_do_not_grow_the_pool() {
         policy: Policy::Reuse,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
     let mut world = World::builder()
         .pool_with::<Expensive>(config, move || {
@@ -155,6 +157,7 @@ fn an_idle_worker_hands_over_its_partial_magazine() {
         policy: Policy::Reuse,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
     let mut world = World::builder().pool_with::<Expensive>(config, move || Expensive::build(&l)).build().unwrap();
     wait_for(|| world.pool_stats::<Expensive>().unwrap().available() == 300);

@@ -34,6 +34,7 @@ fn every_object_in_every_state_is_dropped_once_and_workers_are_joined() {
         policy: Policy::Purge,
         precreate: true,
         workers: 2,
+        idle_trim: None,
     };
     let settings = GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED };
     let mut world = World::builder().pool_with::<Shot>(purge, slow).gc(settings).build().unwrap();

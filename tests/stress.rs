@@ -68,7 +68,16 @@ impl Rng {
 }
 
 fn config(policy: Policy, workers: usize) -> PoolConfig {
-    PoolConfig { capacity: 128, max: 8192, low_watermark: 64, grow_by: 128, policy, precreate: true, workers }
+    PoolConfig {
+        capacity: 128,
+        max: 8192,
+        low_watermark: 64,
+        grow_by: 128,
+        policy,
+        precreate: true,
+        workers,
+        idle_trim: None,
+    }
 }
 
 fn world(drops: &Drops) -> World {

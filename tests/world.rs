@@ -22,6 +22,7 @@ fn world_with(policy: Policy, workers: usize) -> (World, Drops) {
         policy,
         precreate: workers > 0,
         workers,
+        idle_trim: None,
     };
     let d = drops.clone();
     let world = World::builder()
@@ -252,6 +253,7 @@ fn a_miss_builds_inline_and_asks_the_workers_to_grow() {
         policy: Policy::Purge,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
     let mut world = World::builder().pool_with::<Shot>(config, move || Shot::new(&d)).build().unwrap();
     let a = world.spawn::<Shot>();
@@ -293,6 +295,7 @@ fn a_panicking_create_loses_nothing() {
         policy: Policy::Reuse,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
     let mut world = World::builder()
         .pool_with::<Shot>(config, move || {
@@ -385,8 +388,16 @@ fn a_retired_slot_leaves_the_pool_in_use_count() {
     for policy in Policy::ALL {
         let drops = Drops::default();
         let d = drops.clone();
-        let config =
-            PoolConfig { capacity: 0, max: 1, low_watermark: 0, grow_by: 0, policy, precreate: false, workers: 0 };
+        let config = PoolConfig {
+            capacity: 0,
+            max: 1,
+            low_watermark: 0,
+            grow_by: 0,
+            policy,
+            precreate: false,
+            workers: 0,
+            idle_trim: None,
+        };
         let mut world = World::builder()
             .arena(ArenaConfig { max_generation: 1, ..ArenaConfig::DEFAULT })
             .pool_with::<Shot>(config, move || Shot::new(&d))
@@ -430,8 +441,16 @@ impl Poolable for Fragile {
 /// retired, and the pool no longer counts the object in use.
 fn a_panicking_end_leaves_the_pool_in_use_count<T: Poolable>(arm: impl Fn(&mut T)) {
     for policy in [Policy::Purge, Policy::Default] {
-        let config =
-            PoolConfig { capacity: 0, max: 1, low_watermark: 0, grow_by: 0, policy, precreate: false, workers: 0 };
+        let config = PoolConfig {
+            capacity: 0,
+            max: 1,
+            low_watermark: 0,
+            grow_by: 0,
+            policy,
+            precreate: false,
+            workers: 0,
+            idle_trim: None,
+        };
         let mut world = World::builder()
             .pool::<T>(config)
             .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
@@ -478,8 +497,16 @@ fn a_destructor_panicking_in_a_purge_does_not_change_how_later_frees_are_counted
     // The reason an object ended travels with its cell to the free route. (It used to be a
     // world-wide flag set around a `Purge` destroy; a panicking destructor left it set, and
     // every later collector purge, in every pool, was counted as `recycled_purge`.)
-    let config =
-        |policy| PoolConfig { capacity: 0, max: 4, low_watermark: 0, grow_by: 0, policy, precreate: false, workers: 0 };
+    let config = |policy| PoolConfig {
+        capacity: 0,
+        max: 4,
+        low_watermark: 0,
+        grow_by: 0,
+        policy,
+        precreate: false,
+        workers: 0,
+        idle_trim: None,
+    };
     let mut world = World::builder()
         .pool::<Fragile>(config(Policy::Purge))
         .pool::<Crate>(config(Policy::Default))
@@ -526,6 +553,7 @@ fn a_spawn_whose_inline_create_panics_is_not_counted() {
         policy: Policy::Purge,
         precreate: false,
         workers: 0,
+        idle_trim: None,
     };
     let mut world = World::builder().pool::<Flaky>(config).build().unwrap();
     FAIL.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -55,6 +55,7 @@ fn files_layer_over_the_code_config_in_order() {
         policy: Policy::Default,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
     let world = build(code, &[], Some(&defaults)).unwrap();
     let merged = *world.pools().config::<Shot>().unwrap();
@@ -67,7 +68,8 @@ fn files_layer_over_the_code_config_in_order() {
             grow_by: 3,
             policy: Policy::Reuse,
             precreate: true,
-            workers: 2
+            workers: 2,
+            idle_trim: None,
         }
     );
     // Without the platform layer, the defaults file alone.

@@ -70,6 +70,14 @@ pub struct ClassStats {
     pub high_water: usize,
     /// Slabs the caller had to prepare itself because none was ready (the worker lagged).
     pub inline_preparations: u64,
+    /// Carved slabs whose pages went back to the OS (`madvise(MADV_DONTNEED)`): emptied by
+    /// their owner ([`ChunkAllocator::decommit_slab`], [`ChunkAllocator::trim_cells`]) and
+    /// waiting, still reserved, to be committed again before reuse.
+    pub decommitted_slabs: u32,
+    /// Bytes of the class's slabs committed: carved slabs (granted, prepared, serving
+    /// cells) less the decommitted ones, whole slabs each (`slab_bytes`). What the class
+    /// holds of the machine's memory, not counting the object table's slots.
+    pub committed_bytes: usize,
 }
 
 /// The single-cell side of a class: a bump cursor in the current slab, a stack of freed
@@ -82,6 +90,10 @@ struct CellState {
     free: Vec<NonNull<u8>>,
     /// Allocated bits per slab; `None` for slabs that are not serving single cells.
     bits: Vec<Option<Box<[u64]>>>,
+    /// Single-cell slabs [`trim_cells`](ChunkAllocator::trim_cells) decommitted, their
+    /// cells off `free` and their bits kept (all clear): the next slab the bump needs is
+    /// one of these, committed again, before a new one is carved.
+    parked: Vec<u32>,
 }
 
 // SAFETY: the pointers are addresses of cells in a region the allocator owns; the state is
@@ -101,6 +113,11 @@ struct Class {
     live_cells: AtomicUsize,
     high_water: AtomicUsize,
     inline_preparations: AtomicU64,
+    /// One bit per slab of the reservation: its pages were given back (decommitted).
+    /// Taken on the cold paths only (a trim, a slab's reuse).
+    decommitted: Mutex<Vec<u64>>,
+    /// Slabs set in `decommitted`, for the stats without the lock.
+    decommitted_count: AtomicU32,
 }
 
 impl Class {
@@ -136,6 +153,42 @@ impl Class {
             }
             Acquired::Exhausted => Err(AllocError::Exhausted { class: self.id, max_slabs: self.config.max_slabs }),
         }
+    }
+
+    /// Decommits slab `slab` unless it is already; counted once.
+    ///
+    /// # Safety
+    /// As [`Region::decommit`]: the caller owns the carved slab and nothing in it is alive.
+    unsafe fn decommit(&self, slab: u32) -> Result<(), AllocError> {
+        let mut bits = self.decommitted.lock();
+        let (word, mask) = (slab as usize / 64, 1u64 << (slab % 64));
+        if bits.len() <= word {
+            bits.resize(word + 1, 0);
+        }
+        if bits[word] & mask != 0 {
+            return Ok(());
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.region.decommit(slab as usize) }?;
+        bits[word] |= mask;
+        self.decommitted_count.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Commits slab `slab` again if it was decommitted (a no-op otherwise).
+    ///
+    /// # Safety
+    /// As [`decommit`](Self::decommit).
+    unsafe fn recommit(&self, slab: u32) {
+        let mut bits = self.decommitted.lock();
+        let (word, mask) = (slab as usize / 64, 1u64 << (slab % 64));
+        if bits.get(word).is_none_or(|w| w & mask == 0) {
+            return;
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.region.recommit(slab as usize) };
+        bits[word] &= !mask;
+        self.decommitted_count.fetch_sub(1, Ordering::Relaxed);
     }
 
     fn cell_ptr(&self, slab: u32, cell: u32) -> NonNull<u8> {
@@ -245,11 +298,13 @@ impl ChunkAllocator {
             shift: config.cells_per_slab.trailing_zeros(),
             region,
             ledger: SlabLedger::new(config.max_slabs, config.spare_slabs),
-            cells: Mutex::new(CellState { bump: None, free: Vec::new(), bits: Vec::new() }),
+            cells: Mutex::new(CellState { bump: None, free: Vec::new(), bits: Vec::new(), parked: Vec::new() }),
             granted: AtomicU32::new(0),
             live_cells: AtomicUsize::new(0),
             high_water: AtomicUsize::new(0),
             inline_preparations: AtomicU64::new(0),
+            decommitted: Mutex::new(Vec::new()),
+            decommitted_count: AtomicU32::new(0),
         };
         if self.shared.classes[index].set(Box::new(class)).is_err() {
             unreachable!("class slot {index} filled twice under the register lock");
@@ -295,16 +350,26 @@ impl ChunkAllocator {
         } else {
             let (slab, cell) = match st.bump {
                 Some((slab, next)) if next < c.config.cells_per_slab => (slab, next),
-                _ => {
-                    let (slab, _) = c.take_slab()?;
-                    self.wake();
-                    let words = (c.config.cells_per_slab as usize).div_ceil(64);
-                    if st.bits.len() <= slab as usize {
-                        st.bits.resize_with(slab as usize + 1, || None);
+                _ => match st.parked.pop() {
+                    // A slab a trim gave back: committed again, its bits still all clear.
+                    Some(slab) => {
+                        // SAFETY: a parked slab serves single cells of this class, none of
+                        // them allocated (trimmed with every bit clear), and only the bump
+                        // under this lock hands its cells out.
+                        unsafe { c.recommit(slab) };
+                        (slab, 0)
                     }
-                    st.bits[slab as usize] = Some(vec![0; words].into_boxed_slice());
-                    (slab, 0)
-                }
+                    None => {
+                        let (slab, _) = c.take_slab()?;
+                        self.wake();
+                        let words = (c.config.cells_per_slab as usize).div_ceil(64);
+                        if st.bits.len() <= slab as usize {
+                            st.bits.resize_with(slab as usize + 1, || None);
+                        }
+                        st.bits[slab as usize] = Some(vec![0; words].into_boxed_slice());
+                        (slab, 0)
+                    }
+                },
             };
             st.bump = Some((slab, cell + 1));
             set_bit(&mut st, slab as usize, cell as usize, true);
@@ -386,6 +451,107 @@ impl ChunkAllocator {
         Ok(())
     }
 
+    /// Gives the pages of slab `index` of `class` back to the OS (`madvise(MADV_DONTNEED)`)
+    /// while its owner keeps it: the address range stays reserved and the slab stays
+    /// granted, so cell addresses do not change, but the memory is no longer committed
+    /// (counted in [`ClassStats::decommitted_slabs`], out of
+    /// [`ClassStats::committed_bytes`]). Call [`recommit_slab`](Self::recommit_slab)
+    /// before using it again. Decommitting a decommitted slab does nothing.
+    ///
+    /// For an owner of whole slabs (the arena, whose trims give back slabs that hold no
+    /// object). Slabs serving single cells are trimmed by [`trim_cells`](Self::trim_cells).
+    ///
+    /// # Safety
+    /// The caller owns slab `index` (granted to it by [`alloc_slab`](Self::alloc_slab)),
+    /// nothing in it is alive or referenced, and nothing reads or writes it until
+    /// `recommit_slab`: its contents are lost (natively they read as zeros).
+    ///
+    /// # Errors
+    /// [`AllocError::UnknownClass`], [`AllocError::Exhausted`] for a slab never carved,
+    /// [`AllocError::Os`] if the OS refuses the advice (nothing changes then).
+    pub unsafe fn decommit_slab(&self, class: ClassId, index: u32) -> Result<(), AllocError> {
+        let c = self.shared.class(class)?;
+        if index >= c.ledger.carved() {
+            return Err(AllocError::Exhausted { class, max_slabs: c.config.max_slabs });
+        }
+        // SAFETY: the caller's contract.
+        unsafe { c.decommit(index) }
+    }
+
+    /// Commits slab `index` of `class` again after [`decommit_slab`](Self::decommit_slab):
+    /// its pages are faulted in now, on the calling thread (a slab's cold path, as an
+    /// inline preparation is), so its cells take no page fault when used. A slab that is
+    /// not decommitted is left alone.
+    ///
+    /// # Safety
+    /// As [`decommit_slab`](Self::decommit_slab): the caller owns the slab, and nothing in
+    /// it is alive (every page is written).
+    ///
+    /// # Errors
+    /// [`AllocError::UnknownClass`], [`AllocError::Exhausted`] for a slab never carved.
+    pub unsafe fn recommit_slab(&self, class: ClassId, index: u32) -> Result<(), AllocError> {
+        let c = self.shared.class(class)?;
+        if index >= c.ledger.carved() {
+            return Err(AllocError::Exhausted { class, max_slabs: c.config.max_slabs });
+        }
+        // SAFETY: the caller's contract.
+        unsafe { c.recommit(index) };
+        Ok(())
+    }
+
+    /// Gives back every slab of `class` that serves single cells and has none allocated
+    /// (every cell freed with [`free_cell`](Self::free_cell); the one the bump cursor is
+    /// carving included, and the cursor starts afresh): its cells leave the free list, its pages go back to the OS, and the
+    /// next slab the class needs is one of these, committed again, before a new one is
+    /// carved. Returns how many slabs it decommitted. A cold call (it walks the free list):
+    /// for a pool that has just dropped its idle objects.
+    ///
+    /// # Errors
+    /// [`AllocError::UnknownClass`]; [`AllocError::Os`] if the OS refuses the advice (the
+    /// slabs trimmed before stay trimmed, the rest are left as they were).
+    pub fn trim_cells(&self, class: ClassId) -> Result<usize, AllocError> {
+        let c = self.shared.class(class)?;
+        let mut st = c.cells.lock();
+        let empty: Vec<u32> = (0..st.bits.len())
+            .filter(|&slab| st.bits[slab].as_ref().is_some_and(|bits| bits.iter().all(|&w| w == 0)))
+            .filter(|&slab| !st.parked.contains(&(slab as u32)))
+            .map(|slab| slab as u32)
+            .collect();
+        if empty.is_empty() {
+            return Ok(0);
+        }
+        let mut trimmed = Vec::with_capacity(empty.len());
+        let mut refused = None;
+        for slab in empty {
+            // SAFETY: a slab serving single cells belongs to the allocator; every bit clear
+            // means no cell of it is handed out, and under the lock nobody takes one.
+            match unsafe { c.decommit(slab) } {
+                Ok(()) => trimmed.push(slab),
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+        }
+        // `trimmed` is in slab order: a binary search per free cell.
+        st.free.retain(|ptr| {
+            let (slab, _) = c.region.locate(ptr.as_ptr()).expect("a freed cell lies in its region");
+            trimmed.binary_search(&(slab as u32)).is_err()
+        });
+        let done = trimmed.len();
+        // The slab being carved goes too if it is empty: the bump starts afresh on the next.
+        if st.bump.is_some_and(|(slab, _)| trimmed.binary_search(&slab).is_ok()) {
+            st.bump = None;
+        }
+        st.parked.extend(trimmed);
+        // Reused lowest first (`pop`): the class stays towards the front of its region.
+        st.parked.sort_unstable_by(|a, b| b.cmp(a));
+        if let Some(e) = refused {
+            return Err(e);
+        }
+        Ok(done)
+    }
+
     /// Whether `ptr` lies in any class's region.
     pub fn contains(&self, ptr: *const u8) -> bool {
         self.class_of(ptr).is_some()
@@ -421,10 +587,12 @@ impl ChunkAllocator {
         let bump_left = st.bump.map_or(0, |(_, next)| (c.config.cells_per_slab - next) as usize);
         let free_cells = st.free.len() + bump_left;
         drop(st);
+        let decommitted = c.decommitted_count.load(Ordering::Relaxed);
+        let slab_bytes = c.region.reserved_bytes() / c.config.max_slabs as usize;
         Ok(ClassStats {
             cell_size: c.cell_size,
             cells_per_slab: c.config.cells_per_slab,
-            slab_bytes: c.region.reserved_bytes() / c.config.max_slabs as usize,
+            slab_bytes,
             reserved_bytes: c.region.reserved_bytes(),
             carved_slabs: c.ledger.carved(),
             prepared_slabs: c.ledger.prepared_len(),
@@ -435,6 +603,8 @@ impl ChunkAllocator {
             cells_in_use: c.cells_in_use(),
             high_water: c.high_water.load(Ordering::Relaxed),
             inline_preparations: c.inline_preparations.load(Ordering::Relaxed),
+            decommitted_slabs: decommitted,
+            committed_bytes: c.ledger.carved().saturating_sub(decommitted) as usize * slab_bytes,
         })
     }
 

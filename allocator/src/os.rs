@@ -108,6 +108,62 @@ impl Region {
         }
     }
 
+    /// Gives slab `i`'s pages back to the OS (`madvise(MADV_DONTNEED)`): the address range
+    /// stays reserved and the slab stays its owner's, but its memory is no longer
+    /// committed, and reads as zeros when next touched. Poisoning is left as it is.
+    ///
+    /// Under Miri (no `madvise`) the slab is zero-filled instead, which is what a reader
+    /// would see natively; off Unix it is a no-op.
+    ///
+    /// # Safety
+    /// The caller owns prepared slab `i` exclusively, nothing in it is alive (no object,
+    /// no reference into it), and nobody uses it again before [`recommit`](Self::recommit).
+    pub(crate) unsafe fn decommit(&self, i: usize) -> io::Result<()> {
+        assert!(i < self.slabs, "slab {i} outside a reservation of {}", self.slabs);
+        #[cfg(all(unix, not(miri)))]
+        {
+            // SAFETY: the range is slab `i`, inside the mapping; the caller's contract says
+            // nothing in it is alive or referenced, so losing its contents breaks nothing.
+            unsafe {
+                self._map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, i * self.stride, self.stride)
+            }
+        }
+        #[cfg(miri)]
+        {
+            let start = self.slab_ptr(i).as_ptr();
+            // SAFETY: slab `i` is one live allocation of `stride` bytes (prepared), the
+            // caller's alone and holding nothing alive.
+            unsafe { start.write_bytes(0, self.stride) };
+            Ok(())
+        }
+        #[cfg(not(any(unix, miri)))]
+        {
+            Ok(())
+        }
+    }
+
+    /// Commits decommitted slab `i` again: its pages are faulted in (written once each, as
+    /// [`prepare`](Self::prepare) does), so its next user takes no page fault. The slab's
+    /// poisoning is reset to all-free, as a prepared slab's is.
+    ///
+    /// # Safety
+    /// As [`decommit`](Self::decommit): the caller owns slab `i`, and nothing in it is alive.
+    pub(crate) unsafe fn recommit(&self, i: usize) {
+        assert!(i < self.slabs, "slab {i} outside a reservation of {}", self.slabs);
+        #[cfg(not(miri))]
+        {
+            let start = self.slab_ptr(i).as_ptr();
+            // The writes below touch cells that are poisoned as free.
+            crate::poison::unpoison(start, self.stride);
+            for page in (0..self.stride).step_by(PAGE) {
+                // SAFETY: `page < stride`, inside slab `i` and the live mapping; the caller
+                // owns the slab and nothing in it is alive.
+                unsafe { start.add(page).write_volatile(0) };
+            }
+            crate::poison::poison(start, self.stride);
+        }
+    }
+
     /// The first byte of slab `i`. Under Miri the slab must have been prepared.
     pub(crate) fn slab_ptr(&self, i: usize) -> NonNull<u8> {
         debug_assert!(i < self.slabs, "slab {i} outside a reservation of {}", self.slabs);

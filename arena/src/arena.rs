@@ -22,6 +22,7 @@ use crate::{ArenaError, DropAll, Handle, ObjectFlags, RawHandle, Root};
 mod access;
 pub(crate) mod dormancy;
 pub(crate) mod listeners;
+mod trim;
 pub use access::IterMut;
 pub use dormancy::TickCursor;
 pub use listeners::EndListenerId;
@@ -84,14 +85,15 @@ pub struct ArenaClassStats {
 }
 
 impl ArenaClassStats {
-    /// Bytes the class takes beyond its objects' own bytes, per object held: the carved
+    /// Bytes the class takes beyond its objects' own bytes, per object held: the committed
     /// slabs (granted and prepared ahead: vacant and pooled cells, page rounding, cell
-    /// padding), the slots and the side bookkeeping, less `len × object_size`, over `len`. `None` while it holds no object.
+    /// padding; not those a trim decommitted), the slots and the side bookkeeping, less
+    /// `len × object_size`, over `len`. `None` while it holds no object.
     pub fn overhead_per_object(&self) -> Option<f64> {
         if self.len == 0 {
             return None;
         }
-        let total = self.memory.carved_slabs as usize * self.memory.slab_bytes + self.slot_bytes + self.side_bytes;
+        let total = self.memory.committed_bytes + self.slot_bytes + self.side_bytes;
         Some(total.saturating_sub(self.len * self.object_size) as f64 / self.len as f64)
     }
 }
@@ -274,6 +276,7 @@ impl Arena {
             granted: 0,
             out: 0,
             retired: 0,
+            decommitted: Vec::new(),
             permanent: 0,
             route: None,
             route_drops: false,
@@ -852,7 +855,9 @@ impl Arena {
     /// as [`register`](Self::register).
     pub fn reserve<T: Send + Sync + 'static>(&mut self, n: usize) -> Result<(), ArenaError> {
         let store = self.store_mut::<T>()?;
-        let missing = n.saturating_sub(store.entry.free.len());
+        // Decommitted slabs serve before new ones (`grow`): they count as room.
+        let room = store.entry.free.len() + store.entry.decommitted.len() * store.entry.cells_per_slab();
+        let missing = n.saturating_sub(room);
         if missing > 0 {
             store.alloc.reserve(store.entry.id, missing)?;
         }
@@ -1221,6 +1226,9 @@ fn locate_permanent(entry: &ClassEntry, table: &ObjectTable, raw: RawHandle) -> 
 /// Takes a prepared slab for `entry`'s class and makes its cells vacant slots.
 #[cold]
 fn grow(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> Result<(), ArenaError> {
+    if !entry.decommitted.is_empty() {
+        return trim::recommit(entry, alloc);
+    }
     let grant = alloc.alloc_slab(entry.id)?;
     let slab = grant.index as usize;
     if entry.bases.len() <= slab {

@@ -295,6 +295,11 @@ pub(crate) struct ClassEntry {
     pub(crate) out: usize,
     /// Slots retired: the generation ceiling, or a panicking destructor.
     pub(crate) retired: usize,
+    /// Slabs whose pages a trim gave back ([`Arena::decommit_empty_slabs`](crate::Arena::decommit_empty_slabs)),
+    /// highest index first: still the class's (bases, slots and generations kept), but
+    /// their cells are off `free` and out of `granted`. `grow` commits the last one (the
+    /// lowest) again before it takes a new slab.
+    pub(crate) decommitted: Vec<u32>,
     /// Permanent objects of the class (outside its slabs).
     pub(crate) permanent: usize,
     pub(crate) route: Option<FreeRoute>,

@@ -100,7 +100,8 @@ impl ClassLayout {
 pub(crate) fn class_layout(entry: &ClassEntry, max_generation: u32) -> ClassLayout {
     let per_slab = entry.cells_per_slab();
     let slabs = (entry.bases.iter().enumerate())
-        .filter(|(_, base)| !base.is_null())
+        // A decommitted slab holds nothing and takes no memory: not shown.
+        .filter(|&(index, base)| !base.is_null() && !entry.decommitted.contains(&(index as u32)))
         .map(|(index, &base)| {
             let first = (index as u32) << entry.shift;
             SlabLayout {

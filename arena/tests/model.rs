@@ -4,6 +4,9 @@
 //! - every live handle resolves to exactly the model's value, and stale ones never resolve;
 //! - no handle value is ever issued twice;
 //! - `len`, `tick` and `iter` agree with the model;
+//! - decommitting the empty slabs (`Trim`, after a spike and a mass removal) leaves every
+//!   object and handle as it was, the decommitted slabs serve again, and the committed
+//!   memory is the carved slabs less the decommitted ones;
 //! - every object is dropped exactly once by the end.
 
 use std::collections::{HashMap, HashSet};
@@ -27,12 +30,35 @@ impl Drop for Big {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Insert { big: bool, value: u64 },
-    Remove { big: bool, pick: usize },
-    Destroy { big: bool, pick: usize },
-    GetMut { big: bool, pick: usize, value: u64 },
-    Tick { big: bool },
-    Stale { pick: usize },
+    Insert {
+        big: bool,
+        value: u64,
+    },
+    Remove {
+        big: bool,
+        pick: usize,
+    },
+    Destroy {
+        big: bool,
+        pick: usize,
+    },
+    GetMut {
+        big: bool,
+        pick: usize,
+        value: u64,
+    },
+    Tick {
+        big: bool,
+    },
+    Stale {
+        pick: usize,
+    },
+    /// A spike of `n` small objects, then all small objects but the first `keep` removed.
+    Spike {
+        n: usize,
+        keep: usize,
+    },
+    Trim,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -43,6 +69,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (any::<bool>(), any::<usize>(), any::<u64>()).prop_map(|(big, pick, value)| Op::GetMut { big, pick, value }),
         1 => any::<bool>().prop_map(|big| Op::Tick { big }),
         1 => any::<usize>().prop_map(|pick| Op::Stale { pick }),
+        1 => (0..100usize, 0..20usize).prop_map(|(n, keep)| Op::Spike { n, keep }),
+        1 => Just(Op::Trim),
     ]
 }
 
@@ -61,7 +89,7 @@ fn pick<K: Copy + Ord, V>(map: &HashMap<K, V>, pick: usize) -> Option<K> {
     (!keys.is_empty()).then(|| keys[pick % keys.len()])
 }
 
-fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
+fn run(ops: Vec<Op>, trims: &mut usize) -> Result<(), TestCaseError> {
     let drops = Arc::new(AtomicUsize::new(0));
     let slab = SlabConfig { cells_per_slab: 16, spare_slabs: 1, max_slabs: 1024, huge_pages: false };
     let mut arena = Arena::with_config(ArenaConfig { slab, max_generation: 4, ..ArenaConfig::DEFAULT });
@@ -128,6 +156,35 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 arena.tick::<u32>(|v| *v = v.wrapping_mul(3));
                 m.small.values_mut().for_each(|v| *v = v.wrapping_mul(3));
             }
+            Op::Spike { n, keep } => {
+                for i in 0..n {
+                    let h = arena.insert(i as u32);
+                    prop_assert!(m.issued.insert(h.to_bits()), "handle {h:?} issued twice");
+                    m.small.insert(h, i as u32);
+                }
+                let mut all: Vec<Handle<u32>> = m.small.keys().copied().collect();
+                all.sort();
+                for h in all.into_iter().skip(keep) {
+                    prop_assert!(arena.destroy(h.raw()).is_ok());
+                    m.small.remove(&h);
+                    m.stale_small.push(h);
+                }
+            }
+            Op::Trim => {
+                for class in [arena.class_of::<Big>(), arena.class_of::<u32>()].into_iter().flatten() {
+                    let trimmed = arena.decommit_empty_slabs(class).unwrap();
+                    *trims += trimmed;
+                    prop_assert_eq!(arena.decommit_empty_slabs(class).unwrap(), 0, "a second trim finds nothing");
+                    let layout = arena.layout(class).unwrap();
+                    let memory = arena.allocator().stats(class).unwrap();
+                    prop_assert_eq!(
+                        memory.committed_bytes,
+                        (memory.carved_slabs - memory.decommitted_slabs) as usize * memory.slab_bytes
+                    );
+                    prop_assert!(layout.slabs.len() <= (memory.carved_slabs - memory.decommitted_slabs) as usize);
+                    prop_assert_eq!(memory.decommitted_slabs as usize, arena.decommitted_slabs(class));
+                }
+            }
             Op::Stale { pick: p } => {
                 if !m.stale_big.is_empty() {
                     let h = m.stale_big[p % m.stale_big.len()];
@@ -178,6 +235,17 @@ proptest! {
 
     #[test]
     fn arena_matches_a_hashmap_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 300 })) {
-        run(ops)?;
+        run(ops, &mut 0)?;
     }
+}
+
+/// The `Trim` steps do give slabs back (a model that never decommitted would test
+/// nothing): a fixed program of spikes and trims.
+#[test]
+fn the_model_decommits_and_reuses_slabs() {
+    let mut trims = 0;
+    let ops =
+        [Op::Spike { n: 90, keep: 3 }, Op::Trim, Op::Spike { n: 90, keep: 0 }, Op::Trim, Op::Spike { n: 40, keep: 40 }];
+    run(ops.to_vec(), &mut trims).unwrap();
+    assert!(trims >= 8, "{trims} slabs decommitted");
 }

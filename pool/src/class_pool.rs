@@ -16,6 +16,8 @@ use crate::pools::refusal;
 use crate::sync::{background_priority, Arc};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
+mod trim;
+
 /// A pool's constructor: `T::create`, or the closure given to `Pools::add_with`.
 pub(crate) type Create<T> = Arc<dyn Fn() -> T + Send + Sync>;
 
@@ -29,6 +31,11 @@ pub(crate) trait ErasedPool: Send {
     fn note_inserted(&mut self);
     /// Game-thread upkeep: cells back to the arena, workers woken, growth.
     fn maintain(&mut self, heap: &mut Heap);
+    /// Keeps at most `keep` objects ready or queued, drops the rest, decommits the slabs
+    /// left empty ([`ClassPool::trim`]); returns how many it dropped.
+    fn trim(&mut self, heap: &mut Heap, keep: usize) -> Result<usize, PoolError>;
+    /// The idle trim's clock: `dt` of frame time passed ([`ClassPool::idle_upkeep`]).
+    fn idle_upkeep(&mut self, heap: &mut Heap, dt: Duration);
     fn stats(&self) -> PoolStats;
     fn config(&self) -> &PoolConfig;
     /// What the workers still owe before every precreated object can be popped, or `None`
@@ -84,6 +91,8 @@ pub(crate) struct ClassPool<T: Poolable> {
     /// `Reuse` release that finds the pool back within `max`. While it is clear a `Reuse`
     /// release skips counting the cells the pool owns (five shared counters).
     over_max: bool,
+    /// The idle window and what trims dropped.
+    trim: trim::TrimState,
 }
 
 impl<T: Poolable> fmt::Debug for ClassPool<T> {
@@ -137,6 +146,7 @@ impl<T: Poolable> ClassPool<T> {
             tally: Tally::default(),
             built: false,
             over_max: false,
+            trim: trim::TrimState::default(),
         };
         if config.precreate {
             pool.grow(heap, config.capacity)?;
@@ -195,7 +205,8 @@ impl<T: Poolable> ClassPool<T> {
         if !from_hand {
             self.depot.count_in_hand(1);
         }
-        self.tally.high_water = self.tally.high_water.max(self.live());
+        // The idle window's peak; the all-time high water folds it in (`idle_upkeep`, stats).
+        self.trim.peak = self.trim.peak.max(self.live());
     }
 
     /// Puts a ready object in the game thread's magazines; `Err` (the cell back, nothing
@@ -568,7 +579,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             held: d.held,
             building: d.building,
             in_use: d.in_hand.saturating_sub(self.local()),
-            high_water: t.high_water,
+            high_water: t.high_water.max(self.trim.peak),
             precreated: d.precreated,
             released: t.released,
             recycled_reuse: t.recycled_reuse,
@@ -586,7 +597,18 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             lag_high_water: d.lag_high_water,
             build_queue: d.build_queue,
             side_bytes,
+            trimmed: self.trim.trimmed,
+            // The class's memory is the heap's: `Pools` fills it in.
+            committed_bytes: 0,
         }
+    }
+
+    fn trim(&mut self, heap: &mut Heap, keep: usize) -> Result<usize, PoolError> {
+        ClassPool::trim(self, heap, keep)
+    }
+
+    fn idle_upkeep(&mut self, heap: &mut Heap, dt: Duration) {
+        ClassPool::idle_upkeep(self, heap, dt);
     }
 
     fn config(&self) -> &PoolConfig {

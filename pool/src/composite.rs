@@ -959,6 +959,18 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
         self.depot.count_in_hand(1);
     }
 
+    /// Not built for composites yet: a ready set is an owner's cell and a cell per part,
+    /// which a trim would have to drop and give back together.
+    fn trim(&mut self, _heap: &mut Heap, _keep: usize) -> Result<usize, PoolError> {
+        Err(PoolError::Composite {
+            class: O::class_name(),
+            reason: "shrinking or clearing a composite pool is not built yet; its sets stay ready until shutdown",
+        })
+    }
+
+    /// Nothing to do: `add_composite` refuses `idle_trim`.
+    fn idle_upkeep(&mut self, _heap: &mut Heap, _dt: Duration) {}
+
     fn maintain(&mut self, heap: &mut Heap) {
         self.replenish(heap);
         if self.config.precreate && self.available() < self.config.low_watermark {
@@ -998,6 +1010,9 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
             lag_high_water: d.lag_high_water,
             build_queue: d.build_queue,
             side_bytes: self.depot.side_bytes(1) + mem::size_of::<Self>(),
+            trimmed: 0,
+            // Filled in by `Pools`, which knows the heap.
+            committed_bytes: 0,
         }
     }
 
@@ -1127,6 +1142,11 @@ impl Composites {
         self.by_class.iter().flatten()
     }
 
+    /// Every composite pool with its owner's class index.
+    pub(crate) fn iter_classes(&self) -> impl Iterator<Item = (usize, &CompositeSlot)> {
+        self.by_class.iter().enumerate().filter_map(|(class, slot)| slot.as_ref().map(|slot| (class, slot)))
+    }
+
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut CompositeSlot> {
         self.by_class.iter_mut().flatten()
     }
@@ -1155,6 +1175,9 @@ impl Pools {
     pub fn add_composite<O: Composite>(&mut self, config: PoolConfig) -> Result<(), PoolError> {
         config.validate().map_err(|e| PoolError::Config(e.in_class(O::class_name())))?;
         let refuse = |reason| PoolError::Composite { class: O::class_name(), reason };
+        if config.idle_trim.is_some() {
+            return Err(refuse("idle_trim is not built for composite pools yet: set idle_trim = None"));
+        }
         if self.heap.class_of::<O>().is_none() {
             let slab = crate::pools::pooled_slabs(self.heap.arena().config().slab, &config);
             self.heap.register_with::<O>(slab)?;
@@ -1248,6 +1271,8 @@ impl Pools {
     /// `O`'s composite pool counters, if it has one.
     pub fn composite_stats<O: 'static>(&self) -> Option<CompositeStats> {
         let class = self.heap.class_of::<O>()?.index();
-        self.composites.get(class).map(|c| c.erased().composite_stats())
+        let mut stats = self.composites.get(class)?.erased().composite_stats();
+        stats.pool = self.with_memory(stats.pool, class);
+        Some(stats)
     }
 }

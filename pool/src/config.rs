@@ -23,6 +23,7 @@
 //!
 //! [Turret]
 //! max = 64
+//! idle_trim_ms = 10000 # ready objects beyond capacity unused for 10 s are dropped; 0: never
 //! ```
 //!
 //! Every error names the file (when there is one), the class and the key, and says what
@@ -34,6 +35,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::time::Duration;
 
 /// How a pooled class recycles released objects (DESIGN §5's table).
 ///
@@ -110,7 +112,8 @@ impl std::error::Error for UnknownPolicy {}
 ///
 /// Invariants of a valid config (each is one rule of `validate`):
 /// `1 ≤ max`, `capacity ≤ max`, `low_watermark ≤ max`, `workers ≤ MAX_WORKERS`,
-/// `precreate ⇒ workers ≥ 1`, and `low_watermark > 0 ⇒ precreate`.
+/// `precreate ⇒ workers ≥ 1`, `low_watermark > 0 ⇒ precreate`, and `idle_trim` is `None`
+/// or at least a millisecond.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolConfig {
     /// Objects precreated on the workers when the pool is built (only if `precreate`).
@@ -133,11 +136,20 @@ pub struct PoolConfig {
     /// Precreation threads for this class: at least 1 with `precreate`, at most
     /// [`PoolConfig::MAX_WORKERS`].
     pub workers: usize,
+    /// Give idle memory back: ready objects beyond `capacity` that no spawn needed for this
+    /// long (of frame time, as `World::end_frame_with` passes it) are dropped during the
+    /// frame upkeep, and the slabs they leave empty are decommitted. `None` (every preset)
+    /// keeps whatever the pool grew to. At least a millisecond; a file sets it in
+    /// milliseconds (`idle_trim_ms`, 0 for `None`).
+    pub idle_trim: Option<Duration>,
 }
 
 impl PoolConfig {
     /// The largest `workers` a config may ask for.
     pub const MAX_WORKERS: usize = 64;
+
+    /// The shortest `idle_trim` a config may ask for.
+    pub const MIN_IDLE_TRIM: Duration = Duration::from_millis(1);
 
     /// A middle-of-the-road pool for classes with no special needs: a few hundred objects
     /// precreated on one worker, recycled through the GC ([`Policy::Default`]).
@@ -149,6 +161,7 @@ impl PoolConfig {
         policy: Policy::Default,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
 
     /// Many cheap, short-lived objects (projectiles, particles, hit events): thousands
@@ -162,6 +175,7 @@ impl PoolConfig {
         policy: Policy::Reuse,
         precreate: true,
         workers: 1,
+        idle_trim: None,
     };
 
     /// Objects whose constructors take tens of microseconds: two workers keep a deep
@@ -175,6 +189,7 @@ impl PoolConfig {
         policy: Policy::Purge,
         precreate: true,
         workers: 2,
+        idle_trim: None,
     };
 
     /// No threads, nothing precreated: objects are created on demand and released ones
@@ -187,6 +202,7 @@ impl PoolConfig {
         policy: Policy::Reuse,
         precreate: false,
         workers: 0,
+        idle_trim: None,
     };
 
     /// Checks the invariants listed on [`PoolConfig`].
@@ -197,7 +213,7 @@ impl PoolConfig {
     /// naming the field to change, and a message that gives the offending values and the
     /// fix.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let Self { capacity, max, low_watermark, grow_by, policy: _, precreate, workers } = *self;
+        let Self { capacity, max, low_watermark, grow_by, policy: _, precreate, workers, idle_trim } = *self;
         let invalid = |key, message: String| Err(ConfigError::Invalid { file: None, class: None, key, message });
 
         if max == 0 {
@@ -253,6 +269,15 @@ impl PoolConfig {
                 ),
             );
         }
+        if let Some(idle) = idle_trim.filter(|idle| *idle < Self::MIN_IDLE_TRIM) {
+            return invalid(
+                "idle_trim",
+                format!(
+                    "idle_trim ({idle:?}) is below a millisecond: the pool would drop its ready objects every frame; \
+                     set idle_trim to None to never trim, or to a time objects may sit unused (e.g. 10 s)"
+                ),
+            );
+        }
         Ok(())
     }
 }
@@ -283,6 +308,8 @@ pub struct PoolConfigPatch {
     pub precreate: Option<bool>,
     /// Overrides [`PoolConfig::workers`].
     pub workers: Option<usize>,
+    /// Overrides [`PoolConfig::idle_trim`], in milliseconds; 0 turns idle trimming off.
+    pub idle_trim_ms: Option<u64>,
 }
 
 impl PoolConfigPatch {
@@ -290,7 +317,7 @@ impl PoolConfigPatch {
     /// Does not validate: see [`ConfigLayers::apply`].
     pub fn apply(&self, config: &mut PoolConfig) {
         // Destructured so that a new field cannot be forgotten here.
-        let Self { capacity, max, low_watermark, grow_by, policy, precreate, workers } = *self;
+        let Self { capacity, max, low_watermark, grow_by, policy, precreate, workers, idle_trim_ms } = *self;
         set(&mut config.capacity, capacity);
         set(&mut config.max, max);
         set(&mut config.low_watermark, low_watermark);
@@ -298,6 +325,7 @@ impl PoolConfigPatch {
         set(&mut config.policy, policy);
         set(&mut config.precreate, precreate);
         set(&mut config.workers, workers);
+        set(&mut config.idle_trim, idle_trim_ms.map(|ms| (ms > 0).then(|| Duration::from_millis(ms))));
     }
 }
 

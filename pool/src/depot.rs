@@ -84,6 +84,9 @@ use respawn_allocator::DropAll;
 #[cfg(all(feature = "world", not(loom)))]
 use respawn_arena::{CellMap, CompactCell, Ended, Freed};
 
+mod trim;
+pub(crate) use trim::lowest_first;
+
 use crate::sync::{
     back_off, fence, park_timeout, spin_wait, thread, Arc, ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Mutex,
     MutexGuard, Ordering,

@@ -13,6 +13,8 @@ use crate::composite::Composites;
 use crate::sync::Arc;
 use crate::{ClassPoolMut, Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
+mod trim;
+
 /// One class's pool, reachable two ways: type-erased (`dyn ErasedPool`) for the per-frame
 /// upkeep and stats, and typed for the hot paths. A typed caller checks `type_id` (one
 /// comparison) and casts; `destroy` is a plain function pointer made for the class, so a
@@ -478,13 +480,15 @@ impl Pools {
     /// `T`'s pool counters, if it has a pool.
     pub fn stats_of<T: 'static>(&self) -> Option<PoolStats> {
         let id = self.heap.class_of::<T>()?;
-        self.erased_of(id.index()).map(ErasedPool::stats)
+        self.erased_of(id.index()).map(|p| self.with_memory(p.stats(), id.index()))
     }
 
     /// Every pool's counters, in class registration order (composite pools after the
     /// others).
     pub fn stats(&self) -> Vec<PoolStats> {
-        self.erased_all().map(ErasedPool::stats).collect()
+        let plain = self.pools.iter().enumerate().filter_map(|(class, p)| p.as_ref().map(|p| (class, p.erased())));
+        let composites = self.composites.iter_classes().map(|(class, c)| (class, c.erased() as &dyn ErasedPool));
+        plain.chain(composites).map(|(class, p)| self.with_memory(p.stats(), class)).collect()
     }
 
     /// `T`'s policy: its pool's, or `Default` for a class without one.

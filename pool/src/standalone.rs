@@ -167,6 +167,8 @@ pub struct Pool<T: Send + 'static> {
     high_water: AtomicUsize,
     grown: AtomicU64,
     reset_panics: AtomicU64,
+    /// Ready objects [`shrink_to`](Pool::shrink_to) dropped.
+    trimmed: AtomicU64,
     workers: Vec<std::thread::JoinHandle<()>>,
     class: ClassId,
     /// The cells' memory: dropped after every object (see `Drop`).
@@ -307,6 +309,14 @@ impl<T: Send + 'static> PoolBuilder<T> {
         let Some(create) = create else {
             return Err(invalid("create", "a pool needs a `create` closure to build its objects").into());
         };
+        if config.idle_trim.is_some() {
+            return Err(invalid(
+                "idle_trim",
+                "a pool without a World has no frame upkeep to trim in: set idle_trim to None and call \
+                 Pool::shrink_to (or Pool::clear) when the pool should give memory back",
+            )
+            .into());
+        }
         let memory = ChunkAllocator::new();
         let class = memory.register_class(std::alloc::Layout::new::<Slot<T>>(), slab).map_err(PoolError::Alloc)?;
         let depot = Arc::new(Depot::for_config(&config, ()));
@@ -331,6 +341,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
             high_water: AtomicUsize::new(0),
             grown: AtomicU64::new(0),
             reset_panics: AtomicU64::new(0),
+            trimmed: AtomicU64::new(0),
             workers,
             class,
             memory: ManuallyDrop::new(memory),
@@ -628,6 +639,8 @@ impl<T: Send + 'static> Pool<T> {
             build_queue: d.build_queue,
             // Each thread that used the pool has its pair of magazines (and its entry).
             side_bytes: self.depot.side_bytes(consumers) + consumers * mem::size_of::<Local>(),
+            trimmed: self.trimmed.load(Ordering::Relaxed),
+            committed_bytes: self.memory.stats(self.class).map_or(0, |m| m.committed_bytes),
         }
     }
 
@@ -1044,5 +1057,94 @@ impl<T: Send + 'static> Drop for OwnedPooled<T> {
 impl<T: Send + fmt::Debug + 'static> fmt::Debug for OwnedPooled<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: Send + 'static> Pool<T> {
+    /// Keeps at most `n` objects ready (or queued for the workers) of those this thread
+    /// and the depot hold, drops the others (each once), frees their cells, and gives back
+    /// the memory of the slabs left without an object (`madvise(MADV_DONTNEED)`; they
+    /// serve again, committed anew, before a new slab is carved). Objects in use are
+    /// untouched, and so are the ready objects in *other* threads' magazines (each thread's
+    /// are its own; at most 256 per thread), those a worker is building and those it holds
+    /// in its partial magazine. The cells kept are the lowest in the pool's memory, so the
+    /// dropped ones empty as many slabs as they can. Returns how many objects it dropped
+    /// (also counted in [`PoolStats::trimmed`]).
+    ///
+    /// A pool below its `low_watermark` grows back at the next pull that refills, as
+    /// configured.
+    ///
+    /// # Errors
+    /// [`PoolError::Alloc`] if the OS refused to decommit a slab (the objects are dropped
+    /// and their cells free all the same).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_allocator::SlabConfig;
+    /// use respawn_pool::Pool;
+    ///
+    /// // No slabs prepared ahead, so what is committed is what the objects need.
+    /// let slab = SlabConfig { spare_slabs: 0, ..SlabConfig::DEFAULT };
+    /// let pool = Pool::builder().workers(0).slab(slab).create(|| [0u64; 8]).build()?;
+    /// let burst: Vec<_> = (0..5000).map(|_| pool.pull()).collect();
+    /// drop(burst); // `Reuse`: 5000 objects ready
+    /// let peak = pool.stats().committed_bytes;
+    ///
+    /// assert_eq!(pool.shrink_to(100)?, 4900);
+    /// let stats = pool.stats();
+    /// assert_eq!((stats.ready, stats.trimmed), (100, 4900));
+    /// assert!(stats.committed_bytes < peak / 4, "the burst's slabs went back");
+    /// assert_eq!(pool.clear()?, 100);
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
+    pub fn shrink_to(&self, n: usize) -> Result<usize, PoolError> {
+        let mut ready: Vec<PoolCell> = self.local().with(|m| {
+            let mut cells = Vec::with_capacity(m.len());
+            cells.extend(std::iter::from_fn(|| m.loaded.pop()));
+            cells.extend(std::iter::from_fn(|| m.previous.pop()));
+            cells
+        });
+        self.depot.take_published(&mut ready);
+        let mut queued = Vec::new();
+        self.depot.take_queued(&mut queued);
+        let gone = depot::lowest_first(&mut ready, n, |cell| cell.0);
+        let gone_queued = depot::lowest_first(&mut queued, n - ready.len(), |cell| cell.0);
+
+        // Kept: back among this thread's ready objects, the lowest on top.
+        let depot = &self.depot;
+        let overflow: Vec<PoolCell> =
+            self.local().with(|m| ready.into_iter().rev().filter_map(|cell| m.push(depot, cell).err()).collect());
+        if !queued.is_empty() {
+            self.depot.request_growth(queued);
+        }
+        let dropped = gone.len() + overflow.len();
+        // A panicking destructor does not stop the others; the first panic goes on after.
+        let mut drops = respawn_allocator::DropAll::new();
+        for cell in gone.into_iter().chain(overflow) {
+            // SAFETY: a ready cell holds a built `T` the pool alone owns (taken out of the
+            // magazines above); the cell is freed right after, so this is its one drop.
+            drops.run(|| unsafe { ptr::drop_in_place(cell.0.cast::<T>().as_ptr()) });
+            self.free(cell.0);
+        }
+        for cell in gone_queued {
+            // A queued cell holds no object (a standalone pool's route drops before it
+            // queues).
+            self.free(cell.0);
+        }
+        self.recycle_spare();
+        self.trimmed.fetch_add(dropped as u64, Ordering::Relaxed);
+        let trimmed = self.memory.trim_cells(self.class);
+        drop(drops);
+        trimmed.map(|_| dropped).map_err(PoolError::Alloc)
+    }
+
+    /// Drops every ready object this thread and the depot hold (Unity's
+    /// `ObjectPool.Clear`): [`shrink_to(0)`](Self::shrink_to).
+    ///
+    /// # Errors
+    /// As [`shrink_to`](Self::shrink_to).
+    pub fn clear(&self) -> Result<usize, PoolError> {
+        self.shrink_to(0)
     }
 }

@@ -89,6 +89,14 @@ pub struct PoolStats {
     /// struct. The objects and their cells are not counted (the arena's or the allocator's
     /// slabs). See [`side_bytes_per_object`](Self::side_bytes_per_object).
     pub side_bytes: usize,
+    /// Ready objects dropped by trims (`shrink_to`, `clear`, the idle trim): each dropped
+    /// once, its cell handed back.
+    pub trimmed: u64,
+    /// Bytes of the class's slabs committed now (the allocator's
+    /// [`ClassStats::committed_bytes`](respawn_allocator::ClassStats::committed_bytes)):
+    /// carved slabs less those a trim decommitted. Falls after a spike once the pool is
+    /// trimmed. (Slots of the object table not included.)
+    pub committed_bytes: usize,
 }
 
 impl PoolStats {

@@ -222,6 +222,7 @@ fn layers_apply_in_order_over_the_registered_config() {
             low_watermark: 512,              // code
             grow_by: registered.grow_by,     // code (preset)
             precreate: registered.precreate, // code (preset)
+            idle_trim: None,
         }
     );
 
@@ -495,4 +496,25 @@ fn policy_names_match_the_file_format() {
         let file = parse("pools.toml", &format!("[Projectile]\npolicy = \"{policy}\"\n"));
         assert_eq!(file.get("Projectile").and_then(|patch| patch.policy), Some(policy));
     }
+}
+
+#[test]
+fn idle_trim_is_set_in_milliseconds_and_zero_turns_it_off() {
+    use std::time::Duration;
+    let file = parse("pools.toml", "[Projectile]\nidle_trim_ms = 5000\n[Turret]\nidle_trim_ms = 0\n");
+    let mut projectile = PoolConfig::PROJECTILES;
+    file.get("Projectile").unwrap().apply(&mut projectile);
+    assert_eq!(projectile.idle_trim, Some(Duration::from_secs(5)));
+    let mut turret = PoolConfig { idle_trim: Some(Duration::from_secs(1)), ..PoolConfig::DEFAULT };
+    file.get("Turret").unwrap().apply(&mut turret);
+    assert_eq!(turret.idle_trim, None, "0 turns it off");
+    assert!(parse_error("[Projectile]\nidle_trim_ms = -1\n").contains("idle_trim_ms"));
+}
+
+#[test]
+fn an_idle_trim_below_a_millisecond_is_invalid() {
+    use std::time::Duration;
+    let (key, message) = invalid(PoolConfig { idle_trim: Some(Duration::from_micros(10)), ..PoolConfig::DEFAULT });
+    assert_eq!(key, "idle_trim");
+    assert_mentions(&message, &["idle_trim (10µs) is below a millisecond", "set idle_trim to None"]);
 }

@@ -128,6 +128,7 @@ const SMALL: PoolConfig = PoolConfig {
     policy: Policy::Purge,
     precreate: true,
     workers: 1,
+    idle_trim: None,
 };
 
 #[cfg(feature = "world")]

@@ -578,6 +578,7 @@ fn pool_configs(kind: Kind, s: &Settings, layers: &ConfigLayers) -> Result<[Pool
             policy,
             precreate: true,
             workers: 1,
+            idle_trim: None,
         }
     };
     let rate = f64::from(s.rate);

@@ -341,6 +341,7 @@ impl Harness {
                 policy,
                 precreate: workers > 0,
                 workers,
+                idle_trim: None,
             }
         };
         let collect_every = setup.collect_every_ms.map(|ms| Duration::from_millis(u64::from(ms.max(1))));
