@@ -23,9 +23,11 @@ pub use respawn_pool::{
 };
 
 mod batch;
+mod commands;
 mod listeners;
 mod world;
 pub use batch::SpawnBatch;
+pub use commands::{Applied, CommandBuffer, CommandFailure, CommandKind};
 pub use listeners::ListenerId;
 pub use world::{FrameEnd, World, WorldBuilder, WorldStats};
 

@@ -13,6 +13,7 @@ use respawn_gc::{
 use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
 use crate::batch::SpawnBatch;
+use crate::commands::CommandState;
 use crate::listeners::{ListenerId, Listeners};
 
 /// Adds one class's pool with its final (merged) configuration.
@@ -166,7 +167,14 @@ impl WorldBuilder {
         for (pending, config) in self.pools.into_iter().zip(configs) {
             (pending.add)(&mut pools, config)?;
         }
-        Ok(World { pools, frame: Bump::new(), last_frame: None, frames: 0, listeners: Listeners::default() })
+        Ok(World {
+            pools,
+            frame: Bump::new(),
+            last_frame: None,
+            frames: 0,
+            listeners: Listeners::default(),
+            commands: CommandState::default(),
+        })
     }
 }
 
@@ -239,6 +247,8 @@ pub struct World {
     frames: u64,
     /// Spawn listeners, and the count of the destroy listeners kept by the arena.
     listeners: Listeners,
+    /// The command buffers of `tick_with`, `par_tick_with` and `apply`, kept warm.
+    pub(crate) commands: CommandState,
 }
 
 impl fmt::Debug for World {
@@ -373,7 +383,7 @@ impl World {
     /// Tells `T`'s spawn listeners of `h`'s object, if the world has any: one test of a
     /// length when it has none.
     #[inline(always)]
-    fn spawned<T: 'static>(&mut self, h: Handle<T>) {
+    pub(crate) fn spawned<T: 'static>(&mut self, h: Handle<T>) {
         if self.listeners.spawning() {
             self.tell_spawned(h);
         }

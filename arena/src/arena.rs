@@ -21,6 +21,7 @@ use crate::{ArenaError, DropAll, Handle, ObjectFlags, RawHandle, Root};
 
 mod access;
 pub(crate) mod listeners;
+mod ticks;
 pub use access::IterMut;
 pub use listeners::EndListenerId;
 
