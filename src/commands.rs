@@ -84,6 +84,8 @@ pub struct CommandBuffer {
     /// `spawn_with` and read (applied) or dropped in place (cleared) once. Reset only when
     /// `commands` is empty, so no command points into freed memory.
     inits: Bump,
+    /// Bytes the closures in `inits` take, alignment included (at most).
+    init_bytes: usize,
 }
 
 // SAFETY: the buffer owns everything its pointers reach: the init closures live in its
@@ -133,6 +135,18 @@ impl CommandBuffer {
         // leaves the drain unfinished and the bump as it is, which is safe: nothing refers
         // to it, and the next clear resets it.)
         self.inits.reset();
+        self.init_bytes = 0;
+    }
+
+    /// Makes room, in an empty buffer, for `commands` commands whose closures take `bytes`,
+    /// so that a batch that size records without allocating.
+    fn make_room(&mut self, commands: usize, bytes: usize) {
+        debug_assert!(self.commands.is_empty(), "room is made in an empty buffer");
+        self.commands.reserve(commands);
+        // After a reset the bump holds one chunk, all of it free.
+        if self.inits.chunk_capacity() < bytes {
+            self.inits = Bump::with_capacity(bytes);
+        }
     }
 
     /// Destroys `h`'s object by its class's policy, as [`World::destroy`] (its
@@ -183,6 +197,7 @@ impl CommandBuffer {
 
     fn push_spawn<U: Poolable, F: FnOnce(&mut U) + Send + 'static>(&mut self, outer: Option<RawHandle>, init: F) {
         let init = NonNull::from(self.inits.alloc(init)).cast::<u8>();
+        self.init_bytes += mem::size_of::<F>() + mem::align_of::<F>() - 1;
         self.commands.push(Command::Spawn { init, outer, ops: &Spawner::<U, F>::OPS });
     }
 }
@@ -465,6 +480,7 @@ struct Lease<'a> {
 impl<'a> Lease<'a> {
     fn take(spare: &'a Mutex<Vec<Queue>>, chunk: usize) -> Self {
         // Allocates only a queue the world never had: more tasks at once than before.
+        // Allocates only a queue the world never had: more tasks at once than before.
         let queue = spare.lock().unwrap_or_else(PoisonError::into_inner).pop().unwrap_or_default();
         let start = queue.buffer.len();
         Lease { spare, queue, chunk, start }
@@ -650,6 +666,12 @@ impl World {
         &mut self,
         f: impl Fn(Handle<T>, &mut T, &mut CommandBuffer) + Sync + Send,
     ) -> Applied {
+        // A queue per thread that may tick a chunk, made before the tick: a thread that
+        // joins in late must not have to grow a queue from nothing in a warm frame.
+        let threads = self.heap().settings().threads.unwrap_or_else(rayon::current_num_threads);
+        if self.commands.queues.len() < threads {
+            self.commands.queues.resize_with(threads, Queue::default);
+        }
         let spare = Mutex::new(mem::take(&mut self.commands.queues));
         self.pools_mut().heap_mut().par_tick_slabs(
             |chunk| Lease::take(&spare, chunk),
@@ -670,6 +692,7 @@ impl World {
     /// panic goes on, the commands before it stay applied, and the rest are dropped.
     pub fn apply(&mut self, commands: &mut CommandBuffer) -> Applied {
         let mut queue = Queue { buffer: mem::take(commands), runs: Vec::new() };
+        let (len, bytes) = (queue.buffer.len(), queue.buffer.init_bytes);
         let applied = {
             let queues = EmptyOnDrop(std::slice::from_mut(&mut queue));
             let mut tally = Tally::start(self);
@@ -679,6 +702,8 @@ impl World {
             drop(queues);
             tally.finish(self)
         };
+        // Bump grows chunk by chunk and keeps the last one: room for the whole batch in one.
+        queue.buffer.make_room(len, bytes);
         *commands = mem::take(&mut queue.buffer);
         applied
     }
@@ -718,22 +743,33 @@ impl World {
     /// Applies `par_tick_with`'s queues: their runs in chunk order, each run's commands in
     /// the order recorded; then empties them.
     fn apply_queues(&mut self, queues: &mut [Queue]) -> Applied {
-        let queues = EmptyOnDrop(queues);
+        let guard = EmptyOnDrop(&mut *queues);
         let mut order = mem::take(&mut self.commands.order);
         order.clear();
-        for (q, queue) in queues.0.iter().enumerate() {
+        let (mut len, mut bytes) = (0, 0);
+        for (q, queue) in guard.0.iter().enumerate() {
             order.extend(queue.runs.iter().map(|&run| (run, q)));
+            len += queue.buffer.len();
+            bytes += queue.buffer.init_bytes;
         }
         // A chunk is ticked by one task, so the keys are distinct and the order total.
         order.sort_unstable_by_key(|(run, _)| run.chunk);
         let mut tally = Tally::start(self);
         for &(run, q) in &order {
-            for slot in &mut queues.0[q].buffer.commands[run.start..run.end] {
+            for slot in &mut guard.0[q].buffer.commands[run.start..run.end] {
                 tally.run(self, slot);
             }
         }
+        let runs = order.len();
         self.commands.order = order;
-        drop(queues);
+        drop(guard);
+        // Which task ticks which chunks changes from call to call, so each queue keeps room
+        // for the whole batch: a warm batch of this size never allocates, however the
+        // chunks fall.
+        for queue in queues.iter_mut() {
+            queue.runs.reserve(runs);
+            queue.buffer.make_room(len, bytes);
+        }
         tally.finish(self)
     }
 }
