@@ -145,7 +145,9 @@ impl CommandBuffer {
         self.commands.reserve(commands);
         // After a reset the bump holds one chunk, all of it free.
         if self.inits.chunk_capacity() < bytes {
-            self.inits = Bump::with_capacity(bytes);
+            // Grown geometrically, as the command list is: a batch that grows frame after
+            // frame makes a new chunk a logarithmic number of times.
+            self.inits = Bump::with_capacity(bytes.next_power_of_two());
         }
     }
 
