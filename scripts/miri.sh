@@ -38,6 +38,7 @@ if [[ $only == all || $only == arena ]]; then
   for t in "${RAYON_TESTS[@]}"; do
     MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-arena --test arena -- "$t"
   done
+  MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-arena --doc par_tick_slabs
 fi
 if [[ $only == all || $only == gc ]]; then
   # The collector on small graphs. Single-threaded collections touch no rayon; the tests
@@ -79,5 +80,13 @@ fi
 if [[ $only == all || $only == world ]]; then
   echo "=== miri: respawn World cycles, async purge, composites, the stress test and trims, scaled down (strict provenance)"
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test world --test async_purge --test composite --test stress --test trim
+  # Commands from inside a tick: the spawn closures kept in a bump and read or dropped once.
+  # The tests that run par_tick_with (rayon) go to a Tree Borrows pass, as the arena's do.
+  COMMANDS_RAYON=(par_tick_with a_panic_in_the_tick commands_match_a_model)
+  skip=(); for t in "${COMMANDS_RAYON[@]}"; do skip+=(--skip "$t"); done
+  echo "=== miri: respawn commands, serial (strict provenance)"
+  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn --test world_commands -- "${skip[@]}"
+  echo "=== miri: respawn commands with par_tick_with (tree borrows)"
+  MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn --test world_commands -- "${COMMANDS_RAYON[@]}"
 fi
 echo "=== miri: all passes clean"

@@ -24,12 +24,14 @@ pub use respawn_pool::{
 pub use respawn_pool::{Composite, CompositeStats, Parts};
 
 mod batch;
+mod commands;
 mod listeners;
 mod pool_mut;
 mod schedule;
 mod trim;
 mod world;
 pub use batch::SpawnBatch;
+pub use commands::{Applied, CommandBuffer, CommandFailure, CommandKind};
 pub use listeners::ListenerId;
 pub use pool_mut::PoolMut;
 pub use schedule::{TickContext, TickError, TickFunction, TickGroup, TickId};

@@ -13,6 +13,7 @@ use respawn_gc::{
 use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
 use crate::batch::SpawnBatch;
+use crate::commands::CommandState;
 use crate::listeners::{ListenerId, Listeners};
 use crate::pool_mut::PoolMut;
 use crate::schedule::TickSchedule;
@@ -177,6 +178,7 @@ impl WorldBuilder {
             frames: 0,
             listeners: Listeners::default(),
             ticks: TickSchedule::default(),
+            commands: CommandState::default(),
         })
     }
 }
@@ -255,6 +257,8 @@ pub struct World {
     listeners: Listeners,
     /// Tick functions by group ([`add_tick`](Self::add_tick), src/schedule.rs).
     pub(crate) ticks: TickSchedule,
+    /// The command buffers of `tick_with`, `par_tick_with` and `apply`, kept warm.
+    pub(crate) commands: CommandState,
 }
 
 impl fmt::Debug for World {
@@ -389,7 +393,7 @@ impl World {
     /// Tells `T`'s spawn listeners of `h`'s object, if the world has any: one test of a
     /// length when it has none.
     #[inline(always)]
-    fn spawned<T: 'static>(&mut self, h: Handle<T>) {
+    pub(crate) fn spawned<T: 'static>(&mut self, h: Handle<T>) {
         if self.listeners.spawning() {
             self.tell_spawned(h);
         }

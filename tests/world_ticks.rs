@@ -451,3 +451,21 @@ mod model {
         }
     }
 }
+
+#[test]
+fn tick_with_and_par_tick_with_skip_dormant_objects() {
+    let mut world = world(Policy::Reuse);
+    let mobs: Vec<_> = (0..300).map(|i| spawn(&mut world, i)).collect();
+    for &m in mobs.iter().step_by(3) {
+        world.set_dormant(m, true).unwrap();
+    }
+    let applied = world.tick_with(|h, _: &mut Npc, cmds| cmds.destroy(h));
+    assert_eq!(applied.applied, 200, "the awake two thirds destroyed");
+    assert!(mobs.iter().step_by(3).all(|&m| world.get(m).is_some()), "dormant ones untouched");
+    let applied = world.par_tick_with(|h, _: &mut Npc, cmds| cmds.destroy(h));
+    assert_eq!(applied.applied, 0, "only dormant ones are left");
+    for &m in mobs.iter().step_by(3) {
+        world.set_dormant(m, false).unwrap();
+    }
+    assert_eq!(world.par_tick_with(|h, _: &mut Npc, cmds| cmds.destroy(h)).applied, 100);
+}

@@ -22,6 +22,7 @@ use crate::{ArenaError, DropAll, Handle, ObjectFlags, RawHandle, Root};
 mod access;
 pub(crate) mod dormancy;
 pub(crate) mod listeners;
+mod ticks;
 mod trim;
 pub use access::IterMut;
 pub use dormancy::TickCursor;

@@ -549,6 +549,22 @@ impl Heap {
         self.arena.is_dormant(raw)
     }
 
+    /// Calls `f` with every visible object of class `T` and its handle, in memory order;
+    /// see [`Arena::tick_handles`].
+    pub fn tick_handles<T: 'static>(&mut self, f: impl FnMut(Handle<T>, &mut T)) {
+        self.arena.tick_handles(f);
+    }
+
+    /// [`tick_handles`](Self::tick_handles) split across the heap's threads chunk by chunk,
+    /// with a per-chunk state from `begin`; see [`Arena::par_tick_slabs`].
+    pub fn par_tick_slabs<T: Send + 'static, S>(
+        &mut self,
+        begin: impl Fn(usize) -> S + Sync + Send,
+        f: impl Fn(&mut S, Handle<T>, &mut T) + Sync + Send,
+    ) {
+        self.in_threads(|heap| heap.arena.par_tick_slabs(begin, f));
+    }
+
     /// Runs `work` on this thread with rayon's calls inside it going to the heap's own pool,
     /// if it has one ([`GcSettings::threads`]).
     fn in_threads<R: Send>(&mut self, work: impl FnOnce(&mut Self) -> R + Send) -> R {

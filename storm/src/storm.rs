@@ -443,14 +443,20 @@ pub struct Turret {
     index: u32,
 }
 
-/// Retires `T`'s dead: a hit list in the frame arena, then one destroy each.
-fn retire<T: Poolable>(world: &mut World, frame: &Bump, rec: &mut Recorder, motion: impl Fn(&T) -> &Motion) {
-    let mut dead = FrameVec::new_in(frame);
-    dead.extend(world.iter::<T>().filter(|(_, p)| motion(p).fate != Fate::Flying).map(|(h, p)| (h, motion(p).fate)));
-    for &(h, fate) in &dead {
-        world.remove_from_root(h).expect("a projectile found alive this frame is rooted");
-        world.destroy(h).expect("a projectile found alive this frame can be destroyed");
-        rec.retired(fate);
+/// Ticks `T`'s projectiles and retires the dead in the same pass: one whose flight ended
+/// records its unrooting and its destroy, which the world applies when the tick ends.
+fn tick_and_retire<T: Poolable>(world: &mut World, rec: &mut Recorder, motion: impl Fn(&mut T) -> &mut Motion) {
+    let applied = world.tick_with::<T>(|h, p, commands| {
+        let motion = motion(p);
+        motion.step();
+        if motion.fate != Fate::Flying {
+            commands.remove_from_root(h);
+            commands.destroy(h);
+            rec.retired(motion.fate);
+        }
+    });
+    if let Some(failure) = world.command_failures().first() {
+        panic!("a projectile found alive this frame is rooted and can be destroyed: {failure} ({applied:?})");
     }
 }
 
@@ -477,10 +483,8 @@ impl Game for Pooled {
                 rec.spawned(t.elapsed(), s.rocket);
                 spawned.expect("turrets are rooted and live");
             }
-            world.tick::<Bullet>(|b| b.motion.step());
-            world.tick::<Rocket>(|r| r.motion.step());
-            retire::<Bullet>(world, frame, rec, |b| &b.motion);
-            retire::<Rocket>(world, frame, rec, |r| &r.motion);
+            tick_and_retire::<Bullet>(world, rec, |b| &mut b.motion);
+            tick_and_retire::<Rocket>(world, rec, |r| &mut r.motion);
         });
     }
 
