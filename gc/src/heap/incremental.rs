@@ -82,9 +82,10 @@
 //! black to white, which the invariant rules out. **Every white object is unreachable
 //! whenever the gather looks at it.**
 //!
-//! **The gather** walks the table's runs (those set up when the mark began, as the flag
-//! phase did: a run set up since holds only objects born non-white), a piece at a time within the budget, and
-//! hides each white object it meets: `UNREACHABLE` (no handle resolves to it any more, no
+//! **The gather** walks the table's runs (those set up when it begins: a run set up since
+//! the mark began holds only objects born non-white, but one of them may have been marked as
+//! garbage since), a piece at a time within the budget, and hides each white or garbage
+//! object it meets: `UNREACHABLE` (no handle resolves to it any more, no
 //! claim takes it, no visit reads it) and queued for the purge, with its whole cluster if
 //! it is in one (nobody reached the cluster, or its members would all be non-white). The
 //! barrier stays on between gather slices, so an object the game reaches again (through a
@@ -523,6 +524,12 @@ impl Heap {
         }
         self.purge_queue.clear();
         self.purge_cursor = 0;
+        // The runs set up now, not when the mark began: a run set up since holds only
+        // objects born non-white, but one of them marked as garbage during the mark is the
+        // gather's to take, as an older object marked so is.
+        let table = self.arena.table();
+        self.marking.runs.clear();
+        self.marking.runs.extend(table.runs().map(|(first, run)| (first, run.len() as u32)));
         self.marking.phase = Some(Phase::Gather { run: 0, at: 0 });
     }
 
