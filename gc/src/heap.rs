@@ -549,8 +549,8 @@ impl Heap {
         self.arena.is_dormant(raw)
     }
 
-    /// Calls `f` with every visible object of class `T` and its handle, in memory order;
-    /// see [`Arena::tick_handles`].
+    /// Calls `f` with every visible, awake object of class `T` and its handle, in memory
+    /// order; see [`Arena::tick_handles`].
     pub fn tick_handles<T: 'static>(&mut self, f: impl FnMut(Handle<T>, &mut T)) {
         self.arena.tick_handles(f);
     }
