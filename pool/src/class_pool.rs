@@ -576,11 +576,8 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             misses: t.misses,
             overflow: t.overflow,
             ready: d.published + d.held + self.local(),
-            held: d.held,
-            building: d.building,
             in_use: d.in_hand.saturating_sub(self.local()),
             high_water: t.high_water.max(self.trim.peak),
-            precreated: d.precreated,
             released: t.released,
             recycled_reuse: t.recycled_reuse,
             recycled_purge: d.routed_purge,
@@ -588,18 +585,11 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             returned: d.returned,
             retired: d.retired,
             grown: t.grown,
-            create_panics: d.create_panics,
-            dropped_by_workers: d.dropped,
-            drop_panics: d.drop_panics,
-            create_mean: Duration::from_nanos(d.create_nanos.checked_div(d.precreated).unwrap_or(0)),
-            create_max: Duration::from_nanos(d.create_max_nanos),
-            lag: d.lag,
-            lag_high_water: d.lag_high_water,
-            build_queue: d.build_queue,
             side_bytes,
             trimmed: self.trim.trimmed,
             // The class's memory is the heap's: `Pools` fills it in.
             committed_bytes: 0,
+            ..d.pool_stats()
         }
     }
 

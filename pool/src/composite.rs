@@ -989,11 +989,8 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
             misses: t.misses,
             overflow: t.overflow,
             ready: d.published + d.held + self.local(),
-            held: d.held,
-            building: d.building,
             in_use: d.in_hand.saturating_sub(self.local()),
             high_water: t.high_water,
-            precreated: d.precreated,
             released: t.released,
             recycled_reuse: t.recycled_reuse,
             recycled_purge: self.ended.routed_purge.load(Ordering::Relaxed),
@@ -1001,18 +998,11 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
             returned: d.returned + t.returned,
             retired: d.retired,
             grown: t.grown,
-            create_panics: d.create_panics,
-            dropped_by_workers: d.dropped,
-            drop_panics: d.drop_panics,
-            create_mean: Duration::from_nanos(d.create_nanos.checked_div(d.precreated).unwrap_or(0)),
-            create_max: Duration::from_nanos(d.create_max_nanos),
-            lag: d.lag,
-            lag_high_water: d.lag_high_water,
-            build_queue: d.build_queue,
             side_bytes: self.depot.side_bytes(1) + mem::size_of::<Self>(),
             trimmed: 0,
             // Filled in by `Pools`, which knows the heap.
             committed_bytes: 0,
+            ..d.pool_stats()
         }
     }
 

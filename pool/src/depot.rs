@@ -482,6 +482,29 @@ pub(crate) struct DepotStats {
     pub(crate) build_queue: usize,
 }
 
+#[cfg(not(loom))]
+impl DepotStats {
+    /// The [`PoolStats`](crate::PoolStats) fields the depot alone decides (its workers'
+    /// figures and its queue's), the rest default: each pool kind fills in its own with
+    /// `..depot.pool_stats()`.
+    pub(crate) fn pool_stats(&self) -> crate::PoolStats {
+        crate::PoolStats {
+            held: self.held,
+            building: self.building,
+            precreated: self.precreated,
+            create_panics: self.create_panics,
+            dropped_by_workers: self.dropped,
+            drop_panics: self.drop_panics,
+            create_mean: std::time::Duration::from_nanos(self.create_nanos.checked_div(self.precreated).unwrap_or(0)),
+            create_max: std::time::Duration::from_nanos(self.create_max_nanos),
+            lag: self.lag,
+            lag_high_water: self.lag_high_water,
+            build_queue: self.build_queue,
+            ..crate::PoolStats::default()
+        }
+    }
+}
+
 /// Cells a pool's `to_build` queue holds: what can be in flight at once, which is the
 /// larger of
 ///

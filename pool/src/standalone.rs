@@ -617,11 +617,8 @@ impl<T: Send + 'static> Pool<T> {
             misses,
             overflow,
             ready: d.published + d.held + local_ready,
-            held: d.held,
-            building: d.building,
             in_use: (hits + misses).saturating_sub(released) as usize,
             high_water: self.high_water.load(Ordering::Relaxed),
-            precreated: d.precreated,
             released,
             recycled_reuse: reused,
             recycled_purge: d.routed_purge,
@@ -629,18 +626,11 @@ impl<T: Send + 'static> Pool<T> {
             returned: d.returned,
             retired: 0,
             grown: self.grown.load(Ordering::Relaxed),
-            create_panics: d.create_panics,
-            dropped_by_workers: d.dropped,
-            drop_panics: d.drop_panics,
-            create_mean: Duration::from_nanos(d.create_nanos.checked_div(d.precreated).unwrap_or(0)),
-            create_max: Duration::from_nanos(d.create_max_nanos),
-            lag: d.lag,
-            lag_high_water: d.lag_high_water,
-            build_queue: d.build_queue,
             // Each thread that used the pool has its pair of magazines (and its entry).
             side_bytes: self.depot.side_bytes(consumers) + consumers * mem::size_of::<Local>(),
             trimmed: self.trimmed.load(Ordering::Relaxed),
             committed_bytes: self.memory.stats(self.class).map_or(0, |m| m.committed_bytes),
+            ..d.pool_stats()
         }
     }
 
