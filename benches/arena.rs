@@ -1,4 +1,5 @@
-//! respawn's arena beside its peers (slab, slotmap, `Box`, a free-list `Vec`, hecs) on the
+//! respawn's arena beside its peers (slab, slotmap, `Box`, a free-list `Vec`, hecs, and
+//! `floor`, respawn's per-object invariants alone: `common::Floor`) on the
 //! workloads of DESIGN.md §7: `churn`, `burst` and `tick`, one 64-byte projectile per object.
 //!
 //! Run with `cargo bench --bench arena`; see `benches/README.md` for the reference figures.
@@ -22,7 +23,7 @@ fn step(p: &mut Projectile) {
 }
 
 mod common;
-use common::{churn_loop, churn_sequence, consume, Projectile, XorShift, CHURN_LIVE};
+use common::{churn_loop, churn_sequence, consume, Floor, Projectile, XorShift, CHURN_LIVE};
 
 // ---------------------------------------------------------------------------------------
 // churn: 10 000 live, each iteration removes a random live object and inserts a new one.
@@ -171,6 +172,19 @@ fn burst(c: &mut Criterion) {
                 keys.extend((0..BURST as u32).map(|i| slab.insert(Projectile::new(i))));
                 for k in keys.drain(..) {
                     consume(&slab.remove(k));
+                }
+            });
+        });
+    }
+
+    {
+        let mut floor = Floor::<Projectile>::new();
+        let mut keys = Vec::with_capacity(BURST);
+        g.bench_function("floor", |b| {
+            b.iter(|| {
+                keys.extend((0..BURST as u32).map(|i| floor.insert(Projectile::new(i))));
+                for k in keys.drain(..) {
+                    consume(&floor.remove(k).expect("live key"));
                 }
             });
         });

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! resolve <peer> <mode> <live> <ops>
-//!   peer: vec | slab | slotmap | box | store | arena | world (a `Reuse` pool's spawn/destroy)
+//!   peer: vec | slab | slotmap | box | floor (respawn's per-object invariants alone, hand-written:
+//!         `common::Floor`) | store | arena | world (a `Reuse` pool's spawn/destroy)
 //!         | view (the same through `World::pool_mut`)
 //!   mode: chase  — `ops` lookups, each one's key chosen by the object the one before read:
 //!                  a chain, so the time per op is the latency of one resolve (a container
@@ -30,7 +31,7 @@ use slab::Slab;
 use slotmap::{DefaultKey, SlotMap};
 
 mod common;
-use common::{Projectile, XorShift};
+use common::{Floor, FloorKey, Projectile, XorShift};
 
 /// The random key positions, a power of two long.
 const SEQ: usize = 1 << 20;
@@ -140,6 +141,32 @@ impl Peer for SlotMapPeer {
     #[inline(always)]
     fn read(&mut self, k: DefaultKey) -> u32 {
         self.0[k].id
+    }
+    #[inline(always)]
+    fn take(&mut self, i: usize) {
+        black_box(self.0.remove(self.1[i]).expect("live key").id);
+    }
+    #[inline(always)]
+    fn put(&mut self, i: usize, p: Projectile) {
+        self.1[i] = self.0.insert(p);
+    }
+}
+
+/// [`Floor`]: respawn's per-object invariants and nothing else, the bound below `store`.
+struct FloorPeer(Floor<Projectile>, Vec<FloorKey>);
+impl Peer for FloorPeer {
+    type Key = FloorKey;
+    fn fill(live: usize) -> Self {
+        let mut floor = Floor::new();
+        let keys = (0..live as u32).map(|i| floor.insert(Projectile::new(i))).collect();
+        Self(floor, keys)
+    }
+    fn key(&self, i: usize) -> FloorKey {
+        self.1[i]
+    }
+    #[inline(always)]
+    fn read(&mut self, k: FloorKey) -> u32 {
+        self.0.get(k).expect("live key").id
     }
     #[inline(always)]
     fn take(&mut self, i: usize) {
@@ -370,15 +397,16 @@ fn run_peer(peer: &str, mode: &str, live: usize, ops: usize) -> f64 {
         "box" => run::<Boxes>(mode, live, ops),
         "slab" => run::<SlabPeer>(mode, live, ops),
         "slotmap" => run::<SlotMapPeer>(mode, live, ops),
+        "floor" => run::<FloorPeer>(mode, live, ops),
         "arena" => run::<ArenaPeer>(mode, live, ops),
         "store" => run_store(mode, live, ops),
         "world" => run::<WorldPeer>(mode, live, ops),
         "view" => run_view(mode, live, ops),
-        other => panic!("unknown peer {other:?}: vec, box, slab, slotmap, arena, store, world or view"),
+        other => panic!("unknown peer {other:?}: vec, box, slab, slotmap, floor, arena, store, world or view"),
     }
 }
 
-const PEERS: [&str; 8] = ["vec", "box", "slab", "slotmap", "arena", "store", "world", "view"];
+const PEERS: [&str; 9] = ["vec", "box", "slab", "slotmap", "floor", "arena", "store", "world", "view"];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
@@ -393,7 +421,9 @@ fn main() {
         return;
     }
     let [peer, mode, live, ops] = &args[..] else {
-        eprintln!("usage: resolve <vec|box|slab|slotmap|arena|store|world|view> <chase|churn|burst> <live> <ops>");
+        eprintln!(
+            "usage: resolve <vec|box|slab|slotmap|floor|arena|store|world|view> <chase|churn|burst> <live> <ops>"
+        );
         std::process::exit(2);
     };
     let live: usize = live.parse().expect("live: a number");

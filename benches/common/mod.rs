@@ -78,7 +78,8 @@ pub fn churn_loop(seq: &[u32], pos: &mut usize, iters: u64, mut pair: impl FnMut
     start.elapsed()
 }
 
-/// The peers' churn benches — `slab`, `slotmap` and `box` — in `g`, over the sequence `seq`.
+/// The peers' churn benches — `slab`, `slotmap`, `floor` ([`Floor`]: respawn's invariants
+/// alone) and `box` — in `g`, over the sequence `seq`.
 pub fn bench_churn_peers(g: &mut BenchmarkGroup<'_, WallTime>, seq: &[u32]) {
     {
         let mut state: Option<(Slab<Projectile>, Vec<usize>, usize)> = None;
@@ -115,6 +116,23 @@ pub fn bench_churn_peers(g: &mut BenchmarkGroup<'_, WallTime>, seq: &[u32]) {
     }
 
     {
+        let mut state: Option<(Floor<Projectile>, Vec<FloorKey>, usize)> = None;
+        g.bench_function("floor", |b| {
+            let (floor, live, pos) = state.get_or_insert_with(|| {
+                let mut floor = Floor::new();
+                let live = (0..CHURN_LIVE as u32).map(|i| floor.insert(Projectile::new(i))).collect();
+                (floor, live, 0)
+            });
+            b.iter_custom(|iters| {
+                churn_loop(seq, pos, iters, |i, p| {
+                    consume(&floor.remove(live[i]).expect("live key"));
+                    live[i] = floor.insert(p);
+                })
+            });
+        });
+    }
+
+    {
         // `Option` so the old box is freed before the new one is allocated.
         let mut state: Option<(Vec<Option<Box<Projectile>>>, usize)> = None;
         g.bench_function("box", |b| {
@@ -130,5 +148,138 @@ pub fn bench_churn_peers(g: &mut BenchmarkGroup<'_, WallTime>, seq: &[u32]) {
                 })
             });
         });
+    }
+}
+
+/// The floor: the least a container keeping respawn's per-object invariants does for an
+/// insert and a remove, with none of its features — a hand-written peer that says how
+/// close to slab the design can come, so that the gap between it and `ClassStore` is what
+/// respawn's features cost and the gap between it and slab is what the design costs.
+///
+/// What it keeps of respawn: an 8-byte handle of index and generation that never resolves
+/// to a later object (a generation per slot, retired at the ceiling); a 16-byte hot slot
+/// (generation, flags, class, one cold word, a root count) apart from the object, whose
+/// cell is found by arithmetic, so the two loads are independent; a refusal of vacant,
+/// hidden and rooted objects; a live bitmap kept for `tick`'s one pass; vacant slots
+/// reused last in, first out. What it leaves out: classes (one type, no range or
+/// directory), atomics (the collector's threads read respawn's slots), free routes, end
+/// listeners, dormancy, the write barrier, sub-object links and permanent objects.
+pub struct Floor<T> {
+    slots: Vec<FloorSlot>,
+    cells: Vec<std::mem::MaybeUninit<T>>,
+    live: Vec<u64>,
+    free: Vec<u32>,
+}
+
+/// [`Floor`]'s slot: respawn's `Slot` without atomics.
+#[repr(C)]
+struct FloorSlot {
+    generation: u32,
+    flags: u16,
+    class: u16,
+    outer: u32,
+    roots: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<FloorSlot>() == 16);
+
+/// [`Floor`]'s handle: index and generation, 8 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FloorKey {
+    index: u32,
+    generation: std::num::NonZeroU32,
+}
+
+impl<T> Floor<T> {
+    const VACANT: u16 = 1;
+    const HIDDEN: u16 = 2;
+    const ROOT_SET: u16 = 4;
+    /// Cells added at a time, as a slab would.
+    const GROW: usize = 1024;
+
+    pub fn new() -> Self {
+        Self { slots: Vec::new(), cells: Vec::new(), live: Vec::new(), free: Vec::new() }
+    }
+
+    /// Places `value` and returns its key.
+    #[inline(always)]
+    pub fn insert(&mut self, value: T) -> FloorKey {
+        let index = match self.free.pop() {
+            Some(index) => index,
+            None => self.grow(),
+        };
+        let n = index as usize;
+        // SAFETY: every index on `free` is below the length of all three vectors.
+        unsafe {
+            self.cells.get_unchecked_mut(n).write(value);
+            let slot = self.slots.get_unchecked_mut(n);
+            slot.flags = 0;
+            *self.live.get_unchecked_mut(n >> 6) |= 1 << (n & 63);
+            FloorKey { index, generation: std::num::NonZeroU32::new_unchecked(slot.generation) }
+        }
+    }
+
+    /// Moves the object `key` names out, if it resolves and may be removed.
+    #[inline(always)]
+    pub fn remove(&mut self, key: FloorKey) -> Option<T> {
+        let n = key.index as usize;
+        let slot = self.slots.get_mut(n)?;
+        let refused = Self::VACANT | Self::HIDDEN | Self::ROOT_SET;
+        if slot.flags & refused != 0 || slot.generation != key.generation.get() || slot.roots != 0 {
+            return None;
+        }
+        // SAFETY: a slot that is not vacant holds an initialised object in its cell.
+        let value = unsafe { self.cells.get_unchecked(n).assume_init_read() };
+        slot.flags = Self::VACANT;
+        // SAFETY: `live` covers every slot.
+        unsafe { *self.live.get_unchecked_mut(n >> 6) &= !(1 << (n & 63)) };
+        if slot.generation == u32::MAX {
+            // Retired: no later handle may carry a wrapped generation.
+            return Some(value);
+        }
+        slot.generation += 1;
+        self.free.push(key.index);
+        Some(value)
+    }
+
+    /// The object `key` names, if it resolves.
+    #[inline(always)]
+    pub fn get(&self, key: FloorKey) -> Option<&T> {
+        let n = key.index as usize;
+        let slot = self.slots.get(n)?;
+        if slot.flags & (Self::VACANT | Self::HIDDEN) != 0 || slot.generation != key.generation.get() {
+            return None;
+        }
+        // SAFETY: as in `remove`.
+        Some(unsafe { self.cells.get_unchecked(n).assume_init_ref() })
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) -> u32 {
+        let first = self.slots.len();
+        let next = first + Self::GROW;
+        self.cells.resize_with(next, std::mem::MaybeUninit::uninit);
+        self.slots.resize_with(next, || FloorSlot { generation: 1, flags: Self::VACANT, class: 0, outer: 0, roots: 0 });
+        self.live.resize(next / 64, 0);
+        self.free.extend((first as u32 + 1..next as u32).rev());
+        first as u32
+    }
+}
+
+impl<T> Default for Floor<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Drop for Floor<T> {
+    fn drop(&mut self) {
+        for (n, slot) in self.slots.iter().enumerate() {
+            if slot.flags & Self::VACANT == 0 {
+                // SAFETY: a slot that is not vacant holds an initialised object.
+                unsafe { self.cells[n].assume_init_drop() };
+            }
+        }
     }
 }
