@@ -13,7 +13,7 @@ use respawn_allocator::poison;
 use respawn_allocator::sync::{Arc, Ordering};
 use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Rejected, SlabConfig};
 
-use crate::class::{ClassEntry, Ended, FreeRoute, Freed, FreedCell};
+use crate::class::{ClassEntry, Ended, FreeRoute, Freed, FreedCell, Hooks};
 use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
 use crate::table::{Cells, ObjectTable, Range, Slot, PERMANENT_SLOTS};
@@ -280,6 +280,8 @@ impl Arena {
             decommitted: Vec::new(),
             permanent: 0,
             route: None,
+            hooks: 0,
+            max_generation: self.config.max_generation,
             route_drops: false,
             ends: Default::default(),
             // A class registered while an incremental mark runs is noted like the others
@@ -334,14 +336,7 @@ impl Arena {
         }
         // SAFETY: the caller's `id` is a class of this arena (classes are never removed).
         let entry = unsafe { self.classes.get_unchecked_mut(id.index()) };
-        ClassStore {
-            table: &self.table,
-            entry,
-            alloc: &self.alloc,
-            outers: &mut self.outers,
-            max_generation: self.config.max_generation,
-            _class: PhantomData,
-        }
+        ClassStore { table: &self.table, entry, alloc: &self.alloc, outers: &mut self.outers, _class: PhantomData }
     }
 
     /// `T`'s class if it is the [`recent`](Self::recent) one: one `TypeId` compare.
@@ -439,7 +434,7 @@ impl Arena {
     /// # Panics
     /// If [`try_insert`](Self::try_insert) fails (reservation exhausted, table full,
     /// zero-sized or over-aligned `T`).
-    #[inline]
+    #[inline(always)]
     pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) -> Handle<T> {
         match self.store_mut::<T>() {
             Ok(mut store) => store.insert(value),
@@ -546,7 +541,7 @@ impl Arena {
     }
 
     /// Moves the object out, if `h` resolves; its handles go stale.
-    #[inline]
+    #[inline(always)]
     pub fn remove<T: Send + Sync + 'static>(&mut self, h: Handle<T>) -> Option<T> {
         let id = match self.recent_class::<T>() {
             Some(id) => id,
@@ -667,6 +662,7 @@ impl Arena {
         let entry = &mut self.classes[id.index()];
         entry.route_drops &= route.is_some();
         entry.route = route;
+        entry.sync_hooks();
         Ok(())
     }
 
@@ -1189,9 +1185,9 @@ unsafe fn stow_at<T>(
     table: &ObjectTable,
     entry: &mut ClassEntry,
     outers: &mut Outers,
-    max_generation: u32,
     (index, n, cell, flags, generation): (u32, u32, NonNull<u8>, ObjectFlags, u32),
 ) -> Option<FreedCell> {
+    let max_generation = entry.max_generation;
     debug_assert_eq!(cell.as_ptr(), entry.cell_of::<T>(n), "cell of another slot");
     let vacant = ObjectFlags::VACANT.union(ObjectFlags::IN_POOL);
     if release(table, entry, outers, index, n, flags, generation, vacant, max_generation) {
@@ -1258,6 +1254,13 @@ fn grow_for_one(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAlloca
     Ok(entry.free.pop().expect("a granted slab has cells"))
 }
 
+/// [`grow_for_one`] for [`ClassStore::insert`], which panics when the class cannot grow.
+#[cold]
+#[inline(never)]
+fn grow_or_fail<T>(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> u32 {
+    grow_for_one(table, entry, alloc).unwrap_or_else(|error| insert_failed::<T>(error))
+}
+
 #[cold]
 #[inline(never)]
 fn insert_failed<T>(error: ArenaError) -> ! {
@@ -1291,6 +1294,11 @@ fn check_releasable(table: &ObjectTable, index: u32, slot: &Slot) -> Result<(), 
 /// say it is linked (its own sub-objects are cut loose). Returns whether the slot retired
 /// (counted here). What happens to the cell is the caller's: [`route`] it, or keep it (a
 /// stow).
+///
+/// The common case — no listener, no dormant object, no link, below the ceiling — is one
+/// test of the class's [`hooks`](ClassEntry::hooks), one of the flags and one of the
+/// generation, then two stores to the slot and one to the live bitmap; everything else is
+/// [`release_slow`]'s.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // the hot path's pieces, passed rather than recomputed
 fn release(
@@ -1306,6 +1314,31 @@ fn release(
 ) -> bool {
     debug_assert_eq!(index - entry.start, n, "cell number of another slot");
     debug_assert!(!flags.contains(ObjectFlags::VACANT), "releasing vacant slot {index}");
+    debug_assert_eq!(entry.hooks, entry.hooks_now(), "the class's hooks out of step");
+    if entry.hooks & Hooks::RELEASE != 0 || generation >= max_generation || flags.intersects(ObjectFlags::LINKED) {
+        return release_slow(table, entry, outers, index, n, flags, generation, vacant, max_generation);
+    }
+    entry.slot(n).vacate(generation, vacant);
+    entry.set_live(n, false);
+    false
+}
+
+/// [`release`] for an object whose class has listeners or dormant objects, that is linked
+/// to an owner or sub-objects, or whose slot is at the generation ceiling.
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // as `release`
+fn release_slow(
+    table: &ObjectTable,
+    entry: &mut ClassEntry,
+    outers: &mut Outers,
+    index: u32,
+    n: u32,
+    flags: ObjectFlags,
+    generation: u32,
+    vacant: ObjectFlags,
+    max_generation: u32,
+) -> bool {
     if entry.ends.listening() {
         // Before anything changes: the listeners see the object as it was.
         listeners::released(entry, index, flags, generation);
@@ -1313,6 +1346,7 @@ fn release(
     if entry.dormancy.any() {
         // Dormancy ends with the object: the cell's next object starts awake.
         entry.dormancy.ended(n);
+        entry.sync_hooks();
     }
     if generation >= max_generation {
         retire(table, entry, outers, index, n, flags);
@@ -1372,11 +1406,12 @@ unsafe fn take<T>(
     n: u32,
     flags: ObjectFlags,
     generation: u32,
-    max_generation: u32,
 ) -> T {
     // SAFETY: cells are non-null.
     let cell = unsafe { NonNull::new_unchecked(entry.cell_of::<T>(n)) };
-    let routed = entry.route.is_some();
+    // The one byte `release` tests says whether the class has a route, too.
+    let routed = entry.hooks & Hooks::ROUTED != 0;
+    let max_generation = entry.max_generation;
     // Released before the object is moved out, so that end listeners see it in its cell.
     let retired = release(table, entry, outers, index, n, flags, generation, vacant_flags(routed), max_generation);
     // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here:
@@ -1628,7 +1663,6 @@ pub struct Releasable<'s, T> {
     table: &'s ObjectTable,
     entry: &'s mut ClassEntry,
     outers: &'s mut Outers,
-    max_generation: u32,
     index: u32,
     /// The cell number.
     n: u32,
@@ -1671,7 +1705,19 @@ impl<T: Send + Sync + 'static> Releasable<'_, T> {
     pub fn stow(self) -> Option<FreedCell> {
         let at = (self.index, self.n, self.cell.cast(), self.flags, self.generation.get());
         // SAFETY: `releasable` found this live `T` there, and the borrow kept it so.
-        unsafe { stow_at::<T>(self.table, self.entry, self.outers, self.max_generation, at) }
+        unsafe { stow_at::<T>(self.table, self.entry, self.outers, at) }
+    }
+
+    /// [`stow`](Self::stow), with the token in four bytes: the cell's number, which the
+    /// release knows already, so a holder that keeps its cells compact (a pool's
+    /// magazines) needs no [`CellMap::compact`](crate::CellMap::compact). The token is
+    /// the one the class's `CellMap` would make of `stow`'s.
+    #[cfg(not(loom))]
+    #[inline]
+    pub fn stow_compact(self) -> Option<crate::CompactCell> {
+        let n = self.n;
+        // The full token's fields go unused, so the compiler builds none of them.
+        self.stow().map(|_| crate::CompactCell::from_number(n))
     }
 }
 
@@ -1691,7 +1737,6 @@ pub struct ClassStore<'a, T> {
     entry: &'a mut ClassEntry,
     alloc: &'a ChunkAllocator,
     outers: &'a mut Outers,
-    max_generation: u32,
     _class: PhantomData<fn() -> T>,
 }
 
@@ -1770,10 +1815,12 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// If [`try_insert`](Self::try_insert) fails.
     #[inline]
     pub fn insert(&mut self, value: T) -> Handle<T> {
-        match self.vacant() {
-            Ok(index) => self.place(index, value),
-            Err(error) => insert_failed::<T>(error),
-        }
+        // No `Result` on the way: the vacant index comes straight off the list.
+        let index = match self.entry.free.pop() {
+            Some(index) => index,
+            None => grow_or_fail::<T>(self.table, self.entry, self.alloc),
+        };
+        self.place(index, value)
     }
 
     /// Hands out a vacant cell of the class (taking a prepared slab when none is vacant) as
@@ -1873,7 +1920,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let cell = unsafe { NonNull::new_unchecked(self.entry.cell_of::<T>(n)) };
         let at = (h.index(), n, cell, flags, h.generation().get());
         // SAFETY: `slot` resolved `h` to a live `T` of this class in that cell.
-        Ok(unsafe { stow_at::<T>(self.table, self.entry, self.outers, self.max_generation, at) })
+        Ok(unsafe { stow_at::<T>(self.table, self.entry, self.outers, at) })
     }
 
     /// The object `h` names, if it resolves.
@@ -1936,7 +1983,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         }
         let (table, generation) = (self.table, h.generation().get());
         // SAFETY: `slot` resolved `h` to a live, visible object of this class.
-        Ok(unsafe { take::<T>(table, self.entry, self.outers, h.index(), n, flags, generation, self.max_generation) })
+        Ok(unsafe { take::<T>(table, self.entry, self.outers, h.index(), n, flags, generation) })
     }
 
     /// Moves the object out, if `h` resolves.
@@ -1950,7 +1997,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         }
         let (table, generation) = (self.table, h.generation().get());
         // SAFETY: `slot` resolved `h` to a live, visible, unrooted object of this class.
-        Some(unsafe { take::<T>(table, self.entry, self.outers, h.index(), n, flags, generation, self.max_generation) })
+        Some(unsafe { take::<T>(table, self.entry, self.outers, h.index(), n, flags, generation) })
     }
 
     /// The object `h` names, if it may be released now (visible, of this class, not rooted,
@@ -1974,7 +2021,6 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
             table: self.table,
             entry: &mut *self.entry,
             outers: &mut *self.outers,
-            max_generation: self.max_generation,
             index: h.index(),
             n,
             flags,
@@ -2001,7 +2047,9 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
                     continue;
                 }
                 // SAFETY: the live bit says slot `index` holds a `T` of this class.
-                unsafe { destroy_at(self.table, self.entry, self.outers, index, self.max_generation, Ended::Removed) };
+                unsafe {
+                    destroy_at(self.table, self.entry, self.outers, index, self.entry.max_generation, Ended::Removed)
+                };
             }
         }
     }

@@ -71,6 +71,13 @@ impl CompactCell {
     /// The top bit: the cell still holds an ended object (a [`Freed::Occupied`] cell).
     const OCCUPIED: u32 = 1 << 31;
 
+    /// The token of cell number `n` (below 2³¹: a class of a [`CellMap`]).
+    #[inline(always)]
+    pub(crate) fn from_number(n: u32) -> Self {
+        debug_assert!(n & Self::OCCUPIED == 0, "cell number {n} beyond a compact token's range");
+        Self(n)
+    }
+
     /// The cell's number in its class (cell `n` of the class's `n / cells_per_slab`th slab
     /// in address order).
     #[inline]
@@ -303,6 +310,14 @@ pub(crate) struct ClassEntry {
     /// Permanent objects of the class (outside its slabs).
     pub(crate) permanent: usize,
     pub(crate) route: Option<FreeRoute>,
+    /// What a release must stop for beyond the object's own flags and generation, as
+    /// [`Hooks`] bits: a free route, end listeners, dormant objects. Kept in step with
+    /// them by [`sync_hooks`](Self::sync_hooks), so that a release of a class with none —
+    /// nearly every release — tests one byte instead of three fields.
+    pub(crate) hooks: u8,
+    /// The generation ceiling ([`ArenaConfig::max_generation`](crate::ArenaConfig)), copied
+    /// here so that the typed paths find everything they test in the entry.
+    pub(crate) max_generation: u32,
     /// The route drops the class's ended objects itself ([`Freed::Occupied`]).
     pub(crate) route_drops: bool,
     /// Closures told of each object's end ([`Arena::add_end_listener`](crate::Arena::add_end_listener));
@@ -337,7 +352,44 @@ pub(crate) struct Addressing {
     pub(crate) gap: usize,
 }
 
+/// The bits of [`ClassEntry::hooks`].
+pub(crate) struct Hooks;
+
+impl Hooks {
+    /// The class has a free route: a released cell goes to it, not to the vacant list.
+    pub(crate) const ROUTED: u8 = 1;
+    /// The class has end listeners, told before a release changes anything.
+    pub(crate) const LISTENING: u8 = 2;
+    /// Some object of the class is dormant: a release wakes its cell.
+    pub(crate) const DORMANT: u8 = 4;
+    /// What a release in place ([`stow`](crate::ClassStore::stow), a destroy) stops for.
+    pub(crate) const RELEASE: u8 = Self::LISTENING | Self::DORMANT;
+}
+
 impl ClassEntry {
+    /// The [`hooks`](Self::hooks) the class's route, listeners and dormancy call for now.
+    pub(crate) fn hooks_now(&self) -> u8 {
+        let mut hooks = 0;
+        if self.route.is_some() {
+            hooks |= Hooks::ROUTED;
+        }
+        #[cfg(not(loom))]
+        if self.ends.listening() {
+            hooks |= Hooks::LISTENING;
+        }
+        #[cfg(not(loom))]
+        if self.dormancy.any() {
+            hooks |= Hooks::DORMANT;
+        }
+        hooks
+    }
+
+    /// Brings [`hooks`](Self::hooks) in step: called wherever a route, an end listener or a
+    /// dormant object comes or goes.
+    pub(crate) fn sync_hooks(&mut self) {
+        self.hooks = self.hooks_now();
+    }
+
     #[inline]
     pub(crate) fn cells_per_slab(&self) -> usize {
         1 << self.shift

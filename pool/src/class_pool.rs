@@ -393,9 +393,15 @@ impl<T: Poolable> ClassPool<T> {
     /// Puts a stowed (reset) object among the ready ones.
     #[inline(always)]
     fn shelve(&mut self, stowed: Option<FreedCell>) {
+        self.shelve_compact(stowed.map(|cell| compact(&self.map, cell)));
+    }
+
+    /// [`shelve`](Self::shelve) for a cell stowed compact ([`Releasable::stow_compact`](respawn_arena::Releasable::stow_compact)).
+    #[inline(always)]
+    fn shelve_compact(&mut self, stowed: Option<CompactCell>) {
         let Some(cell) = stowed else { return self.shelve_retired() };
         self.tally.recycled_reuse += 1;
-        if let Err(cell) = self.push_ready(compact(&self.map, cell)) {
+        if let Err(cell) = self.push_ready(cell) {
             self.shelve_failed(cell);
         }
     }
@@ -462,26 +468,20 @@ fn compact(map: &CellMap, cell: FreedCell) -> CompactCell {
     map.compact(cell).unwrap_or_else(|_| unreachable!("a cell of another class in a pool"))
 }
 
-/// What [`ClassPool::destroy`] did: the whole release, or nothing (an owner of sub-objects,
-/// whose release takes the checked path through `Pools`).
-pub(crate) enum Fast {
-    Done(Result<(), PoolError>),
-    Owner,
-}
-
 impl<T: Poolable> ClassPool<T> {
     /// The typed release of `h`: one resolve for the checks, the hooks and the stow; no
-    /// error value on the way to success. An owner of sub-objects is left to the checked
-    /// path (its sub-objects must be checked before anything changes).
+    /// error value on the way to success, and the result written once, into the caller's.
+    /// An owner of sub-objects takes the checked release ([`destroy_owner`](Self::destroy_owner)):
+    /// its sub-objects must be checked before anything changes.
     #[inline(always)]
-    pub(crate) fn destroy(&mut self, heap: &mut Heap, h: Handle<T>) -> Fast {
+    pub(crate) fn destroy(&mut self, heap: &mut Heap, h: Handle<T>) -> Result<(), PoolError> {
         let mut store = self.store(heap);
         let mut found = match store.releasable(h) {
             Ok(found) => found,
-            Err(e) => return Fast::Done(Err(refused(heap, h.raw(), e))),
+            Err(e) => return Err(refused(heap, h.raw(), e)),
         };
         if found.flags().contains(ObjectFlags::HAS_SUBOBJECTS) {
-            return Fast::Owner;
+            return self.destroy_owner(heap, h.raw());
         }
         found.object().on_release();
         self.tally.released += 1;
@@ -494,14 +494,23 @@ impl<T: Poolable> ClassPool<T> {
         match policy {
             Policy::Reuse => {
                 found.object().reset();
-                let stowed = found.stow();
-                self.shelve(stowed);
-                Fast::Done(Ok(()))
+                let stowed = found.stow_compact();
+                self.shelve_compact(stowed);
+                Ok(())
             }
             // `found`'s borrow of the heap ends with its last use above.
-            Policy::Default => Fast::Done(heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal)),
-            Policy::Purge => Fast::Done(self.purge(heap, h.raw())),
+            Policy::Default => heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal),
+            Policy::Purge => self.purge(heap, h.raw()),
         }
+    }
+
+    /// [`destroy`](Self::destroy) of an owner of sub-objects, which `destroy` found
+    /// releasable in the pool's class: the pool's checked release, one walk down its
+    /// sub-objects ([`ErasedPool::release`]).
+    #[cold]
+    #[inline(never)]
+    fn destroy_owner(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        ErasedPool::release(self, heap, raw)
     }
 }
 

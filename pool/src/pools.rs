@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use respawn_arena::{ArenaError, ClassId, DropAll, Handle, RawHandle, SlabConfig};
 use respawn_gc::{GcError, Heap, Object};
 
-use crate::class_pool::{ClassPool, Create, ErasedPool, Fast};
+use crate::class_pool::{ClassPool, Create, ErasedPool};
 use crate::composite::Composites;
 use crate::sync::Arc;
 use crate::{ClassPoolMut, Policy, PoolConfig, PoolError, PoolStats, Poolable};
@@ -23,8 +23,11 @@ mod trim;
 struct PoolSlot {
     type_id: TypeId,
     pool: NonNull<dyn ErasedPool>,
-    destroy: unsafe fn(NonNull<dyn ErasedPool>, &mut Heap, RawHandle) -> Fast,
+    destroy: DestroyFn,
 }
+
+/// The typed release a [`PoolSlot`] keeps for its class: [`destroy_typed`].
+type DestroyFn = unsafe fn(NonNull<dyn ErasedPool>, &mut Heap, RawHandle) -> Result<(), PoolError>;
 
 // SAFETY: the slot owns its pool (an `ErasedPool`, which is `Send`) through the pointer.
 unsafe impl Send for PoolSlot {}
@@ -33,7 +36,11 @@ unsafe impl Send for PoolSlot {}
 ///
 /// # Safety
 /// `pool` is a live `ClassPool<T>`, not borrowed elsewhere.
-unsafe fn destroy_typed<T: Poolable>(pool: NonNull<dyn ErasedPool>, heap: &mut Heap, raw: RawHandle) -> Fast {
+unsafe fn destroy_typed<T: Poolable>(
+    pool: NonNull<dyn ErasedPool>,
+    heap: &mut Heap,
+    raw: RawHandle,
+) -> Result<(), PoolError> {
     // SAFETY: the caller's pool is a `ClassPool<T>`; the thin cast keeps its address.
     let pool = unsafe { pool.cast::<ClassPool<T>>().as_mut() };
     pool.destroy(heap, Handle::from_raw(raw))
@@ -359,9 +366,7 @@ impl Pools {
             debug_assert!(slot.type_id == TypeId::of::<T>(), "the class's pool is another type's");
             // SAFETY: `recent` and `pooled_class_of` name `T`'s class, whose pool this is;
             // `&mut self` owns it.
-            if let Fast::Done(result) = unsafe { (slot.destroy)(slot.pool, heap, h.raw()) } {
-                return result;
-            }
+            return unsafe { (slot.destroy)(slot.pool, heap, h.raw()) };
         }
         self.destroy_checked(h)
     }
@@ -378,10 +383,11 @@ impl Pools {
         })
     }
 
-    /// The checked release: an owner of sub-objects, a class without a pool, a handle of
-    /// another class or an error. Resolves the handle to tell the errors apart, then
-    /// leaves the one walk down the object's sub-objects to the collector
-    /// ([`Heap::subtree`](respawn_gc::Heap::subtree)), inside the pool's release.
+    /// The checked release: a class without a pool (a composite's, or none), or a handle
+    /// that is not of `T`'s pooled class. Resolves the handle to tell the errors apart,
+    /// then leaves the one walk down the object's sub-objects to the collector
+    /// ([`Heap::subtree`](respawn_gc::Heap::subtree)), inside the pool's release. (An
+    /// owner of sub-objects in `T`'s pool takes the pool's own checked release.)
     #[cold]
     #[inline(never)]
     fn destroy_checked<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {

@@ -12,7 +12,7 @@ use std::fmt;
 use respawn_arena::Handle;
 use respawn_gc::Heap;
 
-use crate::class_pool::{ClassPool, ErasedPool, Fast};
+use crate::class_pool::{ClassPool, ErasedPool};
 use crate::{PoolConfig, PoolError, PoolStats, Poolable};
 
 /// One class's pool and the heap it serves, borrowed together: spawn and destroy objects
@@ -91,18 +91,7 @@ impl<'a, T: Poolable> ClassPoolMut<'a, T> {
     /// As [`Pools::destroy`](crate::Pools::destroy); nothing changes on an error.
     #[inline(always)]
     pub fn destroy(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        match self.pool.destroy(self.heap, h) {
-            Fast::Done(result) => result,
-            Fast::Owner => self.destroy_owner(h),
-        }
-    }
-
-    /// [`destroy`](Self::destroy) for an owner of sub-objects: they are checked, then
-    /// released with it.
-    #[cold]
-    #[inline(never)]
-    fn destroy_owner(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        self.pool.release(self.heap, h.raw())
+        self.pool.destroy(self.heap, h)
     }
 
     /// The object `h` names, if it resolves.

@@ -176,6 +176,7 @@ impl Arena {
         debug_assert!(entry.is_live(n), "a visible object of a class's range has its live bit");
         let live_words = entry.live.len();
         entry.dormancy.set(n, dormant, live_words);
+        entry.sync_hooks();
         Ok(())
     }
 

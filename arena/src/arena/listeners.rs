@@ -122,7 +122,8 @@ impl Arena {
         mut listener: impl FnMut(Handle<T>, &T) + Send + 'static,
     ) -> Result<EndListenerId, ArenaError> {
         let class = self.find_or_register::<T>()?;
-        let ends = &mut self.classes[class.index()].ends;
+        let entry = &mut self.classes[class.index()];
+        let ends = &mut entry.ends;
         let n = ends.next;
         ends.next = n.checked_add(1).expect("at most u32::MAX end listeners per class");
         let erased: ErasedListener = Box::new(move |raw, cell| {
@@ -131,6 +132,7 @@ impl Arena {
             listener(Handle::from_raw(raw), unsafe { cell.cast::<T>().as_ref() })
         });
         ends.list.push((n, erased));
+        entry.sync_hooks();
         Ok(EndListenerId { class, n })
     }
 
@@ -149,6 +151,7 @@ impl Arena {
         let Some(entry) = self.classes.get_mut(id.class.index()) else { return false };
         let before = entry.ends.list.len();
         entry.ends.list.retain(|(n, _)| *n != id.n);
+        entry.sync_hooks();
         entry.ends.list.len() < before
     }
 
