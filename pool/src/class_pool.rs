@@ -483,24 +483,24 @@ impl<T: Poolable> ClassPool<T> {
         if found.flags().contains(ObjectFlags::HAS_SUBOBJECTS) {
             return self.destroy_owner(heap, h.raw());
         }
-        found.object().on_release();
+        // Lent once for both hooks: one barrier test.
+        let object = found.object();
+        object.on_release();
         self.tally.released += 1;
-        let mut policy = self.config.policy;
-        if policy == Policy::Reuse && self.above_max() {
-            // Overflow objects are out: the release ends the object instead, so that the pool
-            // shrinks back to `max`.
-            policy = Policy::Purge;
-        }
+        let policy = self.config.policy;
         match policy {
-            Policy::Reuse => {
-                found.object().reset();
+            // Within `max` (the flag says so without counting): reset and ready again.
+            Policy::Reuse if !self.above_max() => {
+                object.reset();
                 let stowed = found.stow_compact();
                 self.shelve_compact(stowed);
                 Ok(())
             }
             // `found`'s borrow of the heap ends with its last use above.
             Policy::Default => heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal),
-            Policy::Purge => self.purge(heap, h.raw()),
+            // `Purge`, and `Reuse` above `max`: overflow objects are out, so the release
+            // ends the object and the pool shrinks back to `max`.
+            Policy::Purge | Policy::Reuse => self.purge(heap, h.raw()),
         }
     }
 
