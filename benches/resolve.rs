@@ -17,13 +17,23 @@
 //!                  insertion order, then as many inserted (the `burst` bench's workload)
 //! ```
 //!
-//! It prints the nanoseconds per op of the measured loop. `scripts/misses.sh` runs it under
+//! ```text
+//! resolve alternate <live> <slice> <rounds> <peer> <peer>...
+//! ```
+//!
+//! churns the peers in turn, `slice` pairs each, `rounds` times, and prints each one's
+//! median time per pair and its median ratio to the first peer within the same round: the
+//! figure to trust on a machine whose speed drifts from second to second (as this VM's
+//! does: one criterion run can put slab at 11 ns and the next at 18).
+//!
+//! Otherwise it prints the nanoseconds per op of the measured loop. `scripts/misses.sh` runs it under
 //! cachegrind twice (`ops` and 0, so set-up cancels out) and prints instructions and cache
 //! misses per op; `benches/README.md` has the figures. Under `cargo bench` (which passes
 //! `--bench`) it runs every peer once, small, as a smoke test.
 
 use std::hint::black_box;
-use std::time::Instant;
+use std::mem;
+use std::time::{Duration, Instant};
 
 use respawn::{Arena, Handle};
 use respawn::{GcSettings, Policy, PoolConfig, Poolable, World};
@@ -408,8 +418,111 @@ fn run_peer(peer: &str, mode: &str, live: usize, ops: usize) -> f64 {
 
 const PEERS: [&str; 9] = ["vec", "box", "slab", "slotmap", "floor", "arena", "store", "world", "view"];
 
+/// One peer's churn, resumable: each call runs `ops` more remove + insert pairs where the
+/// last call stopped, and returns their time.
+type Churner = Box<dyn FnMut(usize) -> Duration>;
+
+/// `ops` pairs of [`measure`]'s churn loop over `peer`, from position `k` of `seq` on.
+#[inline(always)]
+fn churn_slice<P: Peer>(peer: &mut P, seq: &[u32], k: &mut usize, ops: usize) -> Duration {
+    let start = Instant::now();
+    for _ in 0..ops {
+        let i = seq[*k & (SEQ - 1)] as usize;
+        peer.take(i);
+        peer.put(i, Projectile::new(*k as u32));
+        *k += 1;
+    }
+    black_box(peer);
+    start.elapsed()
+}
+
+/// A peer that owns its container, as a [`Churner`].
+fn churner<P: Peer + 'static>(mut peer: P, live: usize) -> Churner {
+    let (seq, mut k) = (sequence(live), 0);
+    Box::new(move |ops| churn_slice(&mut peer, &seq, &mut k, ops))
+}
+
+/// The churner of `peer` at `live` objects. `store` and `view` take their typed view
+/// afresh on each call (a few instructions a slice of many thousand pairs).
+fn churner_for(peer: &str, live: usize) -> Churner {
+    match peer {
+        "vec" => churner(DenseVec::fill(live), live),
+        "box" => churner(Boxes::fill(live), live),
+        "slab" => churner(SlabPeer::fill(live), live),
+        "slotmap" => churner(SlotMapPeer::fill(live), live),
+        "floor" => churner(FloorPeer::fill(live), live),
+        "arena" => churner(ArenaPeer::fill(live), live),
+        "world" => churner(WorldPeer::fill(live), live),
+        "store" => {
+            let ArenaPeer(mut arena, mut keys) = ArenaPeer::fill(live);
+            let (seq, mut k) = (sequence(live), 0);
+            Box::new(move |ops| {
+                let mut peer = StorePeer(arena.store_mut::<Projectile>().expect("registered"), mem::take(&mut keys));
+                let elapsed = churn_slice(&mut peer, &seq, &mut k, ops);
+                keys = peer.1;
+                elapsed
+            })
+        }
+        "view" => {
+            let WorldPeer(mut world, mut keys, _) = WorldPeer::fill(live);
+            let (seq, mut k) = (sequence(live), 0);
+            Box::new(move |ops| {
+                let view = world.pool_mut::<Projectile>().expect("a pooled class");
+                let mut peer = ViewPeer(view, mem::take(&mut keys), 0);
+                let elapsed = churn_slice(&mut peer, &seq, &mut k, ops);
+                keys = peer.1;
+                elapsed
+            })
+        }
+        other => panic!("unknown peer {other:?}: vec, box, slab, slotmap, floor, arena, store, world or view"),
+    }
+}
+
+/// `alternate`: churn `peers` in turn, `slice` pairs each, for `rounds` rounds, and print
+/// each one's median nanoseconds per pair and its median ratio to the first peer's slice
+/// of the same round. On a machine whose speed drifts (a shared VM), slices a few
+/// milliseconds apart see the same machine, so the ratios hold where single runs do not.
+fn alternate(peers: &[String], live: usize, slice: usize, rounds: usize) {
+    let mut churners: Vec<Churner> = peers.iter().map(|p| churner_for(p, live)).collect();
+    // A first slice each, untimed: caches and branch predictors warm.
+    for run in &mut churners {
+        run(slice);
+    }
+    let mut ns: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); peers.len()];
+    for _ in 0..rounds {
+        for (run, ns) in churners.iter_mut().zip(&mut ns) {
+            ns.push(run(slice).as_nanos() as f64 / slice as f64);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!("churn, {live} live, {rounds} rounds of {slice} pairs each, peers in turn");
+    println!("{:8} {:>10} {:>12}", "peer", "ns/pair", format!("× {}", peers[0]));
+    for (i, peer) in peers.iter().enumerate() {
+        let mut ratios: Vec<f64> = (0..rounds).map(|r| ns[i][r] / ns[0][r]).collect();
+        let mut own = ns[i].clone();
+        println!("{peer:8} {:>10.2} {:>12.3}", median(&mut own), median(&mut ratios));
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    if args.first().map(String::as_str) == Some("alternate") {
+        let usage = "usage: resolve alternate <live> <slice> <rounds> <peer> <peer>...";
+        let [_, live, slice, rounds, peers @ ..] = &args[..] else {
+            eprintln!("{usage}");
+            std::process::exit(2);
+        };
+        if peers.is_empty() {
+            eprintln!("{usage}");
+            std::process::exit(2);
+        }
+        let number = |s: &str| s.parse::<usize>().expect("a number");
+        alternate(peers, number(live), number(slice).max(1), number(rounds).max(1));
+        return;
+    }
     if args.is_empty() {
         // `cargo bench` (or no arguments): every peer, both modes, small, as a smoke test.
         for mode in ["chase", "churn", "burst"] {
