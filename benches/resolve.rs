@@ -18,13 +18,13 @@
 //! ```
 //!
 //! ```text
-//! resolve alternate <live> <slice> <rounds> <peer> <peer>...
+//! resolve alternate <churn|burst> <live> <slice> <rounds> <peer> <peer>...
 //! ```
 //!
-//! churns the peers in turn, `slice` pairs each, `rounds` times, and prints each one's
-//! median time per pair and its median ratio to the first peer within the same round: the
-//! figure to trust on a machine whose speed drifts from second to second (as this VM's
-//! does: one criterion run can put slab at 11 ns and the next at 18).
+//! runs the peers in turn, `slice` pairs (`burst`: whole rounds) each, `rounds` times, and
+//! prints each one's median time per pair and its median ratio to the first peer within
+//! the same round: the figure to trust on a machine whose speed drifts from second to
+//! second (as this VM's does: one criterion run can put slab at 11 ns and the next at 18).
 //!
 //! Otherwise it prints the nanoseconds per op of the measured loop. `scripts/misses.sh` runs it under
 //! cachegrind twice (`ops` and 0, so set-up cancels out) and prints instructions and cache
@@ -33,7 +33,7 @@
 
 use std::hint::black_box;
 use std::mem;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use respawn::{Arena, Handle};
 use respawn::{GcSettings, Policy, PoolConfig, Poolable, World};
@@ -418,49 +418,65 @@ fn run_peer(peer: &str, mode: &str, live: usize, ops: usize) -> f64 {
 
 const PEERS: [&str; 9] = ["vec", "box", "slab", "slotmap", "floor", "arena", "store", "world", "view"];
 
-/// One peer's churn, resumable: each call runs `ops` more remove + insert pairs where the
-/// last call stopped, and returns their time.
-type Churner = Box<dyn FnMut(usize) -> Duration>;
+/// One peer's workload, resumable: each call runs `ops` more units where the last call
+/// stopped (a remove + insert pair for `churn`; a whole round for `burst`: every object
+/// out in insertion order, then as many in) and returns its nanoseconds per pair.
+type Churner = Box<dyn FnMut(usize) -> f64>;
 
-/// `ops` pairs of [`measure`]'s churn loop over `peer`, from position `k` of `seq` on.
+/// `ops` units of `mode` ([`measure`]'s loops) over `peer`, from position `k` of `seq` on;
+/// nanoseconds per pair.
 #[inline(always)]
-fn churn_slice<P: Peer>(peer: &mut P, seq: &[u32], k: &mut usize, ops: usize) -> Duration {
+fn slice<P: Peer>(peer: &mut P, burst: bool, live: usize, seq: &[u32], k: &mut usize, ops: usize) -> f64 {
     let start = Instant::now();
-    for _ in 0..ops {
-        let i = seq[*k & (SEQ - 1)] as usize;
-        peer.take(i);
-        peer.put(i, Projectile::new(*k as u32));
-        *k += 1;
-    }
+    let pairs = if burst {
+        for _ in 0..ops {
+            for i in 0..live {
+                peer.take(i);
+            }
+            for i in 0..live {
+                peer.put(i, Projectile::new((*k + i) as u32));
+            }
+            *k += live;
+        }
+        ops * live
+    } else {
+        for _ in 0..ops {
+            let i = seq[*k & (SEQ - 1)] as usize;
+            peer.take(i);
+            peer.put(i, Projectile::new(*k as u32));
+            *k += 1;
+        }
+        ops
+    };
     black_box(peer);
-    start.elapsed()
+    start.elapsed().as_nanos() as f64 / pairs.max(1) as f64
 }
 
 /// A peer that owns its container, as a [`Churner`].
-fn churner<P: Peer + 'static>(mut peer: P, live: usize) -> Churner {
+fn churner<P: Peer + 'static>(mut peer: P, burst: bool, live: usize) -> Churner {
     let (seq, mut k) = (sequence(live), 0);
-    Box::new(move |ops| churn_slice(&mut peer, &seq, &mut k, ops))
+    Box::new(move |ops| slice(&mut peer, burst, live, &seq, &mut k, ops))
 }
 
 /// The churner of `peer` at `live` objects. `store` and `view` take their typed view
-/// afresh on each call (a few instructions a slice of many thousand pairs).
-fn churner_for(peer: &str, live: usize) -> Churner {
+/// afresh on each call (a few instructions a slice of thousands of pairs).
+fn churner_for(peer: &str, burst: bool, live: usize) -> Churner {
     match peer {
-        "vec" => churner(DenseVec::fill(live), live),
-        "box" => churner(Boxes::fill(live), live),
-        "slab" => churner(SlabPeer::fill(live), live),
-        "slotmap" => churner(SlotMapPeer::fill(live), live),
-        "floor" => churner(FloorPeer::fill(live), live),
-        "arena" => churner(ArenaPeer::fill(live), live),
-        "world" => churner(WorldPeer::fill(live), live),
+        "vec" => churner(DenseVec::fill(live), burst, live),
+        "box" => churner(Boxes::fill(live), burst, live),
+        "slab" => churner(SlabPeer::fill(live), burst, live),
+        "slotmap" => churner(SlotMapPeer::fill(live), burst, live),
+        "floor" => churner(FloorPeer::fill(live), burst, live),
+        "arena" => churner(ArenaPeer::fill(live), burst, live),
+        "world" => churner(WorldPeer::fill(live), burst, live),
         "store" => {
             let ArenaPeer(mut arena, mut keys) = ArenaPeer::fill(live);
             let (seq, mut k) = (sequence(live), 0);
             Box::new(move |ops| {
                 let mut peer = StorePeer(arena.store_mut::<Projectile>().expect("registered"), mem::take(&mut keys));
-                let elapsed = churn_slice(&mut peer, &seq, &mut k, ops);
+                let ns = slice(&mut peer, burst, live, &seq, &mut k, ops);
                 keys = peer.1;
-                elapsed
+                ns
             })
         }
         "view" => {
@@ -469,21 +485,26 @@ fn churner_for(peer: &str, live: usize) -> Churner {
             Box::new(move |ops| {
                 let view = world.pool_mut::<Projectile>().expect("a pooled class");
                 let mut peer = ViewPeer(view, mem::take(&mut keys), 0);
-                let elapsed = churn_slice(&mut peer, &seq, &mut k, ops);
+                let ns = slice(&mut peer, burst, live, &seq, &mut k, ops);
                 keys = peer.1;
-                elapsed
+                ns
             })
         }
         other => panic!("unknown peer {other:?}: vec, box, slab, slotmap, floor, arena, store, world or view"),
     }
 }
 
-/// `alternate`: churn `peers` in turn, `slice` pairs each, for `rounds` rounds, and print
+/// `alternate`: runs `peers` in turn, `slice` units each, for `rounds` rounds, and prints
 /// each one's median nanoseconds per pair and its median ratio to the first peer's slice
 /// of the same round. On a machine whose speed drifts (a shared VM), slices a few
 /// milliseconds apart see the same machine, so the ratios hold where single runs do not.
-fn alternate(peers: &[String], live: usize, slice: usize, rounds: usize) {
-    let mut churners: Vec<Churner> = peers.iter().map(|p| churner_for(p, live)).collect();
+fn alternate(mode: &str, peers: &[String], live: usize, slice: usize, rounds: usize) {
+    let burst = match mode {
+        "churn" => false,
+        "burst" => true,
+        other => panic!("unknown mode {other:?}: churn or burst"),
+    };
+    let mut churners: Vec<Churner> = peers.iter().map(|p| churner_for(p, burst, live)).collect();
     // A first slice each, untimed: caches and branch predictors warm.
     for run in &mut churners {
         run(slice);
@@ -491,14 +512,15 @@ fn alternate(peers: &[String], live: usize, slice: usize, rounds: usize) {
     let mut ns: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); peers.len()];
     for _ in 0..rounds {
         for (run, ns) in churners.iter_mut().zip(&mut ns) {
-            ns.push(run(slice).as_nanos() as f64 / slice as f64);
+            ns.push(run(slice));
         }
     }
     let median = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    println!("churn, {live} live, {rounds} rounds of {slice} pairs each, peers in turn");
+    let unit = if burst { "rounds" } else { "pairs" };
+    println!("{mode}, {live} live, {rounds} rounds of {slice} {unit} each, peers in turn");
     println!("{:8} {:>10} {:>12}", "peer", "ns/pair", format!("× {}", peers[0]));
     for (i, peer) in peers.iter().enumerate() {
         let mut ratios: Vec<f64> = (0..rounds).map(|r| ns[i][r] / ns[0][r]).collect();
@@ -510,8 +532,8 @@ fn alternate(peers: &[String], live: usize, slice: usize, rounds: usize) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     if args.first().map(String::as_str) == Some("alternate") {
-        let usage = "usage: resolve alternate <live> <slice> <rounds> <peer> <peer>...";
-        let [_, live, slice, rounds, peers @ ..] = &args[..] else {
+        let usage = "usage: resolve alternate <churn|burst> <live> <slice> <rounds> <peer> <peer>...";
+        let [_, mode, live, slice, rounds, peers @ ..] = &args[..] else {
             eprintln!("{usage}");
             std::process::exit(2);
         };
@@ -520,7 +542,7 @@ fn main() {
             std::process::exit(2);
         }
         let number = |s: &str| s.parse::<usize>().expect("a number");
-        alternate(peers, number(live), number(slice).max(1), number(rounds).max(1));
+        alternate(mode, peers, number(live), number(slice).max(1), number(rounds).max(1));
         return;
     }
     if args.is_empty() {
