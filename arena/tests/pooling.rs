@@ -443,3 +443,32 @@ fn every_object_is_dropped_once_whatever_its_pooling_history() {
     assert_eq!(after_drop, vec![1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1], "id 8 was never built");
     assert_eq!(log.total(), 11);
 }
+
+#[test]
+fn a_compact_stow_is_the_token_the_class_map_makes_of_a_stow() {
+    #[derive(Debug, PartialEq)]
+    struct Shot(u64);
+    let mut arena = Arena::with_config(SMALL);
+    let handles: Vec<Handle<Shot>> = (0..40).map(|i| arena.insert(Shot(i))).collect();
+    let class = arena.class_of::<Shot>().unwrap();
+    let map = arena.cell_map(class).unwrap();
+    for (i, &h) in handles.iter().enumerate() {
+        let mut store = arena.store_mut::<Shot>().unwrap();
+        let address = store.get(h).unwrap() as *const Shot as *mut u8;
+        let found = store.releasable(h).unwrap();
+        // Every other object each way: the compact token must be the map's token of the
+        // full one, and name the object's cell, which still holds it.
+        let cell = if i % 2 == 0 {
+            found.stow_compact().expect("below the ceiling")
+        } else {
+            map.compact(found.stow().expect("below the ceiling")).expect("a cell of the class")
+        };
+        assert!(!cell.is_occupied());
+        // SAFETY: the map's arena is alive and the token came from its class.
+        assert_eq!(unsafe { map.cell(&cell) }.as_ptr(), address, "object {i}");
+        assert!(arena.get(h).is_none(), "stowed: the handle is stale");
+        // SAFETY: the stowed cell holds the object untouched; adopted back, it is live.
+        let again = unsafe { arena.store_mut::<Shot>().unwrap().adopt_compact(cell) };
+        assert_eq!(arena.get(again), Some(&Shot(i as u64)));
+    }
+}
