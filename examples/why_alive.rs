@@ -5,15 +5,16 @@
 //! cargo run --release --example why_alive
 //! ```
 //!
-//! A base (added to the root set) lists its turrets, a turret lists the projectiles it
-//! fired, and a HUD outside the world (an external referencer) shows a gun's scope, a
-//! sub-object of a gun nothing else keeps. The example asks `why_alive` about each, then
+//! A base (which the world keeps until it is destroyed) lists its turrets, a turret lists
+//! the projectiles it fired, and a HUD outside the world (an external referencer) shows a
+//! gun's scope, a sub-object of a gun nothing else keeps. Turrets, projectiles, guns and
+//! scopes are collected classes: they live only while something references them. The example asks `why_alive` about each, then
 //! destroys a projectile its turret still lists and collects with garbage-reference tracking
 //! on. It prints (each object named by its class and slot index; a class's slots lie in a
 //! range of its own, hence the large numbers):
 //!
 //! ```text
-//! Projectile#256: root (add_to_root) Base#8388608 -> [traced] Turret#4194304 -> [traced] Projectile#256
+//! Projectile#256: root (owned until destroyed) Base#8388608 -> [traced] Turret#4194304 -> [traced] Projectile#256
 //! Gun#12582912: root (referencer #0) Scope#16777216 -> [outer] Gun#12582912
 //! Turret#4194305: not reachable: the next collection purges it
 //! collected: 2 purged, 1 reference to garbage:
@@ -71,13 +72,19 @@ fn explain<T>(world: &mut World, name: &str, h: Handle<T>) -> Result<(), PoolErr
 fn main() -> Result<(), PoolError> {
     let settings = GcSettings { track_garbage_references: true, ..GcSettings::SINGLE_THREADED };
     let config = PoolConfig { policy: Policy::Default, ..PoolConfig::DEFAULT };
-    let mut world = World::builder().pool::<Projectile>(config).gc(settings).build()?;
+    let mut world = World::builder()
+        .pool::<Projectile>(config)
+        .collected::<Projectile>()
+        .collected::<Turret>()
+        .collected::<Gun>()
+        .collected::<Scope>()
+        .gc(settings)
+        .build()?;
 
     let shot = world.spawn_with(|p: &mut Projectile| p.speed = 90.0);
     let turret = world.insert(Turret { shots: vec![shot] });
     let idle = world.insert(Turret { shots: Vec::new() });
-    let base = world.insert(Base { turrets: vec![turret] });
-    world.add_to_root(base)?;
+    world.insert(Base { turrets: vec![turret] }); // kept by the world: no root needed
 
     // The gun is kept by its scope, a sub-object the HUD shows: a reachable sub-object
     // keeps its owner (an owner does not keep its sub-objects).

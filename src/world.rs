@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use bumpalo::Bump;
 use respawn_arena::{ArenaConfig, ClassId, ClassLayout, Handle, RawHandle, Root};
 use respawn_gc::{
-    CollectOptions, GarbageReference, GcSettings, GcStats, GcStep, Heap, Object, PurgeProgress, ReferenceChain,
-    Referencer, Tracer,
+    CollectOptions, GarbageReference, GcSettings, GcStats, GcStep, Heap, Lifetime, Object, PurgeProgress,
+    ReferenceChain, Referencer, Tracer,
 };
 use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
@@ -51,12 +51,26 @@ pub struct WorldBuilder {
     layers: ConfigLayers,
     gc: GcSettings,
     arena: ArenaConfig,
+    /// Classes declared [`Lifetime::Collected`], applied when the world is built.
+    collected: Vec<(&'static str, SetLifetime)>,
+}
+
+/// Declares one class [`Lifetime::Collected`] in a world's heap.
+type SetLifetime = fn(&mut Heap) -> Result<(), respawn_arena::ArenaError>;
+
+fn collected<T: Object>(heap: &mut Heap) -> Result<(), respawn_arena::ArenaError> {
+    heap.set_lifetime::<T>(Lifetime::Collected)
 }
 
 impl fmt::Debug for WorldBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let names: Vec<_> = self.pools.iter().map(|p| p.name).collect();
-        f.debug_struct("WorldBuilder").field("pools", &names).field("files", &self.files).finish()
+        let collected: Vec<_> = self.collected.iter().map(|c| c.0).collect();
+        f.debug_struct("WorldBuilder")
+            .field("pools", &names)
+            .field("files", &self.files)
+            .field("collected", &collected)
+            .finish()
     }
 }
 
@@ -116,6 +130,54 @@ impl WorldBuilder {
         self
     }
 
+    /// Declares `T` [`Lifetime::Collected`]: its objects live only while something
+    /// references them (a root, a guard, a referencer, a handle in a kept object), as UE's
+    /// plain objects (`NewObject`) and a script's temporaries do, and the first collection
+    /// after the last reference goes purges them, routing pooled ones back to their pool.
+    ///
+    /// Every other class is [`Lifetime::Owned`]: the world keeps what it spawns until the
+    /// game destroys it, as a level keeps its actors, and no collection reclaims it before.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Handle, Lifetime, Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Enemy { target: Option<Handle<Waypoint>> }
+    /// impl Poolable for Enemy {
+    ///     fn create() -> Self { Enemy { target: None } }
+    /// }
+    ///
+    /// // A path point lives while some enemy walks to it.
+    /// #[derive(Trace, Object)]
+    /// struct Waypoint { pos: [f32; 2] }
+    /// impl Poolable for Waypoint {
+    ///     fn create() -> Self { Waypoint { pos: [0.0; 2] } }
+    /// }
+    ///
+    /// let mut world = World::builder()
+    ///     .pool::<Enemy>(PoolConfig::DEFAULT)
+    ///     .collected::<Waypoint>()
+    ///     .build()?;
+    /// assert_eq!(world.lifetime::<Enemy>(), Lifetime::Owned);
+    /// assert_eq!(world.lifetime::<Waypoint>(), Lifetime::Collected);
+    ///
+    /// let enemy = world.spawn::<Enemy>(); // nothing references it: kept all the same
+    /// let near = world.spawn_with(|w: &mut Waypoint| w.pos = [1.0, 2.0]);
+    /// let far = world.spawn_with(|w: &mut Waypoint| w.pos = [9.0, 9.0]);
+    /// world.get_mut(enemy).unwrap().target = Some(near);
+    ///
+    /// world.collect_garbage();
+    /// assert!(world.contains(enemy) && world.contains(near), "the enemy holds its waypoint");
+    /// assert!(!world.contains(far), "nothing held it");
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn collected<T: Object>(mut self) -> Self {
+        self.collected.push((std::any::type_name::<T>(), collected::<T>));
+        self
+    }
+
     /// Reads the configuration files, merges them over the code's configs, validates
     /// everything, and starts the pools' workers.
     ///
@@ -166,10 +228,15 @@ impl WorldBuilder {
             layers.apply(pending.name, &mut config)?;
             configs.push(config);
         }
-        let heap = Heap::with_config(self.arena, self.gc)?;
+        let mut heap = Heap::with_config(self.arena, self.gc)?;
+        // What the world spawns, it keeps until the game destroys it.
+        heap.set_default_lifetime(Lifetime::Owned);
         let mut pools = Pools::new(heap);
         for (pending, config) in self.pools.into_iter().zip(configs) {
             (pending.add)(&mut pools, config)?;
+        }
+        for (_, set) in self.collected {
+            set(pools.heap_mut()).map_err(PoolError::Arena)?;
         }
         Ok(World {
             pools,
@@ -319,6 +386,7 @@ impl World {
             layers: ConfigLayers::new(),
             gc: GcSettings::DEFAULT,
             arena: ArenaConfig::DEFAULT,
+            collected: Vec::new(),
         }
     }
 
@@ -461,9 +529,11 @@ impl World {
         SpawnBatch::new(self, n, init)
     }
 
-    /// Spawns an object as a sub-object of `outer` (UE's `NewObject(Outer)`): it keeps its
-    /// owner alive while it is reachable itself, and is destroyed with it. As in UE, the
-    /// owner does not keep it alive: reference it, or root it, to keep it.
+    /// Spawns an object as a sub-object of `outer` (UE's `NewObject(Outer)`): it is destroyed
+    /// with its owner, and keeps its owner alive while it is alive itself. Like every object
+    /// the world spawns it lives until destroyed, unless its class is
+    /// [`collected`](WorldBuilder::collected): then, as in UE, the owner does not keep it
+    /// alive (reference it, or root it, to keep it).
     ///
     /// # Errors
     /// [`PoolError::Stale`] / [`PoolError::Arena`] if `outer` does not resolve (nothing is
@@ -486,22 +556,28 @@ impl World {
     ///     fn create() -> Self { Barrel { heat: 0.0 } }
     /// }
     ///
+    /// #[derive(Trace, Object)]
+    /// struct Decal { age: f32 }
+    /// impl Poolable for Decal {
+    ///     fn create() -> Self { Decal { age: 0.0 } }
+    /// }
+    ///
     /// let mut world = World::builder()
     ///     .pool::<Turret>(PoolConfig::DEFAULT)
     ///     .pool::<Barrel>(PoolConfig::DEFAULT)
+    ///     .collected::<Decal>() // lives only while referenced
     ///     .build()?;
     /// let turret = world.spawn::<Turret>();
     /// let barrel = world.spawn_sub::<Barrel, _>(turret)?;
-    /// let scope = world.spawn_sub::<Barrel, _>(turret)?;
+    /// let scorch = world.spawn_sub::<Decal, _>(turret)?;
     ///
-    /// // A reachable sub-object keeps its owner alive; the owner keeps none of its own.
-    /// let keep = world.root(barrel)?;
+    /// // Both owned by the world: kept with nothing referencing them. The collected decal's
+    /// // owner does not keep it.
     /// world.collect_garbage();
     /// assert!(world.contains(barrel) && world.contains(turret));
-    /// assert!(!world.contains(scope), "nothing reached it");
+    /// assert!(!world.contains(scorch), "nothing reached it");
     ///
     /// // Destroying the owner takes its sub-objects with it.
-    /// drop(keep);
     /// world.destroy(turret)?;
     /// assert!(!world.contains(barrel));
     /// # Ok::<(), respawn::PoolError>(())
@@ -540,8 +616,9 @@ impl World {
         Ok(h)
     }
 
-    /// Places `value` in the world as a plain, collected object (no pool involved, even if
-    /// its class has one).
+    /// Places `value` in the world, built by the caller (no pool involved, even if its class
+    /// has one). It lives as its class's [`Lifetime`] says: until destroyed, unless the
+    /// class was declared [`collected`](WorldBuilder::collected).
     ///
     /// # Panics
     /// If the class's memory is exhausted.
@@ -587,6 +664,12 @@ impl World {
     pub fn pool_mut<T: Poolable>(&mut self) -> Option<PoolMut<'_, T>> {
         let pool = self.pools.class_pool_mut::<T>()?;
         Some(PoolMut::new(pool, &mut self.listeners))
+    }
+
+    /// How long `T`'s objects live in this world: [`Lifetime::Owned`] (kept until destroyed)
+    /// unless the builder declared the class [`collected`](WorldBuilder::collected).
+    pub fn lifetime<T: 'static>(&self) -> Lifetime {
+        self.pools.heap().lifetime::<T>()
     }
 
     /// The object `h` names, if it resolves.
@@ -748,7 +831,7 @@ impl World {
     /// |---|---|
     /// | [`destroy`](Self::destroy), any [`Policy`](crate::Policy) | inside `destroy`, before anything changes: before [`Poolable::on_release`], before `reset` (`Reuse`), before the drop (`Purge`), and under `Default` when the object is marked as garbage — the moment its handles stop resolving — not at the later purge |
     /// | as a sub-object of an object destroyed so | in the same `destroy`, sub-objects before their owners |
-    /// | purged by the collector, unreachable ([`collect_garbage`](Self::collect_garbage), [`purge`](Self::purge), [`end_frame`](Self::end_frame)) | in the purge, after its `begin_destroy` and `finish_destroy`, before its drop |
+    /// | purged by the collector, unreachable (a [`collected`](WorldBuilder::collected) class; [`collect_garbage`](Self::collect_garbage), [`purge`](Self::purge), [`end_frame`](Self::end_frame)) | in the purge, after its `begin_destroy` and `finish_destroy`, before its drop |
     /// | [`Heap::destroy_now`], [`Heap::mark_as_garbage`] then a purge, an arena `remove` or `destroy`, a retired slot (through [`pools_mut`](Self::pools_mut)) | when its slot is released |
     ///
     /// The seam is the arena's: a class's end listeners sit in its class entry, and the
@@ -767,8 +850,9 @@ impl World {
     ///
     /// # Examples
     ///
-    /// Under every policy the listener hears at `destroy`; an object nobody destroyed, when
-    /// the collector purges it:
+    /// Under every policy the listener hears at `destroy`; an object of a
+    /// [`collected`](WorldBuilder::collected) class nobody destroyed, when the collector
+    /// purges it:
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
@@ -782,7 +866,7 @@ impl World {
     /// }
     ///
     /// let config = PoolConfig { policy: Policy::Reuse, ..PoolConfig::ON_DEMAND };
-    /// let mut world = World::builder().pool::<Drone>(config).build()?;
+    /// let mut world = World::builder().pool::<Drone>(config).collected::<Drone>().build()?;
     /// let ended = Arc::new(Mutex::new(Vec::new()));
     /// let log = Arc::clone(&ended);
     /// let id = world.on_destroy(move |_, d: &Drone| log.lock().unwrap().push(d.id));
@@ -849,7 +933,9 @@ impl World {
         }
     }
 
-    /// An RAII root: the object survives collections while the guard lives.
+    /// An RAII root: the object survives collections while the guard lives, and refuses to
+    /// be destroyed. The world keeps what it spawns anyway: a guard is for an object of a
+    /// [`collected`](WorldBuilder::collected) class, or to pin one across a destroy.
     ///
     /// # Errors
     /// [`PoolError::Stale`] or [`PoolError::Arena`].
@@ -865,7 +951,8 @@ impl World {
     ///     fn create() -> Self { Spark { heat: 0.0 } }
     /// }
     ///
-    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// let mut world =
+    ///     World::builder().pool::<Spark>(PoolConfig::PROJECTILES).collected::<Spark>().build()?;
     /// let spark = world.spawn::<Spark>();
     /// {
     ///     let _guard = world.root(spark)?;
@@ -880,7 +967,10 @@ impl World {
         Ok(self.pools.heap_mut().root(h)?)
     }
 
-    /// Adds the object to the root set by hand (UE's `AddToRoot`).
+    /// Adds the object to the root set by hand (UE's `AddToRoot`): every collection keeps
+    /// it, and `destroy` refuses it until [`remove_from_root`](Self::remove_from_root).
+    /// Objects the world spawns need no root to stay: this is for objects of
+    /// [`collected`](WorldBuilder::collected) classes, and for pinning.
     ///
     /// # Errors
     /// [`PoolError::Stale`] or [`PoolError::Arena`].
@@ -896,7 +986,8 @@ impl World {
     ///     fn create() -> Self { Spark { heat: 0.0 } }
     /// }
     ///
-    /// let mut world = World::builder().pool::<Spark>(PoolConfig::PROJECTILES).build()?;
+    /// let mut world =
+    ///     World::builder().pool::<Spark>(PoolConfig::PROJECTILES).collected::<Spark>().build()?;
     /// let sun = world.spawn::<Spark>();
     /// let stray = world.spawn::<Spark>();
     /// world.add_to_root(sun)?;
@@ -1058,7 +1149,8 @@ impl World {
     ///     fn create() -> Self { Ship { hull: 100 } }
     /// }
     ///
-    /// let mut world = World::builder().pool::<Ship>(PoolConfig::DEFAULT).build()?;
+    /// // Ships live while something references them.
+    /// let mut world = World::builder().pool::<Ship>(PoolConfig::DEFAULT).collected::<Ship>().build()?;
     /// let ship = world.spawn::<Ship>();
     /// // The network layer's id map holds the ship; nothing in the world does.
     /// let by_net_id: Arc<Mutex<Vec<Handle<Ship>>>> = Arc::new(Mutex::new(vec![ship]));
@@ -1097,13 +1189,17 @@ impl World {
     ///     fn create() -> Self { Drone { hp: 10 } }
     /// }
     ///
-    /// let mut world = World::builder().pool::<Drone>(PoolConfig::DEFAULT).build()?;
+    /// // Drones live only while something targets them.
+    /// let mut world = World::builder().pool::<Drone>(PoolConfig::DEFAULT).collected::<Drone>().build()?;
     /// let drone = world.spawn::<Drone>();
-    /// let turret = world.insert(Turret { target: Some(drone) });
-    /// let _guard = world.root(turret)?;
+    /// let turret = world.insert(Turret { target: Some(drone) }); // the world keeps it
     /// let chain = world.why_alive(drone)?.expect("the turret targets it");
-    /// assert_eq!(chain.root, RootKind::Guard(1));
-    /// println!("{chain}"); // root (Root guard) Turret#… -> [traced] Drone#…
+    /// assert_eq!(chain.root, RootKind::Owned);
+    /// println!("{chain}"); // root (owned until destroyed) Turret#… -> [traced] Drone#…
+    ///
+    /// let _guard = world.root(drone)?;
+    /// assert_eq!(world.why_alive(drone)?.unwrap().root, RootKind::Guard(1));
+    /// # let _ = turret;
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn why_alive<T>(&mut self, h: Handle<T>) -> Result<Option<ReferenceChain>, PoolError> {

@@ -117,7 +117,7 @@ struct Set {
 struct Model {
     policy: Policy,
     live: Vec<Set>,
-    /// Parts cut loose, rooted: (handle, class, id).
+    /// Parts cut loose, kept by the world until destroyed: (handle, class, id).
     loose: Vec<(RawHandle, usize, u64)>,
     /// Released, to be dropped by the next collection at the latest.
     gone: Vec<(usize, u64)>,
@@ -138,8 +138,8 @@ fn part_raw(world: &World, raw: RawHandle) -> bool {
 
 impl Model {
     fn spawn(&mut self, world: &mut World) {
+        // Kept by the world until destroyed: no root needed.
         let (owner, (a, b, c)) = world.spawn_composite::<Tower>();
-        world.add_to_root(owner).unwrap();
         let ids = [
             (0, world.get(owner).unwrap().id),
             (1, world.get(a).unwrap().id),
@@ -167,7 +167,6 @@ impl Model {
             return;
         }
         let set = self.live.swap_remove(i % self.live.len());
-        world.remove_from_root(set.owner).unwrap();
         world.destroy(set.owner).unwrap();
         self.released += 1;
         // The pool reuses a set whose owner has, class for class, one visible sub-object
@@ -220,7 +219,6 @@ impl Model {
                 let set = &mut self.live[i];
                 let raw = set.parts[p];
                 world.pools_mut().heap_mut().set_outer(raw, None).unwrap();
-                world.pools_mut().heap_mut().add_to_root(raw).unwrap();
                 set.linked[p] = false;
                 self.loose.push((raw, p + 1, set.ids[p + 1].1));
             }
@@ -234,21 +232,16 @@ impl Model {
             Op::DestroyLoose(j) => {
                 let Some(j) = j.checked_rem(self.loose.len()) else { return };
                 let (raw, class, id) = self.loose.swap_remove(j);
-                world.pools_mut().heap_mut().remove_from_root(raw).unwrap();
                 world.pools_mut().heap_mut().mark_as_garbage(raw).unwrap();
                 self.stale.push(raw);
                 self.gone.push((class, id));
             }
             Op::Collect => {
-                // Extra sub-objects nobody references are unreachable (a sub-object keeps
-                // its owner, not the reverse): the collection takes them.
+                // Everything the world spawned stays until destroyed, extra sub-objects
+                // that nothing references too; purged garbage parts are cut loose from
+                // their owner.
                 for set in &mut self.live {
-                    // Purged garbage parts are cut loose from their owner.
                     set.garbage = 0;
-                    for (raw, id) in set.extras.drain(..) {
-                        self.stale.push(raw);
-                        self.gone.push((3, id));
-                    }
                 }
                 world.collect_garbage();
                 for key in self.gone.drain(..) {

@@ -37,7 +37,8 @@ fn every_object_in_every_state_is_dropped_once_and_workers_are_joined() {
         idle_trim: None,
     };
     let settings = GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED };
-    let mut world = World::builder().pool_with::<Shot>(purge, slow).gc(settings).build().unwrap();
+    let mut world =
+        World::builder().pool_with::<Shot>(purge, slow).collected::<Counted>().gc(settings).build().unwrap();
     // Built, not necessarily published: nothing below needs a spawn to hit. (Under Miri's
     // scheduler the workers can publish dozens of tiny magazines, fill the depot's queue and
     // keep the last few objects `held` until a spawn takes a magazine; see the note.)

@@ -8,11 +8,20 @@ use std::time::Duration;
 
 use common::{wait_for, Counted, Drops, Gate, Projectile, Ship, Shot};
 use respawn::{
-    ArenaConfig, ArenaError, GcSettings, Handle, Object, ObjectFlags, Policy, PoolConfig, PoolError, Poolable, Trace,
-    World,
+    ArenaConfig, ArenaError, GcSettings, Handle, Lifetime, Object, ObjectFlags, Policy, PoolConfig, PoolError,
+    Poolable, Trace, World,
 };
 
 fn world_with(policy: Policy, workers: usize) -> (World, Drops) {
+    world_of(policy, workers, Lifetime::Owned)
+}
+
+/// A world whose `Shot`s live only while referenced ([`Lifetime::Collected`]).
+fn collected_world_with(policy: Policy, workers: usize) -> (World, Drops) {
+    world_of(policy, workers, Lifetime::Collected)
+}
+
+fn world_of(policy: Policy, workers: usize, lifetime: Lifetime) -> (World, Drops) {
     let drops = Drops::default();
     let config = PoolConfig {
         capacity: 64,
@@ -25,11 +34,14 @@ fn world_with(policy: Policy, workers: usize) -> (World, Drops) {
         idle_trim: None,
     };
     let d = drops.clone();
-    let world = World::builder()
+    let mut builder = World::builder()
         .pool_with::<Shot>(config, move || Shot::new(&d))
-        .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
-        .build()
-        .unwrap();
+        .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED });
+    if lifetime == Lifetime::Collected {
+        builder = builder.collected::<Shot>();
+    }
+    let world = builder.build().unwrap();
+    assert_eq!(world.lifetime::<Shot>(), lifetime);
     (world, drops)
 }
 
@@ -126,7 +138,7 @@ fn default_cycle_goes_through_the_collector() {
 #[test]
 fn pooled_objects_referenced_from_others_follow_the_collector() {
     for policy in Policy::ALL {
-        let (mut world, drops) = world_with(policy, 1);
+        let (mut world, drops) = collected_world_with(policy, 1);
         settle(&mut world);
         let ship = world.insert(Ship { shots: Vec::new() });
         let _root = world.root(ship).unwrap();
@@ -352,14 +364,15 @@ fn end_frame_purges_within_budget_collects_on_schedule_and_resets_the_frame_aren
 #[test]
 fn spawn_sub_with_initialises_links_and_shows_in_the_layout() {
     for policy in Policy::ALL {
-        let (mut world, drops) = world_with(policy, 0);
+        let (mut world, drops) = collected_world_with(policy, 0);
         let owner = world.spawn::<Shot>();
         world.add_to_root(owner).unwrap();
         let part = world.spawn_sub_with(owner, |s: &mut Shot| s.damage = 7).unwrap();
         assert_eq!(world.get(part).unwrap().damage, 7, "{policy}: init ran");
         assert_eq!(world.get(part).unwrap().spawned, 1, "{policy}: on_spawn ran after init");
         assert!(world.heap().flags(owner.raw()).unwrap().contains(ObjectFlags::HAS_SUBOBJECTS), "{policy}");
-        // The owner does not keep its part alive (UE's outer): an unreferenced part is collected.
+        // The owner does not keep its part alive (UE's outer): an unreferenced part of a
+        // collected class is collected.
         world.collect_garbage();
         assert!(world.get(owner).is_some() && world.get(part).is_none(), "{policy}");
         // A stale owner is refused and nothing is spawned.
@@ -747,7 +760,12 @@ fn end_frame_marks_over_frames_while_the_game_spawns_stores_and_destroys() {
         incremental_mark_budget: Some(Duration::from_micros(20)),
         ..GcSettings::SINGLE_THREADED
     };
-    let mut world = World::builder().pool_with::<Shot>(config, move || Shot::new(&d)).gc(settings).build().unwrap();
+    let mut world = World::builder()
+        .pool_with::<Shot>(config, move || Shot::new(&d))
+        .collected::<Shot>()
+        .gc(settings)
+        .build()
+        .unwrap();
     let ship = world.insert(Ship { shots: Vec::new() });
     world.add_to_root(ship).unwrap();
     let mut loose = Vec::new();

@@ -179,7 +179,7 @@ fn sub_objects_are_told_with_their_owner_before_it() {
 
 #[test]
 fn objects_the_collector_purges_are_told_in_the_purge_after_their_hooks() {
-    let mut world = World::new();
+    let mut world = World::builder().collected::<Husk>().build().unwrap();
     let log: Log = Arc::default();
     let l = Arc::clone(&log);
     world.on_destroy(move |h, husk: &Husk| l.lock().unwrap().push(("husk", h.to_bits(), husk.id, husk.begun)));
@@ -224,7 +224,7 @@ fn under_async_purge_destroy_listeners_still_hear_on_the_game_thread_with_the_ob
     for policy in [Policy::Purge, Policy::Default] {
         let gc = GcSettings { async_purge: true, ..GcSettings::DEFAULT };
         let config = PoolConfig { policy, workers: 1, ..PoolConfig::ON_DEMAND };
-        let mut world = World::builder().pool::<Ship>(config).gc(gc).build().unwrap();
+        let mut world = World::builder().pool::<Ship>(config).collected::<Ship>().gc(gc).build().unwrap();
         let game = std::thread::current().id();
         let log: Arc<Mutex<Vec<(u32, bool)>>> = Arc::default();
         let l = Arc::clone(&log);
@@ -325,11 +325,15 @@ struct Heard {
     ended: HashMap<u64, Vec<u32>>,
 }
 
-fn run(policy: Policy, async_purge: bool, ops: Vec<Op>) -> Result<(), TestCaseError> {
+fn run(policy: Policy, async_purge: bool, collected: bool, ops: Vec<Op>) -> Result<(), TestCaseError> {
     // Async purge hands ended objects to the pool's worker undropped: a worker it needs.
     let config = PoolConfig { workers: usize::from(async_purge), ..pooled(policy) };
     let gc = GcSettings { async_purge, ..GcSettings::DEFAULT };
-    let mut world = World::builder().pool::<Ship>(config).gc(gc).build().unwrap();
+    let mut builder = World::builder().pool::<Ship>(config).gc(gc);
+    if collected {
+        builder = builder.collected::<Ship>();
+    }
+    let mut world = builder.build().unwrap();
     let heard: Arc<Mutex<Heard>> = Arc::default();
     let h = Arc::clone(&heard);
     world.on_spawn(move |handle, s: &Ship| {
@@ -412,8 +416,14 @@ fn run(policy: Policy, async_purge: bool, ops: Vec<Op>) -> Result<(), TestCaseEr
         }
     }
 
-    // Everything ends: every object spawned was told of its end exactly once.
+    // Everything ends: every object spawned was told of its end exactly once. Owned objects
+    // end when destroyed (a sub-object may have gone with its owner already).
     guards.clear();
+    if !collected {
+        for &h in &all {
+            let _ = world.destroy(h);
+        }
+    }
     world.collect_garbage();
     world.purge(Duration::from_secs(10));
     let heard = heard.lock().unwrap();
@@ -433,8 +443,9 @@ proptest! {
     fn every_object_is_told_of_its_end_exactly_once(
         policy in prop::sample::select(Policy::ALL.to_vec()),
         async_purge in any::<bool>(),
+        collected in any::<bool>(),
         ops in prop::collection::vec(op(), 1..120),
     ) {
-        run(policy, async_purge, ops)?;
+        run(policy, async_purge, collected, ops)?;
     }
 }

@@ -2,8 +2,8 @@
 //! `fuzz/fuzz_targets/world.rs`): random programs of spawns (pooled, `try_spawn`, plain
 //! inserts, sub-objects), destroys (live, released, forged), lookups, links, owners, roots
 //! and guards, ticks, full and incremental collections, purge steps and frames, over the
-//! `Reuse`, `Purge` and `Default` policies and a plain class. See the model's docs for what
-//! is checked after each step.
+//! `Reuse`, `Purge` and `Default` policies and a plain class, each owned by the world or
+//! declared collected. See the model's docs for what is checked after each step.
 
 mod model;
 
@@ -15,8 +15,13 @@ fn class() -> impl Strategy<Value = Class> {
 }
 
 fn setup() -> impl Strategy<Value = Setup> {
-    (prop::sample::select(vec![1, 2, 3, u32::MAX]), [0..2u8, 0..2u8], prop::option::of(1..200u16))
-        .prop_map(|(max_generation, workers, collect_every_ms)| Setup { max_generation, workers, collect_every_ms })
+    (prop::sample::select(vec![1, 2, 3, u32::MAX]), [0..2u8, 0..2u8], prop::option::of(1..200u16), any::<[bool; 4]>())
+        .prop_map(|(max_generation, workers, collect_every_ms, collected)| Setup {
+            max_generation,
+            workers,
+            collect_every_ms,
+            collected,
+        })
 }
 
 fn op() -> impl Strategy<Value = Op> {

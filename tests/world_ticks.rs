@@ -73,7 +73,8 @@ fn dormant_objects_are_skipped_by_tick_and_par_tick_and_seen_by_iter() {
 #[test]
 fn dormant_objects_live_and_die_by_the_collector_like_any_other() {
     for policy in Policy::ALL {
-        let mut world = world(policy);
+        let config = PoolConfig { policy, ..PoolConfig::ON_DEMAND };
+        let mut world = World::builder().pool::<Npc>(config).collected::<Npc>().build().unwrap();
         let kept: Vec<_> = (0..10).map(|id| spawn(&mut world, id)).collect();
         let lost: Vec<_> = (10..20).map(|id| spawn(&mut world, id)).collect();
         let town = world.insert(Town { npcs: kept.clone() });

@@ -20,6 +20,8 @@ fn world() -> (World, Drops) {
     };
     let world = World::builder()
         .pool_with::<Shot>(PoolConfig { policy: Policy::Default, ..config }, move || Shot::new(&d))
+        .collected::<Shot>()
+        .collected::<Counted>()
         .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
         .build()
         .unwrap();

@@ -1,6 +1,6 @@
 //! Fuzzes the `World` against the model in `tests/model/mod.rs` (the one `tests/world_model.rs`
 //! runs under proptest): each input decodes to a world setup (generation ceiling, pool
-//! workers, collection period) and up to `MAX_OPS` operations — spawn (pooled, `try_spawn`,
+//! workers, collection period, which classes the world owns and which are collected) and up to `MAX_OPS` operations — spawn (pooled, `try_spawn`,
 //! plain insert, sub-object), destroy (live, released, forged handles), get, links, owners,
 //! `add_to_root` / `remove_from_root`, RAII root guards, tick, full and incremental
 //! collections, purge steps, frames — over the `Reuse`, `Purge` and `Default` pool policies
@@ -64,6 +64,9 @@ fn setup(u: &mut Unstructured<'_>) -> Result<Setup> {
         max_generation,
         workers: [workers & 1, (workers >> 1) & 1],
         collect_every_ms: (every != 0).then(|| u16::from(every)),
+        // The upper bits: which classes the world owns (kept until destroyed); a clear bit
+        // declares the class collected, so inputs made before owned classes replay as then.
+        collected: [0, 1, 2, 3].map(|bit| workers & (4 << bit) == 0),
     })
 }
 

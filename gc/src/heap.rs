@@ -30,11 +30,33 @@ use incremental::Marking;
 /// Kept objects the mark never scans (UE's disregard-for-GC): permanent, pooled, being built.
 const UNTRACED_KEEP: ObjectFlags = ObjectFlags::PERMANENT.union(ObjectFlags::IN_POOL).union(ObjectFlags::ASYNC);
 
+/// How long the objects of a class live: until nothing reaches them, or until they are
+/// destroyed.
+///
+/// UE draws the same line between its plain objects (`NewObject`: kept while something
+/// references them) and the actors a level holds (kept until `Destroy`). A [`Heap`] gives
+/// every class [`Collected`](Self::Collected) unless told otherwise
+/// ([`Heap::set_lifetime`], [`Heap::set_default_lifetime`]); a World gives every class
+/// [`Owned`](Self::Owned) unless its builder declares it collected.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Lifetime {
+    /// Kept while a root reaches it (a root, a guard, a referencer, a kept object's handle,
+    /// a reachable sub-object's owner link); purged by the first collection after that.
+    #[default]
+    Collected,
+    /// Kept by every collection until it is marked as garbage or destroyed, whether or not
+    /// anything references it, and traced as a root is: what it holds is kept too. Rooting
+    /// is not needed to keep it (a rooted object still refuses to be destroyed).
+    Owned,
+}
+
 /// A class's collector entry points, type-erased (the class's vtable).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct GcClass {
     /// `None` when the class's `NEEDS_TRACE` is false: its objects are never scanned.
     pub(crate) trace: Option<unsafe fn(*const u8, &mut Tracer<'_>)>,
+    /// [`Lifetime::Owned`]: every object of the class that is not garbage is a root.
+    pub(crate) owned: bool,
     begin_destroy: unsafe fn(*mut u8),
     is_ready: unsafe fn(*mut u8) -> bool,
     finish_destroy: unsafe fn(*mut u8),
@@ -69,9 +91,10 @@ unsafe fn finish_destroy_as<T: Object>(p: *mut u8) {
 }
 
 impl GcClass {
-    fn of<T: Object>() -> Self {
+    fn of<T: Object>(lifetime: Lifetime) -> Self {
         Self {
             trace: T::NEEDS_TRACE.then_some(trace_as::<T> as unsafe fn(*const u8, &mut Tracer<'_>)),
+            owned: lifetime == Lifetime::Owned,
             begin_destroy: begin_destroy_as::<T>,
             is_ready: is_ready_as::<T>,
             finish_destroy: finish_destroy_as::<T>,
@@ -219,8 +242,8 @@ impl Drop for Subtree<'_> {
 ///   implicitly by [`insert`](Self::insert)); objects of classes inserted through the arena
 ///   directly are leaves (never scanned).
 /// - [`collect_garbage`](Self::collect_garbage) keeps what is reachable from the roots
-///   ([`Root`](respawn_arena::Root) guards, [`add_to_root`](Self::add_to_root), keep flags)
-///   and purges the rest; [`purge`](Self::purge) spreads the purge over frames;
+///   ([`Root`](respawn_arena::Root) guards, [`add_to_root`](Self::add_to_root), keep flags,
+///   and every object of a class whose [`Lifetime`] is `Owned`) and purges the rest; [`purge`](Self::purge) spreads the purge over frames;
 ///   [`update`](Self::update) does both on the settings' schedule.
 /// - [`mark_as_garbage`](Self::mark_as_garbage) and [`destroy_now`](Self::destroy_now) end
 ///   objects on demand, with their sub-objects.
@@ -287,6 +310,8 @@ pub struct Heap {
     /// The purge thread for classes registered under [`GcSettings::async_purge`], and the
     /// cells it hands back.
     purger: Purger,
+    /// The [`Lifetime`] a class gets when it registers.
+    default_lifetime: Lifetime,
 }
 
 impl Drop for Heap {
@@ -357,6 +382,7 @@ impl Heap {
             since_collection: Duration::ZERO,
             marking: Marking::default(),
             purger: Purger::default(),
+            default_lifetime: Lifetime::Collected,
         })
     }
 
@@ -839,7 +865,7 @@ impl Heap {
         if self.classes[id.index()].is_some() {
             return Err(GcError::AlreadyRegistered(type_name::<T>()));
         }
-        self.classes[id.index()] = Some(GcClass::of::<T>());
+        self.classes[id.index()] = Some(GcClass::of::<T>(self.default_lifetime));
         if self.settings.async_purge && !T::DROP_ON_GAME_THREAD && std::mem::needs_drop::<T>() {
             // The class's ended objects go to the purge thread undropped. (A pool that
             // takes the class later replaces this route with its own.)
@@ -891,6 +917,64 @@ impl Heap {
     /// As [`Arena::register`].
     pub fn class_id<T: Object>(&mut self) -> Result<ClassId, ArenaError> {
         self.ensure_class::<T>()
+    }
+
+    /// Sets how long `T`'s objects live, registering `T` first if it is new. It applies to
+    /// the objects the class has and will have, from the next collection on: a collection
+    /// already under way (an incremental mark) keeps the rule it began with for the objects
+    /// it flagged already.
+    ///
+    /// # Errors
+    /// As [`Arena::register`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap, Lifetime, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Actor { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// heap.set_lifetime::<Actor>(Lifetime::Owned)?;
+    /// let actor = heap.insert(Actor { hp: 100 });
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert!(heap.contains(actor), "owned: kept with nothing referencing it");
+    ///
+    /// heap.mark_as_garbage(actor.raw())?; // until it is destroyed
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert!(!heap.contains(actor));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
+    pub fn set_lifetime<T: Object>(&mut self, lifetime: Lifetime) -> Result<(), ArenaError> {
+        let id = self.ensure_class::<T>()?;
+        if let Some(Some(class)) = self.classes.get_mut(id.index()) {
+            class.owned = lifetime == Lifetime::Owned;
+        }
+        Ok(())
+    }
+
+    /// How long `T`'s objects live: the class's [`Lifetime`], or, if `T` has not
+    /// registered with the collector yet, the one it will get
+    /// ([`default_lifetime`](Self::default_lifetime)).
+    pub fn lifetime<T: 'static>(&self) -> Lifetime {
+        let class = self.arena.class_of::<T>().and_then(|id| self.classes.get(id.index()).copied().flatten());
+        match class {
+            Some(GcClass { owned: true, .. }) => Lifetime::Owned,
+            Some(_) => Lifetime::Collected,
+            None => self.default_lifetime,
+        }
+    }
+
+    /// Sets the [`Lifetime`] classes get when they register from now on (a class registered
+    /// already keeps its own). [`Lifetime::Collected`] until changed.
+    pub fn set_default_lifetime(&mut self, lifetime: Lifetime) {
+        self.default_lifetime = lifetime;
+    }
+
+    /// The [`Lifetime`] a class gets when it registers.
+    pub fn default_lifetime(&self) -> Lifetime {
+        self.default_lifetime
     }
 
     /// Places `value` in the heap and returns its handle; registers the class with the
@@ -1299,7 +1383,8 @@ impl Heap {
             // Phase 2: everything unreachable but the kept; the roots into the first frontier,
             // with what the external referencers hold.
             let t = Instant::now();
-            let objects = flag_unreachable(runs, options.keep_flags, &current, parallel, min);
+            let keep = Keep { classes: &self.classes, flags: options.keep_flags };
+            let objects = flag_unreachable(runs, keep, &current, parallel, min);
             marker.report_roots(&current, |tracer| referencers.report_all(tracer));
             let (roots, mark_time) = (current.len(), t.elapsed());
             // Phases 3 and 4: reachability, clusters reached whole.
@@ -1436,9 +1521,31 @@ impl Heap {
     }
 }
 
+/// What phase 2 keeps besides roots and pooled or permanent objects: the objects carrying a
+/// keep flag, and those of owned classes.
+#[derive(Clone, Copy)]
+pub(crate) struct Keep<'a> {
+    pub(crate) classes: &'a [Option<GcClass>],
+    pub(crate) flags: ObjectFlags,
+}
+
+impl Keep<'_> {
+    /// Whether the class with this index is [`Lifetime::Owned`].
+    #[inline]
+    pub(crate) fn owned(self, class: u16) -> bool {
+        matches!(self.classes.get(usize::from(class)), Some(Some(GcClass { owned: true, .. })))
+    }
+}
+
 /// Phase 2 for one run of slots starting at index `first`: flags every object unreachable
 /// except the kept, and pushes the roots. Returns the objects considered.
-fn flag_run(first: u32, slots: &[Slot], keep: ObjectFlags, roots: &Frontier<'_>) -> usize {
+///
+/// The run is one class's slab, or a piece of one (the permanent pool's run mixes classes,
+/// but its objects are all kept by their `PERMANENT` flag before their class is asked), so
+/// whether its objects are owned is one question per run.
+fn flag_run(first: u32, slots: &[Slot], keep: Keep<'_>, roots: &Frontier<'_>) -> usize {
+    let owned = slots.first().is_some_and(|s| keep.owned(s.class()));
+    let keep = keep.flags;
     let mut buf = [0u32; 256];
     let (mut len, mut objects) = (0, 0);
     for (k, slot) in slots.iter().enumerate() {
@@ -1457,7 +1564,8 @@ fn flag_run(first: u32, slots: &[Slot], keep: ObjectFlags, roots: &Frontier<'_>)
             // Kept. Garbage keeps nothing alive, and permanent or pooled objects are not
             // scanned (UE's disregard-for-GC), so only plain roots are traced.
             (base, !garbage && !flags.intersects(UNTRACED_KEEP))
-        } else if !garbage && flags.intersects(keep) {
+        } else if !garbage && (owned || flags.intersects(keep)) {
+            // Kept and traced: a keep flag, or a class whose objects live until destroyed.
             (base, true)
         } else {
             (base | ObjectFlags::MAYBE_UNREACHABLE, false)
@@ -1484,7 +1592,7 @@ fn flag_run(first: u32, slots: &[Slot], keep: ObjectFlags, roots: &Frontier<'_>)
 /// threads in pieces of at least `min` slots when `parallel`.
 fn flag_unreachable(
     runs: &[(u32, &[Slot])],
-    keep: ObjectFlags,
+    keep: Keep<'_>,
     roots: &Frontier<'_>,
     parallel: bool,
     min: usize,

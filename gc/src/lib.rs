@@ -76,7 +76,7 @@ pub use cluster::ClusterId;
 #[cfg(not(loom))]
 pub use error::GcError;
 #[cfg(not(loom))]
-pub use heap::{Heap, Subtree};
+pub use heap::{Heap, Lifetime, Subtree};
 #[cfg(not(loom))]
 pub use purger::PurgeThreadStats;
 #[cfg(not(loom))]

@@ -56,6 +56,11 @@ pub unsafe trait Trace {
 /// purge steps until it says `true`; then [`finish_destroy`](Self::finish_destroy); then
 /// drops the object in place and hands its cell to the class's free route. Dropping the
 /// whole heap drops the objects still in it without calling the hooks.
+///
+/// How long a class's objects live is its [`Lifetime`](crate::Lifetime), set per class on
+/// the heap, not here: in a bare [`Heap`](crate::Heap) every class is collected (kept while
+/// a root reaches it), and in a World every class is owned (kept until destroyed) unless
+/// its builder declares it collected.
 pub trait Object: Trace + Send + Sync + 'static {
     /// The object's last chance to release outside resources; handles to it no longer
     /// resolve.

@@ -24,7 +24,7 @@ use respawn_allocator::sync::AtomicU32;
 use respawn_arena::{Arena, ClassId, ObjectFlags, ObjectTable, RawHandle, Slot};
 
 use crate::cluster::{ClusterId, Clusters};
-use crate::heap::GcClass;
+use crate::heap::{GcClass, Keep};
 use crate::mark::{Frontier, LocalStack, Tracer};
 use crate::referencer::Referencers;
 
@@ -83,6 +83,9 @@ pub enum RootKind {
     /// A permanent object ([`Heap::insert_permanent`](crate::Heap::insert_permanent)):
     /// kept, never scanned, so it keeps nothing else alive.
     Permanent,
+    /// An object of a class whose [`Lifetime`](crate::Lifetime) is `Owned` (in a World, every
+    /// class not declared collected): kept until it is destroyed, and scanned.
+    Owned,
     /// In its pool or being built by a worker: kept, never scanned.
     Pooled,
 }
@@ -96,6 +99,7 @@ impl fmt::Display for RootKind {
             Self::KeepFlags(flags) => write!(f, "keep flags {flags:?}"),
             Self::Referencer(n) => write!(f, "referencer #{n}"),
             Self::Permanent => f.write_str("permanent"),
+            Self::Owned => f.write_str("owned until destroyed"),
             Self::Pooled => f.write_str("pooled"),
         }
     }
@@ -303,7 +307,7 @@ impl<'h> Graph<'h> {
 
     /// What phase 2 would make of the object in `slot`: a root (of which kind, and whether
     /// the mark scans it), or `None`. The rules of `flag_run` in `heap.rs`.
-    fn root_kind(slot: &Slot, keep: ObjectFlags) -> Option<(RootKind, bool)> {
+    fn root_kind(slot: &Slot, keep: Keep<'_>) -> Option<(RootKind, bool)> {
         let flags = slot.flags();
         if flags.intersects(ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED | ObjectFlags::UNREACHABLE) {
             return None;
@@ -318,8 +322,10 @@ impl<'h> Graph<'h> {
             RootKind::Permanent
         } else if flags.intersects(UNTRACED_KEEP) {
             RootKind::Pooled
-        } else if !garbage && flags.intersects(keep) {
-            RootKind::KeepFlags(flags & keep)
+        } else if !garbage && flags.intersects(keep.flags) {
+            RootKind::KeepFlags(flags & keep.flags)
+        } else if !garbage && keep.owned(slot.class()) {
+            RootKind::Owned
         } else {
             return None;
         };
@@ -402,9 +408,10 @@ impl<'h> Graph<'h> {
         let table = self.table();
         let mut seen: HashMap<u32, Step> = HashMap::new();
         let mut queue = VecDeque::new();
+        let rules = Keep { classes: self.classes, flags: keep };
         for (first, run) in table.runs() {
             for (k, slot) in run.iter().enumerate() {
-                if let Some((kind, scanned)) = Self::root_kind(slot, keep) {
+                if let Some((kind, scanned)) = Self::root_kind(slot, rules) {
                     let index = first + k as u32;
                     seen.insert(index, Step::Root(kind));
                     if scanned {

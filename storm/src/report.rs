@@ -1475,11 +1475,12 @@ fn diagnosis_section(out: &mut String, run: &Run) -> fmt::Result {
          was asked why a projectile still flying was alive: <code>World::why_alive</code> finds a \
          shortest chain of references from a root by the rules the next collection marks by \
          (roots: <code>add_to_root</code>, <code>Root</code> guards, external referencers, \
-         permanent objects; links: traced fields, outers, clusters), like Unreal's \
-         <code>obj refs</code>. Every projectile is added to the root set when it spawns, since \
-         nothing references one in flight, and is a sub-object of the turret that fired it. A \
-         reachable sub-object keeps its owner, so a turret is kept by its own root and as the \
-         outer of each of its projectiles; its shortest chain is its own root. Then \
+         permanent objects, and every object the world spawned and the game has not destroyed \
+         yet; links: traced fields, outers, clusters), like Unreal's <code>obj refs</code>. \
+         Nothing references a projectile in flight: the world keeps it until it is destroyed, \
+         as a level keeps its actors. Each is a sub-object of the turret that fired it, and a \
+         live sub-object keeps its owner, but a turret is kept by the world too, so its \
+         shortest chain is itself. Then \
          <code>World::find_garbage_references</code> listed the references that kept objects \
          still held to objects marked as garbage and not yet purged (Unreal's garbage reference \
          tracking): the storm keeps no handle to a retired projectile, so there should be \
@@ -2240,9 +2241,9 @@ mod tests {
             layout,
             diagnosis: pooled.then(|| Diagnosis {
                 object: Some("Bullet#1048577".to_owned()),
-                chain: Some("root (add_to_root) Bullet#1048577".to_owned()),
+                chain: Some("root (owned until destroyed) Bullet#1048577".to_owned()),
                 outer: Some("Turret#3145728".to_owned()),
-                outer_chain: Some("root (add_to_root) Turret#3145728".to_owned()),
+                outer_chain: Some("root (owned until destroyed) Turret#3145728".to_owned()),
                 garbage_objects: if key == "default" { 1_200 } else { 0 },
                 garbage_references: if key == "default" { 7 } else { 0 },
                 first_garbage_references: if key == "default" {
@@ -2615,8 +2616,9 @@ mod tests {
             &part[at..at + part[at..].find("</section>").unwrap()]
         };
         let default = section("default");
-        assert!(default.contains("<li>Bullet#1048577: <code>root (add_to_root) Bullet#1048577</code></li>"));
-        assert!(default.contains("<li>its outer, Turret#3145728: <code>root (add_to_root) Turret#3145728</code></li>"));
+        assert!(default.contains("<li>Bullet#1048577: <code>root (owned until destroyed) Bullet#1048577</code></li>"));
+        assert!(default
+            .contains("<li>its outer, Turret#3145728: <code>root (owned until destroyed) Turret#3145728</code></li>"));
         assert!(
             default.contains("1,200 objects marked as garbage and not yet purged; 7 references to them"),
             "{default}"

@@ -432,31 +432,29 @@ struct Pooled {
     turrets: Vec<Handle<Turret>>,
 }
 
-/// A turret: a rooted object that owns (is the `outer` of) the projectiles it fires.
+/// A turret: an object that owns (is the `outer` of) the projectiles it fires.
 ///
-/// An outer does not keep its sub-objects alive (as in UE, the link keeps the *owner*
-/// alive), and nothing references a flying projectile, so each is added to the root set
-/// when it spawns and removed when it is retired (UE's `AddToRoot`): the collector never
-/// takes one in flight, and under `Policy::Default` a retired one is garbage at once.
+/// The world keeps what it spawns until the game destroys it, as a level keeps its actors:
+/// nothing references a flying projectile, and no collection takes one all the same; a
+/// retired one is destroyed, and under `Policy::Default` is garbage at once.
 #[derive(Trace, Object)]
 pub struct Turret {
     index: u32,
 }
 
 /// Ticks `T`'s projectiles and retires the dead in the same pass: one whose flight ended
-/// records its unrooting and its destroy, which the world applies when the tick ends.
+/// records its destroy, which the world applies when the tick ends.
 fn tick_and_retire<T: Poolable>(world: &mut World, rec: &mut Recorder, motion: impl Fn(&mut T) -> &mut Motion) {
     let applied = world.tick_with::<T>(|h, p, commands| {
         let motion = motion(p);
         motion.step();
         if motion.fate != Fate::Flying {
-            commands.remove_from_root(h);
             commands.destroy(h);
             rec.retired(motion.fate);
         }
     });
     if let Some(failure) = world.command_failures().first() {
-        panic!("a projectile found alive this frame is rooted and can be destroyed: {failure} ({applied:?})");
+        panic!("a projectile found alive this frame can be destroyed: {failure} ({applied:?})");
     }
 }
 
@@ -470,18 +468,16 @@ impl Game for Pooled {
                 let owner = owners[s.turret as usize];
                 let t = Instant::now();
                 let spawned = if s.rocket {
-                    world
-                        .spawn_sub_with(owner, |r: &mut Rocket| (r.motion, r.owner) = (s.motion, s.turret))
-                        .and_then(|h| world.add_to_root(h))
+                    world.spawn_sub_with(owner, |r: &mut Rocket| (r.motion, r.owner) = (s.motion, s.turret)).map(drop)
                 } else {
                     world
                         .spawn_sub_with(owner, |b: &mut Bullet| {
                             (b.motion, b.owner, b.damage) = (s.motion, s.turret, 10.0)
                         })
-                        .and_then(|h| world.add_to_root(h))
+                        .map(drop)
                 };
                 rec.spawned(t.elapsed(), s.rocket);
-                spawned.expect("turrets are rooted and live");
+                spawned.expect("turrets are live");
             }
             tick_and_retire::<Bullet>(world, rec, |b| &mut b.motion);
             tick_and_retire::<Rocket>(world, rec, |r| &mut r.motion);
@@ -595,7 +591,7 @@ fn pool_configs(kind: Kind, s: &Settings, layers: &ConfigLayers) -> Result<[Pool
     Ok([bullet, rocket])
 }
 
-/// Builds a World scenario's world, roots its turrets, and waits (at most 10 s) for the
+/// Builds a World scenario's world and its turrets, and waits (at most 10 s) for the
 /// workers to fill the pools, as a loading screen would. Returns the game and the wait.
 fn build_world(kind: Kind, settings: &Settings, layers: &ConfigLayers) -> Result<(Pooled, Duration), StormError> {
     let start = Instant::now();
@@ -610,13 +606,7 @@ fn build_world(kind: Kind, settings: &Settings, layers: &ConfigLayers) -> Result
     };
     let mut world =
         World::builder().pool::<Bullet>(bullet).pool::<Rocket>(rocket).gc(gc).build().map_err(StormError::World)?;
-    let turrets = (0..settings.turrets.max(1))
-        .map(|index| {
-            let h = world.insert(Turret { index });
-            world.add_to_root(h).expect("a turret just inserted");
-            h
-        })
-        .collect();
+    let turrets = (0..settings.turrets.max(1)).map(|index| world.insert(Turret { index })).collect();
     let filled = |w: &World| {
         let full = |p: Option<respawn::PoolStats>, c: &PoolConfig| p.is_some_and(|p| p.available() >= c.capacity);
         full(w.pool_stats::<Bullet>(), &bullet) && full(w.pool_stats::<Rocket>(), &rocket)

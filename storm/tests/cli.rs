@@ -71,16 +71,16 @@ fn a_tiny_storm_reports_every_scenario_in_json_and_html() {
             let names: Vec<_> = layout.iter().map(|c| c["name"].as_str().unwrap()).collect();
             assert_eq!(names, ["Bullet", "Rocket"], "{key}");
             assert!(s["gc"]["collections"].as_u64().unwrap() >= 2, "{key}: a collection every 4 frames");
-            // The collector's diagnosis at the end: each projectile is rooted by hand and is
-            // its turret's sub-object; nothing references a retired one.
+            // The collector's diagnosis at the end: the world keeps each projectile until it
+            // is destroyed, and it is its turret's sub-object; nothing references a retired one.
             let d = &s["diagnosis"];
             assert!(s["live_at_end"].as_u64().unwrap() > 0, "{key}: projectiles in flight at the end");
             let object = d["object"].as_str().expect("a sample projectile");
             assert!(object.starts_with("Bullet#") || object.starts_with("Rocket#"), "{key}: {object}");
-            assert_eq!(d["chain"].as_str().unwrap(), format!("root (add_to_root) {object}"), "{key}");
+            assert_eq!(d["chain"].as_str().unwrap(), format!("root (owned until destroyed) {object}"), "{key}");
             let outer = d["outer"].as_str().expect("its turret");
             assert!(outer.starts_with("Turret#"), "{key}: {outer}");
-            assert_eq!(d["outer_chain"].as_str().unwrap(), format!("root (add_to_root) {outer}"), "{key}");
+            assert_eq!(d["outer_chain"].as_str().unwrap(), format!("root (owned until destroyed) {outer}"), "{key}");
             assert_eq!(d["garbage_references"], 0, "{key}");
             assert!(d["first_garbage_references"].as_array().unwrap().is_empty(), "{key}");
         }
@@ -113,7 +113,10 @@ fn a_tiny_storm_reports_every_scenario_in_json_and_html() {
         let section = html[why..].find(&format!("<section class=\"diagnosis\" data-key=\"{key}\">")).expect(key);
         let section = &html[why + section..];
         let object = s["diagnosis"]["object"].as_str().unwrap();
-        assert!(section.contains(&format!("<li>{object}: <code>root (add_to_root) {object}</code></li>")), "{key}");
+        assert!(
+            section.contains(&format!("<li>{object}: <code>root (owned until destroyed) {object}</code></li>")),
+            "{key}"
+        );
     }
     assert!(html.contains(run["machine"]["commit"].as_str().unwrap()));
     // The embedded figures are this run's.

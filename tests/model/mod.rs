@@ -9,6 +9,10 @@
 //! two 0 or 1 as the setup says), `Plain` has none (inserted, collected, `destroy` marks it as
 //! garbage).
 //!
+//! The setup declares some classes [`Lifetime::Collected`]; the others are owned by the
+//! world, so a collection keeps (and traces) every live object of theirs until it is
+//! destroyed, as it keeps roots.
+//!
 //! The model keeps every object the world holds for us, in one of three states, and moves
 //! it as the world should:
 //! - live → gone: `destroy` under `Reuse` or `Purge`; unreachable at a full collection;
@@ -27,7 +31,8 @@
 //!   garbage and pending ones, and each pool's `in_use` equals its class's `len`.
 //!
 //! After every collection the survivors are exactly those the model reaches from its roots
-//! (rooted or guarded objects) through links and sub-object → owner edges, and the
+//! (rooted or guarded objects, and the live objects of owned classes) through links and
+//! sub-object → owner edges, and the
 //! collector's counts agree. After every purge step the objects it ended match its count.
 //! At the end every object ever made was dropped exactly once.
 //!
@@ -54,7 +59,7 @@ use std::time::Duration;
 
 use common::Drops;
 use respawn::{
-    ArenaConfig, ArenaError, CollectOptions, GcSettings, GcStats, GcStep, Handle, Object, Policy, PoolConfig,
+    ArenaConfig, ArenaError, CollectOptions, GcSettings, GcStats, GcStep, Handle, Lifetime, Object, Policy, PoolConfig,
     PoolError, Poolable, RawHandle, SlabConfig, Trace, World,
 };
 
@@ -98,6 +103,9 @@ pub struct Setup {
     pub workers: [u8; 2],
     /// [`GcSettings::time_between_collections`], driven by [`Op::EndFrame`]'s `dt`.
     pub collect_every_ms: Option<u16>,
+    /// The classes declared [`Lifetime::Collected`] (by `Class as usize`); the others are
+    /// owned by the world: kept until destroyed.
+    pub collected: [bool; 4],
 }
 
 /// How [`Op::Spawn`] makes its object.
@@ -319,6 +327,8 @@ struct Harness {
     /// Handles that must never resolve again, with their class.
     released: Vec<(RawHandle, Class)>,
     guards: Vec<(RawHandle, Box<dyn Any>)>,
+    /// [`Setup::collected`].
+    collected: [bool; 4],
     collect_every: Option<Duration>,
     since_collection: Duration,
     frames: u64,
@@ -345,7 +355,7 @@ impl Harness {
             }
         };
         let collect_every = setup.collect_every_ms.map(|ms| Duration::from_millis(u64::from(ms.max(1))));
-        let world = World::builder()
+        let mut builder = World::builder()
             .pool_with::<Reused>(small(Policy::Reuse, 0), move || Reused::new(&d0))
             .pool_with::<Purged>(small(Policy::Purge, setup.workers[0]), move || Purged::new(&d1))
             .pool_with::<Collected>(small(Policy::Default, setup.workers[1]), move || Collected::new(&d2))
@@ -355,9 +365,16 @@ impl Harness {
                 slab: SlabConfig { cells_per_slab: 8, spare_slabs: 1, max_slabs: 256, huge_pages: false },
                 max_generation: setup.max_generation.max(1),
                 ..ArenaConfig::DEFAULT
-            })
-            .build()
-            .expect("the setup is valid");
+            });
+        for class in Class::ALL.into_iter().filter(|&c| setup.collected[c as usize]) {
+            builder = with_class!(class, |T| builder.collected::<T>());
+        }
+        let world = builder.build().expect("the setup is valid");
+        for class in Class::ALL {
+            let lifetime = with_class!(class, |T| world.lifetime::<T>());
+            let expected = if setup.collected[class as usize] { Lifetime::Collected } else { Lifetime::Owned };
+            assert_eq!(lifetime, expected, "{class:?}");
+        }
         Self {
             world,
             drops: drops.clone(),
@@ -367,6 +384,7 @@ impl Harness {
             issued: HashSet::new(),
             released: Vec::new(),
             guards: Vec::new(),
+            collected: setup.collected,
             collect_every,
             since_collection: Duration::ZERO,
             frames: 0,
@@ -520,11 +538,13 @@ impl Harness {
         self.obj_mut(h).guards -= 1;
     }
 
-    /// Live objects reachable from the roots through links and sub-object → owner edges.
+    /// Live objects reachable from the roots (rooted or guarded objects, and every live
+    /// object of an owned class) through links and sub-object → owner edges.
     fn reachable(&self) -> HashSet<u64> {
         let is_live = |k: &u64| self.objects.get(k).is_some_and(|o| o.state == State::Live);
+        let kept = |o: &MObj| o.is_root() || !self.collected[o.class as usize];
         let mut seen: HashSet<u64> =
-            self.objects.iter().filter(|(_, o)| o.state == State::Live && o.is_root()).map(|(&k, _)| k).collect();
+            self.objects.iter().filter(|(_, o)| o.state == State::Live && kept(o)).map(|(&k, _)| k).collect();
         let mut stack: Vec<u64> = seen.iter().copied().collect();
         while let Some(k) = stack.pop() {
             let o = &self.objects[&k];

@@ -124,7 +124,7 @@ use respawn_arena::{Arena, BarrierLog, ObjectFlags, ObjectTable, RawHandle, Slot
 
 use crate::cluster::Clusters;
 
-use super::{flag_run, sized, GcClass, Heap, UNTRACED_KEEP};
+use super::{flag_run, sized, GcClass, Heap, Keep, UNTRACED_KEEP};
 use crate::cluster::ClusterId;
 use crate::mark::{Frontier, Marker, Tracer, UNVISITABLE};
 use crate::settings::{CollectOptions, GcStats, MarkPhase, MarkProgress, MarkStep};
@@ -454,7 +454,7 @@ impl Heap {
         let cursor = &mut self.marking.frontier;
         let roots = Frontier::with_len(&self.frontiers[cursor.current][..slots], cursor.current_len);
         let mut objects = 0;
-        let keep = self.marking.options.keep_flags;
+        let keep = Keep { classes: &self.classes, flags: self.marking.options.keep_flags };
         let runs = &self.marking.runs;
         let left = flag_from(table, runs, next, keep, &roots, &mut objects, || clock.spent());
         self.stats.objects += objects;
@@ -652,7 +652,7 @@ fn flag_from(
     table: &ObjectTable,
     snapshot: &[(u32, u32)],
     cursor: u32,
-    keep: ObjectFlags,
+    keep: Keep<'_>,
     roots: &Frontier<'_>,
     objects: &mut usize,
     mut spent: impl FnMut() -> bool,
