@@ -1240,8 +1240,8 @@ impl Heap {
         // The cells the purge thread finished with, vacant again before this frame's work.
         self.purger.reclaim(&mut self.arena);
         // The clock runs from the start of the last collection, a mark spread over frames
-        // included.
-        self.since_collection += dt;
+        // included; it stops at `Duration::MAX` (a caller's clock may hand any `dt`).
+        self.since_collection = self.since_collection.saturating_add(dt);
         if self.is_marking() {
             return self.update_slice();
         }

@@ -640,6 +640,23 @@ fn update_collects_on_schedule_and_purges_within_budget_between() {
 }
 
 #[test]
+fn update_with_the_longest_duration_saturates_the_collection_clock() {
+    // No schedule: the clock only runs, and stops at its ceiling.
+    let mut heap = heap();
+    assert_eq!(heap.update(Duration::MAX), GcStep::Idle);
+    assert_eq!(heap.update(Duration::MAX), GcStep::Idle);
+    // On a schedule, after a frame already counted: each longest frame is due.
+    let settings = GcSettings { time_between_collections: Some(Duration::from_secs(1)), ..GcSettings::SINGLE_THREADED };
+    let (mut heap, drops) = (Heap::with_config(SMALL, settings).unwrap(), Drops::default());
+    node(&mut heap, &drops, 0);
+    assert_eq!(heap.update(Duration::from_millis(16)), GcStep::Idle);
+    assert!(matches!(heap.update(Duration::MAX), GcStep::Collected(_)));
+    assert_eq!(heap.update(Duration::from_millis(16)), GcStep::Idle);
+    assert!(matches!(heap.update(Duration::MAX), GcStep::Collected(_)));
+    assert_eq!(drops.get(0), 1);
+}
+
+#[test]
 fn classes_unknown_to_the_collector_are_leaves() {
     let (mut heap, drops) = (heap(), Drops::default());
     let target = node(&mut heap, &drops, 0);
