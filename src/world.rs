@@ -229,7 +229,7 @@ pub struct WorldStats {
 ///     }
 /// }
 ///
-/// let config = PoolConfig { capacity: 1024, policy: Policy::Reuse, ..PoolConfig::PROJECTILES };
+/// let config = PoolConfig { capacity: 1024, low_watermark: 256, policy: Policy::Reuse, ..PoolConfig::PROJECTILES };
 /// let mut world = World::builder().pool::<Projectile>(config).build()?;
 ///
 /// let shot = world.spawn_with(|p: &mut Projectile| {
@@ -1305,7 +1305,7 @@ impl World {
     /// }
     ///
     /// let mut world = World::builder()
-    ///     .pool::<Spark>(PoolConfig { capacity: 256, ..PoolConfig::PROJECTILES })
+    ///     .pool::<Spark>(PoolConfig { capacity: 256, low_watermark: 64, ..PoolConfig::PROJECTILES })
     ///     .build()?;
     /// world.wait_until_warm(Duration::from_secs(10))?;
     /// for _ in 0..256 {

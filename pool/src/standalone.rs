@@ -133,6 +133,7 @@ type Reset<T> = Box<dyn Fn(&mut T) + Send + Sync>;
 ///
 /// let pool = Pool::builder()
 ///     .capacity(64)
+///     .low_watermark(16)
 ///     .workers(1)
 ///     .create(|| Vec::<u8>::with_capacity(4096))
 ///     .reset(|buf: &mut Vec<u8>| buf.clear())
@@ -217,7 +218,9 @@ impl<T: Send + 'static> PoolBuilder<T> {
         self
     }
 
-    /// [`PoolConfig::capacity`]: objects the workers build when the pool is built.
+    /// [`PoolConfig::capacity`]: objects the workers build when the pool is built. A
+    /// capacity of 64 or less needs a [`low_watermark`](Self::low_watermark) below it too
+    /// (the builder starts from `PoolConfig::DEFAULT`'s 64), unless there are no workers.
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.config.capacity = capacity;
         self
@@ -376,6 +379,7 @@ impl<T: Send + 'static> Pool<T> {
     ///     .name("decoders")
     ///     .config(PoolConfig::EXPENSIVE) // a preset's sizes, two workers, `Purge` …
     ///     .capacity(16)                  // … with single fields overridden
+    ///     .low_watermark(4)              // (the preset's 256 would be above the new capacity)
     ///     .create(|| vec![0u8; 4096])
     ///     .build()?;
     /// assert_eq!(pool.config().policy, Policy::Purge);
@@ -470,7 +474,8 @@ impl<T: Send + 'static> Pool<T> {
     /// use std::sync::Arc;
     /// use respawn_pool::Pool;
     ///
-    /// let pool = Arc::new(Pool::builder().capacity(8).create(Vec::<u32>::new).reset(Vec::clear).build()?);
+    /// let pool = Pool::builder().capacity(8).low_watermark(2).create(Vec::<u32>::new).reset(Vec::clear).build()?;
+    /// let pool = Arc::new(pool);
     /// let mut job = pool.pull_owned();
     /// job.extend([1, 2, 3]);
     /// // The guard moves to another thread, and goes back to the pool from there.
