@@ -51,6 +51,7 @@ pub struct WorldBuilder {
     layers: ConfigLayers,
     gc: GcSettings,
     arena: ArenaConfig,
+    require_pools: bool,
 }
 
 impl fmt::Debug for WorldBuilder {
@@ -116,6 +117,16 @@ impl WorldBuilder {
         self
     }
 
+    /// Whether every class the world spawns must have a pool (default: `false`). With
+    /// `true`, spawning a class that has none ([`World::try_spawn`], [`World::spawn_sub`],
+    /// [`Pools::try_spawn_with`]) returns [`PoolError::NotPooled`] and [`World::spawn`]
+    /// panics with it, instead of building the object on the game thread (which
+    /// [`WorldStats::unpooled_spawns`] counts). See [`Pools::set_require_pools`].
+    pub fn require_pools(mut self, on: bool) -> Self {
+        self.require_pools = on;
+        self
+    }
+
     /// Reads the configuration files, merges them over the code's configs, validates
     /// everything, and starts the pools' workers.
     ///
@@ -168,6 +179,7 @@ impl WorldBuilder {
         }
         let heap = Heap::with_config(self.arena, self.gc)?;
         let mut pools = Pools::new(heap);
+        pools.set_require_pools(self.require_pools);
         for (pending, config) in self.pools.into_iter().zip(configs) {
             (pending.add)(&mut pools, config)?;
         }
@@ -208,6 +220,11 @@ pub struct WorldStats {
     /// Bytes of slabs committed over every class (pooled or not; each pool's share is its
     /// [`PoolStats::committed_bytes`]): what trims and the idle trim give back.
     pub committed_bytes: usize,
+    /// Objects spawned of classes without a pool, each built on the game thread by
+    /// `T::create` ([`Pools::unpooled_spawns`]). A game that means to pool every class it
+    /// spawns can check it stays 0, or refuse such spawns:
+    /// [`WorldBuilder::require_pools`].
+    pub unpooled_spawns: u64,
 }
 
 /// respawn's world: objects in class-contiguous memory behind generational handles, pools
@@ -319,6 +336,7 @@ impl World {
             layers: ConfigLayers::new(),
             gc: GcSettings::DEFAULT,
             arena: ArenaConfig::DEFAULT,
+            require_pools: false,
         }
     }
 
@@ -326,8 +344,9 @@ impl World {
     /// `T::create` if nothing is ready or `T` has no pool.
     ///
     /// # Panics
-    /// If the class's memory is exhausted (its reservation or the object table); see
-    /// [`try_spawn`](Self::try_spawn).
+    /// If the class's memory is exhausted (its reservation or the object table), or `T`
+    /// has no pool in a world built with [`require_pools`](WorldBuilder::require_pools);
+    /// see [`try_spawn`](Self::try_spawn).
     ///
     /// # Examples
     ///
@@ -413,7 +432,9 @@ impl World {
     /// object.
     ///
     /// # Errors
-    /// [`PoolError::Exhausted`], or [`PoolError::Arena`] when memory is exhausted.
+    /// [`PoolError::Exhausted`], or [`PoolError::Arena`] when memory is exhausted;
+    /// [`PoolError::NotPooled`] if `T` has no pool and the world
+    /// [requires pools](WorldBuilder::require_pools).
     pub fn try_spawn<T: Poolable>(&mut self) -> Result<Handle<T>, PoolError> {
         let h = self.pools.try_spawn_with(|_| {})?;
         self.spawned(h);
@@ -1407,6 +1428,7 @@ impl World {
             gc: *heap.gc_stats(),
             pending_purge: heap.pending_purge(),
             committed_bytes,
+            unpooled_spawns: self.pools.unpooled_spawns(),
         }
     }
 
