@@ -225,7 +225,7 @@ struct Entry {
 pub(crate) struct TickSchedule {
     entries: Vec<Entry>,
     next_id: u64,
-    /// The lengths of the frames ended so far, summed.
+    /// The lengths of the frames ended so far, summed, up to `Duration::MAX`.
     clock: Duration,
     /// The last frame's length.
     last_dt: Duration,
@@ -238,9 +238,10 @@ impl fmt::Debug for TickSchedule {
 }
 
 impl TickSchedule {
-    /// A frame of length `dt` ended.
+    /// A frame of length `dt` ended. The clock stops at `Duration::MAX` rather than
+    /// overflow (a caller's simulated clock may hand any length).
     pub(crate) fn end_frame(&mut self, dt: Duration) {
-        self.clock += dt;
+        self.clock = self.clock.saturating_add(dt);
         self.last_dt = dt;
     }
 

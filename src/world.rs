@@ -53,6 +53,7 @@ pub struct WorldBuilder {
     arena: ArenaConfig,
     /// Classes declared [`Lifetime::Collected`], applied when the world is built.
     collected: Vec<(&'static str, SetLifetime)>,
+    require_pools: bool,
 }
 
 /// Declares one class [`Lifetime::Collected`] in a world's heap.
@@ -178,6 +179,16 @@ impl WorldBuilder {
         self
     }
 
+    /// Whether every class the world spawns must have a pool (default: `false`). With
+    /// `true`, spawning a class that has none ([`World::try_spawn`], [`World::spawn_sub`],
+    /// [`Pools::try_spawn_with`]) returns [`PoolError::NotPooled`] and [`World::spawn`]
+    /// panics with it, instead of building the object on the game thread (which
+    /// [`WorldStats::unpooled_spawns`] counts). See [`Pools::set_require_pools`].
+    pub fn require_pools(mut self, on: bool) -> Self {
+        self.require_pools = on;
+        self
+    }
+
     /// Reads the configuration files, merges them over the code's configs, validates
     /// everything, and starts the pools' workers.
     ///
@@ -232,6 +243,7 @@ impl WorldBuilder {
         // What the world spawns, it keeps until the game destroys it.
         heap.set_default_lifetime(Lifetime::Owned);
         let mut pools = Pools::new(heap);
+        pools.set_require_pools(self.require_pools);
         for (pending, config) in self.pools.into_iter().zip(configs) {
             (pending.add)(&mut pools, config)?;
         }
@@ -275,6 +287,11 @@ pub struct WorldStats {
     /// Bytes of slabs committed over every class (pooled or not; each pool's share is its
     /// [`PoolStats::committed_bytes`]): what trims and the idle trim give back.
     pub committed_bytes: usize,
+    /// Objects spawned of classes without a pool, each built on the game thread by
+    /// `T::create` ([`Pools::unpooled_spawns`]). A game that means to pool every class it
+    /// spawns can check it stays 0, or refuse such spawns:
+    /// [`WorldBuilder::require_pools`].
+    pub unpooled_spawns: u64,
 }
 
 /// respawn's world: objects in class-contiguous memory behind generational handles, pools
@@ -296,7 +313,7 @@ pub struct WorldStats {
 ///     }
 /// }
 ///
-/// let config = PoolConfig { capacity: 1024, policy: Policy::Reuse, ..PoolConfig::PROJECTILES };
+/// let config = PoolConfig { capacity: 1024, low_watermark: 256, policy: Policy::Reuse, ..PoolConfig::PROJECTILES };
 /// let mut world = World::builder().pool::<Projectile>(config).build()?;
 ///
 /// let shot = world.spawn_with(|p: &mut Projectile| {
@@ -387,6 +404,7 @@ impl World {
             gc: GcSettings::DEFAULT,
             arena: ArenaConfig::DEFAULT,
             collected: Vec::new(),
+            require_pools: false,
         }
     }
 
@@ -394,8 +412,9 @@ impl World {
     /// `T::create` if nothing is ready or `T` has no pool.
     ///
     /// # Panics
-    /// If the class's memory is exhausted (its reservation or the object table); see
-    /// [`try_spawn`](Self::try_spawn).
+    /// If the class's memory is exhausted (its reservation or the object table), or `T`
+    /// has no pool in a world built with [`require_pools`](WorldBuilder::require_pools);
+    /// see [`try_spawn`](Self::try_spawn).
     ///
     /// # Examples
     ///
@@ -481,7 +500,9 @@ impl World {
     /// object.
     ///
     /// # Errors
-    /// [`PoolError::Exhausted`], or [`PoolError::Arena`] when memory is exhausted.
+    /// [`PoolError::Exhausted`], or [`PoolError::Arena`] when memory is exhausted;
+    /// [`PoolError::NotPooled`] if `T` has no pool and the world
+    /// [requires pools](WorldBuilder::require_pools).
     pub fn try_spawn<T: Poolable>(&mut self) -> Result<Handle<T>, PoolError> {
         let h = self.pools.try_spawn_with(|_| {})?;
         self.spawned(h);
@@ -1401,7 +1422,7 @@ impl World {
     /// }
     ///
     /// let mut world = World::builder()
-    ///     .pool::<Spark>(PoolConfig { capacity: 256, ..PoolConfig::PROJECTILES })
+    ///     .pool::<Spark>(PoolConfig { capacity: 256, low_watermark: 64, ..PoolConfig::PROJECTILES })
     ///     .build()?;
     /// world.wait_until_warm(Duration::from_secs(10))?;
     /// for _ in 0..256 {
@@ -1503,6 +1524,7 @@ impl World {
             gc: *heap.gc_stats(),
             pending_purge: heap.pending_purge(),
             committed_bytes,
+            unpooled_spawns: self.pools.unpooled_spawns(),
         }
     }
 

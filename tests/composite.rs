@@ -10,7 +10,9 @@ use std::sync::{LazyLock, Mutex};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
-use respawn::{Composite, Handle, Object, Policy, PoolConfig, PoolError, Poolable, RawHandle, Trace, World};
+use respawn::{
+    Composite, GcSettings, Handle, Object, Policy, PoolConfig, PoolError, Poolable, RawHandle, Trace, World,
+};
 
 const TOWER: usize = 0;
 const TURRET: usize = 1;
@@ -26,6 +28,8 @@ struct Log {
     resets: [AtomicU64; 4],
     /// How often each object (class, id) was dropped.
     drops: Mutex<HashMap<(usize, u64), u32>>,
+    /// The thread that dropped each tower (by id).
+    tower_dropped_on: Mutex<HashMap<u64, ThreadId>>,
     /// `Health::new` panics while this is set.
     refuse_health: AtomicBool,
 }
@@ -57,7 +61,7 @@ impl Log {
     }
 }
 
-static LOGS: LazyLock<[Log; 8]> = LazyLock::new(Default::default);
+static LOGS: LazyLock<[Log; 12]> = LazyLock::new(Default::default);
 
 fn log<const K: usize>() -> &'static Log {
     &LOGS[K]
@@ -131,6 +135,7 @@ impl<const K: usize> Tower<K> {
 impl<const K: usize> Drop for Tower<K> {
     fn drop(&mut self) {
         *log::<K>().drops.lock().unwrap().entry((TOWER, self.id)).or_default() += 1;
+        log::<K>().tower_dropped_on.lock().unwrap().insert(self.id, thread::current().id());
     }
 }
 
@@ -431,6 +436,73 @@ fn a_panicking_part_leaves_nothing_built_or_held() {
     assert_linked(&world, &set);
     drop(world);
     log.assert_each_dropped_once();
+}
+
+/// Under `async_purge` a tower (a class with a destructor) ends undropped: the worker
+/// that rebuilds its set drops it, once, and so does the shutdown for a tower whose set
+/// is still waiting to be rebuilt.
+fn async_purge_hands_each_ended_tower_over_once<const K: usize>(policy: Policy) {
+    let settings = GcSettings { async_purge: true, ..GcSettings::SINGLE_THREADED };
+    let mut world = World::builder().composite::<Tower<K>>(config(policy)).gc(settings).build().unwrap();
+    world.wait_until_warm(Duration::from_secs(30)).unwrap();
+    let game = thread::current().id();
+    let sets: Vec<Set<K>> = (0..6).map(|_| world.spawn_composite::<Tower<K>>()).collect();
+    let towers: Vec<u64> = sets.iter().map(|set| ids(&world, set)[TOWER]).collect();
+    for set in &sets {
+        world.destroy(set.0).unwrap();
+    }
+    if policy == Policy::Default {
+        world.collect_garbage();
+    }
+    for set in &sets {
+        assert_stale(&world, set);
+    }
+    // The next upkeeps queue the towers' cells for the worker, which drops each tower
+    // before it builds a new set in its cell.
+    let start = std::time::Instant::now();
+    while towers.iter().any(|&id| log::<K>().dropped(TOWER, id) == 0) {
+        assert!(start.elapsed() < Duration::from_secs(30), "{policy:?}: towers never dropped");
+        world.end_frame();
+        thread::sleep(Duration::from_millis(1));
+    }
+    let dropped_on = log::<K>().tower_dropped_on.lock().unwrap().clone();
+    assert!(towers.iter().all(|id| dropped_on[id] != game), "{policy:?}: a tower dropped on the game thread");
+    assert_dropped_by_workers::<K>(&mut world, 6, policy);
+    let again = world.spawn_composite::<Tower<K>>();
+    assert_linked(&world, &again);
+
+    // Ended just before the world goes: their towers still wait for the upkeep that pairs
+    // them with part cells, and the shutdown drops them.
+    let last: Vec<Set<K>> = (0..3).map(|_| world.spawn_composite::<Tower<K>>()).collect();
+    for set in &last {
+        world.destroy(set.0).unwrap();
+    }
+    if policy == Policy::Default {
+        world.collect_garbage();
+    }
+    drop(world);
+    log::<K>().assert_each_dropped_once();
+}
+
+/// Waits until the pool's worker counts `n` objects it dropped.
+fn assert_dropped_by_workers<const K: usize>(world: &mut World, n: u64, policy: Policy) {
+    let start = std::time::Instant::now();
+    while world.composite_stats::<Tower<K>>().unwrap().pool.dropped_by_workers < n {
+        assert!(start.elapsed() < Duration::from_secs(30), "{policy:?}: drops not counted");
+        world.end_frame();
+        thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(world.composite_stats::<Tower<K>>().unwrap().pool.dropped_by_workers, n, "{policy:?}");
+}
+
+#[test]
+fn async_purge_hands_a_destroyed_tower_to_the_worker_under_purge() {
+    async_purge_hands_each_ended_tower_over_once::<9>(Policy::Purge);
+}
+
+#[test]
+fn async_purge_hands_a_collected_tower_to_the_worker_under_default() {
+    async_purge_hands_each_ended_tower_over_once::<10>(Policy::Default);
 }
 
 /// Every cell of `T`'s granted slabs is vacant or holds a live object: none is held by a

@@ -30,7 +30,10 @@ fn workers_run_at_background_priority() {
     let drops = Drops::default();
     let d = drops.clone();
     let world = World::builder()
-        .pool_with::<Shot>(PoolConfig { workers: 2, capacity: 8, ..PoolConfig::EXPENSIVE }, move || Shot::new(&d))
+        .pool_with::<Shot>(
+            PoolConfig { workers: 2, capacity: 8, low_watermark: 2, ..PoolConfig::EXPENSIVE },
+            move || Shot::new(&d),
+        )
         .build()
         .unwrap();
     wait_for(|| world.pool_stats::<Shot>().unwrap().available() == 8);

@@ -809,3 +809,51 @@ fn end_frame_marks_over_frames_while_the_game_spawns_stores_and_destroys() {
     drop(world);
     drops.assert_each_once();
 }
+
+#[test]
+fn spawns_of_a_class_without_a_pool_are_counted() {
+    let (mut world, _drops) = world_with(Policy::Reuse, 0);
+    assert_eq!(world.stats().unpooled_spawns, 0);
+    let owner = world.spawn::<Projectile>();
+    world.spawn_with(|p: &mut Projectile| p.life = 1.0);
+    world.try_spawn::<Projectile>().unwrap();
+    world.spawn_sub::<Projectile, _>(owner).unwrap();
+    assert_eq!(world.stats().unpooled_spawns, 4);
+    // A pooled class's spawns are the pool's, not counted here.
+    world.spawn_with(|s: &mut Shot| s.damage = 1);
+    assert_eq!(world.stats().unpooled_spawns, 4);
+    assert_eq!(world.pool_stats::<Shot>().unwrap().spawns, 1);
+}
+
+#[test]
+fn a_world_that_requires_pools_refuses_to_spawn_a_class_without_one() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let mut world = World::builder()
+        .pool_with::<Shot>(PoolConfig::ON_DEMAND, move || Shot::new(&d))
+        .require_pools(true)
+        .build()
+        .unwrap();
+    let refused = world.try_spawn::<Projectile>();
+    assert!(matches!(refused, Err(PoolError::NotPooled("Projectile"))), "{refused:?}");
+    let message = refused.unwrap_err().to_string();
+    assert!(message.contains("Projectile") && message.contains(".pool::<Projectile>("), "{message}");
+    let refused = world.pools_mut().try_spawn_with(|p: &mut Projectile| p.life = 1.0);
+    assert!(matches!(refused, Err(PoolError::NotPooled(_))), "{refused:?}");
+
+    // Pooled classes spawn as before, and a refused sub-object leaves its owner alone.
+    let shot = world.spawn::<Shot>();
+    let sub = world.spawn_sub::<Projectile, _>(shot);
+    assert!(matches!(sub, Err(PoolError::NotPooled(_))), "{sub:?}");
+    assert!(world.heap().sub_objects(shot.raw()).next().is_none());
+    assert_eq!(world.spawn_sub::<Shot, _>(shot).map(|s| world.contains(s)).ok(), Some(true));
+    assert_eq!(world.len::<Projectile>(), 0, "nothing built");
+    assert_eq!(world.stats().unpooled_spawns, 0);
+
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| world.spawn::<Projectile>()));
+    let payload = panicked.expect_err("spawn panics");
+    let message = payload.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("World::spawn::<Projectile>") && message.contains(".pool::<Projectile>("), "{message}");
+    drop(world);
+    drops.assert_each_once();
+}

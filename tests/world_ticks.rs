@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use respawn::{
-    Handle, Object, Policy, PoolConfig, PoolError, Poolable, TickContext, TickError, TickFunction, TickGroup, Trace,
-    World,
+    GcSettings, Handle, Object, Policy, PoolConfig, PoolError, Poolable, TickContext, TickError, TickFunction,
+    TickGroup, Trace, World,
 };
 
 #[derive(Trace, Object)]
@@ -180,6 +180,34 @@ fn every_n_ticks_on_the_frames_its_offset_names() {
     // four frames since: 10+20+30+40 ms, then 50+60+70+80 ms.
     let ms = |d: &Duration| d.as_millis();
     assert_eq!(dts.lock().unwrap().iter().map(ms).collect::<Vec<_>>(), [0, 100, 260]);
+}
+
+#[test]
+fn frames_of_the_longest_duration_saturate_every_clock_and_later_frames_go_on() {
+    // Every clock a frame's length feeds: the tick functions', the collector's (no
+    // collection is scheduled, so it never restarts) and the idle trim's.
+    let config = PoolConfig { idle_trim: Some(Duration::from_secs(3600)), ..PoolConfig::ON_DEMAND };
+    let mut world = World::builder().pool::<Npc>(config).gc(GcSettings::SINGLE_THREADED).build().unwrap();
+    let npc = spawn(&mut world, 0);
+    let dts = Arc::new(Mutex::new(Vec::new()));
+    let writer = Arc::clone(&dts);
+    world
+        .add_tick(TickFunction::new(move |_: &mut Npc, cx: &TickContext| writer.lock().unwrap().push(cx.dt)).every(2))
+        .unwrap();
+    let frames = [16, u64::MAX, u64::MAX, u64::MAX, 16, 16, 16];
+    for ms in frames {
+        world.run_ticks();
+        let dt = if ms == u64::MAX { Duration::MAX } else { Duration::from_millis(ms) };
+        assert_eq!(world.end_frame_with(dt).dt, dt);
+    }
+    assert_eq!(world.frame(), frames.len() as u64);
+    // Frames 0, 2, 4, 6: none yet, then 16 ms and the longest (saturated), then nothing the
+    // saturated clock can tell apart.
+    assert_eq!(*dts.lock().unwrap(), [Duration::ZERO, Duration::MAX, Duration::ZERO, Duration::ZERO]);
+    assert_eq!(ticked_ids(&mut world), [0]);
+    world.destroy(npc).unwrap();
+    world.end_frame();
+    assert_eq!(ticked_ids(&mut world), Vec::<u64>::new());
 }
 
 #[test]

@@ -192,16 +192,22 @@ impl<'h> Subtree<'h> {
     }
 
     /// Flags every object walked as garbage (UE's `MarkAsGarbage`): their handles stop
-    /// resolving at once and the next collection purges them. Returns how many were marked.
+    /// resolving at once and the next collection purges them. Returns how many were marked:
+    /// a sub-object already garbage, or already on its way out (found unreachable and
+    /// waiting for the purge, or its `begin_destroy` run), is not counted again.
     pub fn mark_as_garbage(mut self) -> usize {
         let order = std::mem::take(&mut self.order);
+        let ending = ObjectFlags::GARBAGE | ObjectFlags::UNREACHABLE | ObjectFlags::BEGIN_DESTROYED;
+        let mut marked = 0;
         for &h in &order {
-            let marked = self.heap.arena.set_flags(h, ObjectFlags::GARBAGE);
-            debug_assert!(marked.is_ok(), "walked and checked under the same borrow");
+            let before = self.heap.arena.flags(h);
+            debug_assert!(before.is_ok(), "walked and checked under the same borrow");
+            marked += usize::from(before.is_ok_and(|flags| !flags.intersects(ending)));
+            let set = self.heap.arena.set_flags(h, ObjectFlags::GARBAGE);
+            debug_assert!(set.is_ok(), "walked and checked under the same borrow");
         }
-        let n = order.len();
         self.finish(order);
-        n
+        marked
     }
 
     /// Ends every object walked now, sub-objects before their owners (see
@@ -1032,7 +1038,8 @@ impl Heap {
 
     /// Marks the object and its sub-objects as garbage (UE's `MarkAsGarbage`): handles to
     /// them stop resolving at once, `tick` skips them, and the next collection purges them
-    /// even if they are referenced. Returns how many objects were marked. The same as
+    /// even if they are referenced. Returns how many objects were marked: a sub-object
+    /// already garbage or already waiting for its purge is not counted again. The same as
     /// [`subtree`](Self::subtree) then [`Subtree::mark_as_garbage`].
     ///
     /// # Errors
@@ -1317,8 +1324,8 @@ impl Heap {
         // The cells the purge thread finished with, vacant again before this frame's work.
         self.purger.reclaim(&mut self.arena);
         // The clock runs from the start of the last collection, a mark spread over frames
-        // included.
-        self.since_collection += dt;
+        // included; it stops at `Duration::MAX` (a caller's clock may hand any `dt`).
+        self.since_collection = self.since_collection.saturating_add(dt);
         if self.is_marking() {
             return self.update_slice();
         }

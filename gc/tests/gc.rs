@@ -131,6 +131,57 @@ fn sub_objects_keep_their_owner_and_die_with_it() {
     drop(root);
 }
 
+#[test]
+fn mark_as_garbage_counts_only_the_objects_it_marks() {
+    let (mut heap, drops) = (heap(), Drops::default());
+    let [owner, part, _unrooted] = [0, 1, 2].map(|i| node(&mut heap, &drops, i));
+    heap.set_outer(part.raw(), Some(owner.raw())).unwrap();
+    // The part first, then its owner: the part is garbage already, so only the owner is new.
+    assert_eq!(heap.mark_as_garbage(part.raw()).unwrap(), 1);
+    assert_eq!(heap.mark_as_garbage(owner.raw()).unwrap(), 1);
+    let stats = heap.collect_garbage(CollectOptions::FULL);
+    assert_eq!(stats.purged, 3, "the two, and the unrooted third");
+    assert_eq!([drops.get(0), drops.get(1), drops.get(2)], [1, 1, 1]);
+
+    // A part the last mark found unreachable waits in the purge queue: marking its owner
+    // counts the owner alone and does not queue the part again.
+    let [owner, part, keeper] = [3, 4, 5].map(|i| node(&mut heap, &drops, i));
+    heap.set_outer(part.raw(), Some(owner.raw())).unwrap();
+    link(&mut heap, keeper, owner);
+    let root = heap.root(keeper).unwrap();
+    let stats = heap.collect_garbage(CollectOptions::INCREMENTAL);
+    assert_eq!((stats.unreachable, heap.pending_purge()), (1, 1), "the part, queued");
+    assert_eq!(heap.mark_as_garbage(owner.raw()).unwrap(), 1);
+    assert_eq!(heap.pending_purge(), 1, "queued once");
+    assert_eq!(heap.purge(None).purged, 1);
+    heap.collect_garbage(CollectOptions::FULL);
+    assert_eq!([drops.get(3), drops.get(4), drops.get(5)], [1, 1, 0]);
+    drop(root);
+    heap.collect_garbage(CollectOptions::FULL);
+    assert_eq!(drops.total(), 6);
+}
+
+#[test]
+fn mark_as_garbage_skips_a_sub_object_already_waiting_for_finish_destroy() {
+    let mut heap = heap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let owner = heap.insert(Hooked::new("owner", &log, 1));
+    let slow = heap.insert(Hooked::new("slow", &log, 3));
+    heap.set_outer(slow.raw(), Some(owner.raw())).unwrap();
+    assert_eq!(heap.subtree(owner.raw()).unwrap().destroy_sub_objects(), 0, "the sub-object waits");
+    assert_eq!(take_log(&log), ["begin slow", "ready? slow"]);
+    assert_eq!(heap.pending_purge(), 1);
+    assert_eq!(heap.mark_as_garbage(owner.raw()).unwrap(), 1, "the owner alone");
+    assert_eq!(heap.pending_purge(), 1, "the waiting one, once");
+    heap.collect_garbage(CollectOptions::FULL);
+    heap.purge(None);
+    let log = take_log(&log);
+    assert_eq!(log.iter().filter(|l| *l == "begin slow").count(), 0, "never begun twice: {log:?}");
+    assert_eq!(log.iter().filter(|l| *l == "drop slow").count(), 1, "{log:?}");
+    assert_eq!(log.iter().filter(|l| *l == "drop owner").count(), 1, "{log:?}");
+    assert_eq!(heap.pending_purge(), 0);
+}
+
 /// Records the lifecycle of each object in one shared log.
 #[derive(Trace)]
 struct Hooked {
@@ -586,6 +637,23 @@ fn update_collects_on_schedule_and_purges_within_budget_between() {
     assert_eq!((p.purged, p.remaining), (10, 0));
     assert_eq!(heap.update(Duration::from_millis(16)), GcStep::Idle);
     assert!(matches!(heap.update(Duration::from_secs(2)), GcStep::Collected(_)));
+}
+
+#[test]
+fn update_with_the_longest_duration_saturates_the_collection_clock() {
+    // No schedule: the clock only runs, and stops at its ceiling.
+    let mut heap = heap();
+    assert_eq!(heap.update(Duration::MAX), GcStep::Idle);
+    assert_eq!(heap.update(Duration::MAX), GcStep::Idle);
+    // On a schedule, after a frame already counted: each longest frame is due.
+    let settings = GcSettings { time_between_collections: Some(Duration::from_secs(1)), ..GcSettings::SINGLE_THREADED };
+    let (mut heap, drops) = (Heap::with_config(SMALL, settings).unwrap(), Drops::default());
+    node(&mut heap, &drops, 0);
+    assert_eq!(heap.update(Duration::from_millis(16)), GcStep::Idle);
+    assert!(matches!(heap.update(Duration::MAX), GcStep::Collected(_)));
+    assert_eq!(heap.update(Duration::from_millis(16)), GcStep::Idle);
+    assert!(matches!(heap.update(Duration::MAX), GcStep::Collected(_)));
+    assert_eq!(drops.get(0), 1);
 }
 
 #[test]

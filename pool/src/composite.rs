@@ -30,7 +30,9 @@
 //! vacant list), and the owner's cell comes back through the composite pool's route,
 //! which cannot touch the arena: it waits in `ended` until the game thread's next pool
 //! call (a miss, a refill, [`Pools::maintain`](crate::Pools::maintain)) pairs it with
-//! fresh part cells and queues it for the workers.
+//! fresh part cells and queues it for the workers. Under the collector's `async_purge`
+//! the owner comes back undropped in its cell, and the worker that rebuilds the set drops
+//! it first, as a class's pool does.
 
 use std::any::{type_name, TypeId};
 use std::fmt;
@@ -333,6 +335,18 @@ impl Token for Assembly {
         // owner map's.
         unsafe { map.owner.cell(&self.owner) }
     }
+
+    /// The owner's cell still holds the owner that ended (`async_purge`); the parts' cells
+    /// are always fresh.
+    #[inline(always)]
+    fn occupied(&self) -> bool {
+        self.owner.is_occupied()
+    }
+
+    #[inline(always)]
+    fn vacated(self) -> Self {
+        Self { owner: self.owner.vacated(), ..self }
+    }
 }
 
 /// What the workers run: [`Composite::assemble`], each object written into its cell.
@@ -357,10 +371,9 @@ impl<O: Composite> Recipe<Assembly> for Assembler<O> {
         unsafe { drop_assembly::<O>(cell, map) };
     }
 
-    unsafe fn drop_occupant(cell: Assembly, _: &AssemblyMap) -> (Assembly, bool) {
-        // The owner's class route keeps its cells (it never asks for ended objects).
-        debug_assert!(!cell.owner.is_occupied(), "a composite's cell came back occupied");
-        (cell, false)
+    unsafe fn drop_occupant(cell: Assembly, map: &AssemblyMap) -> (Assembly, bool) {
+        // SAFETY: the caller's contract; an occupied assembly's owner cell holds an `O`.
+        unsafe { depot::drop_occupant::<O, Assembly>(cell, map) }
     }
 }
 
@@ -383,7 +396,8 @@ unsafe fn drop_assembly<O: Composite>(cell: &Assembly, map: &AssemblyMap) {
 }
 
 /// What the owner's free route leaves for the game thread: owner cells whose parts went
-/// their own way, and why they came back.
+/// their own way (under `async_purge`, each still holding its ended owner: occupied), and
+/// why they came back.
 #[derive(Debug, Default)]
 struct Ended {
     cells: Mutex<Vec<CompactCell>>,
@@ -459,8 +473,13 @@ impl<O: Composite> CompositePool<O> {
         let ended = Arc::new(Ended::default());
         ended.cells.lock().reserve(depot::build_queue_len(&config));
         let (route_depot, route_ended) = (Arc::clone(&depot), Arc::clone(&ended));
-        heap.arena_mut_bypassing_gc()
-            .set_free_route::<O>(Some(Box::new(move |freed| route(&route_depot, &route_ended, owner, freed))))?;
+        // As a class's pool: the route takes ended owners undropped, for the worker that
+        // rebuilds the set in their cells (not without workers: the give-back would drop
+        // them on the game thread anyway).
+        let async_drop = heap.settings().async_purge && !O::DROP_ON_GAME_THREAD && config.workers > 0;
+        let arena = heap.arena_mut_bypassing_gc();
+        arena.set_free_route::<O>(Some(Box::new(move |freed| route(&route_depot, &route_ended, owner, freed))))?;
+        arena.set_route_drops::<O>(async_drop)?;
         let recipe = Arc::new(Assembler::<O> { assemble: O::assemble });
         let mut workers = Vec::with_capacity(config.workers);
         for i in 0..config.workers {
@@ -528,7 +547,7 @@ impl<O: Composite> CompositePool<O> {
             match (part.take_cell)(heap, id) {
                 Ok(cell) => assembly.parts[i] = Some(compact(&self.map.parts[i].expect("a map per part"), cell)),
                 Err(e) => {
-                    recycle(heap, &self.map, assembly);
+                    self.recycle(heap, assembly);
                     return Err(e.into());
                 }
             }
@@ -570,13 +589,12 @@ impl<O: Composite> CompositePool<O> {
     /// part cells and queued for the workers (or, at `max`, without workers or out of
     /// memory, handed back to the arena); the composites the depot gave up go back too.
     fn replenish(&mut self, heap: &mut Heap) {
-        let map = self.map;
-        self.depot.drain_spare(|assembly| recycle(heap, &map, assembly));
+        self.depot.drain_spare(|assembly| self.recycle(heap, assembly));
         let mut cells = mem::take(&mut *self.ended.cells.lock());
         for owner in cells.drain(..) {
             let room = self.config.workers > 0 && self.owned() < self.config.max;
             if !room {
-                recycle_owner(heap, &self.map, owner);
+                self.recycle_owner(heap, owner);
                 self.tally.returned += 1;
                 continue;
             }
@@ -595,8 +613,42 @@ impl<O: Composite> CompositePool<O> {
             mem::swap(&mut *kept, &mut cells);
         }
         drop(kept);
-        let map = self.map;
-        self.depot.drain_spare(|assembly| recycle(heap, &map, assembly));
+        self.depot.drain_spare(|assembly| self.recycle(heap, assembly));
+    }
+
+    /// The ended owner an occupied owner cell still holds (`async_purge`), dropped here on
+    /// the game thread, for a cell no worker will take: the token vacant.
+    fn vacate(&self, owner: CompactCell) -> CompactCell {
+        if !owner.is_occupied() {
+            return owner;
+        }
+        // SAFETY: an occupied owner cell the pool holds came from its route with the ended
+        // `O` in it, the pool's alone; the token comes back vacant, so it is dropped once.
+        let (owner, panicked) = unsafe { depot::drop_occupant::<O, CompactCell>(owner, &self.map.owner) };
+        self.depot.dropped(panicked, false);
+        owner
+    }
+
+    /// Hands an owner cell back to the arena (dropping the ended owner an occupied one
+    /// still holds).
+    fn recycle_owner(&self, heap: &mut Heap, owner: CompactCell) {
+        let owner = self.vacate(owner);
+        // SAFETY: compacted by the owner's map from this arena's token.
+        let back = heap.arena_mut_bypassing_gc().recycle(unsafe { self.map.owner.expand(owner) });
+        debug_assert!(back.is_ok(), "a composite's cell belongs to its arena");
+    }
+
+    /// Hands every cell of an assembly back to the arena: the parts' vacant (nothing
+    /// built, or dropped), the owner's as [`recycle_owner`](Self::recycle_owner) takes it.
+    fn recycle(&self, heap: &mut Heap, assembly: Assembly) {
+        self.recycle_owner(heap, assembly.owner);
+        for (cell, part) in assembly.parts.into_iter().zip(self.map.parts) {
+            if let (Some(cell), Some(part)) = (cell, part) {
+                // SAFETY: compacted by the part's map from this arena's token.
+                let back = heap.arena_mut_bypassing_gc().recycle(unsafe { part.expand(cell) });
+                debug_assert!(back.is_ok(), "a part's cell belongs to its arena");
+            }
+        }
     }
 
     /// Builds up to `n` composites on the calling thread (within `max`) into the game
@@ -637,7 +689,7 @@ impl<O: Composite> CompositePool<O> {
     fn discard(&mut self, heap: &mut Heap, assembly: Assembly) {
         // SAFETY: built (by a worker, inline, or stowed by `Reuse`) and ours alone.
         unsafe { drop_assembly::<O>(&assembly, &self.map) };
-        recycle(heap, &self.map, assembly);
+        self.recycle(heap, assembly);
         self.tally.returned += 1;
     }
 
@@ -810,7 +862,7 @@ impl<O: Composite> CompositePool<O> {
                     Ok(assembly) => {
                         // SAFETY: stowed just now: the owner's cell holds the reset owner.
                         unsafe { std::ptr::drop_in_place(assembly.cell(&self.map).cast::<O>().as_ptr()) };
-                        recycle_owner(heap, &self.map, assembly.owner);
+                        self.recycle_owner(heap, assembly.owner);
                         assembly.parts
                     }
                     Err(cells) => cells,
@@ -839,11 +891,15 @@ fn may_stow(heap: &Heap, raw: RawHandle) -> bool {
 
 /// The owner class's free route: counts why the owner ended and leaves its cell for the
 /// game thread to pair with new part cells (the route cannot take cells from the arena).
+/// Under `async_purge` the cell comes with the ended owner in it, which the worker that
+/// rebuilds the set drops (or the game thread, for a cell no worker takes).
 fn route(depot: &Depot<Assembly>, ended: &Ended, owner: CellMap, freed: Freed) {
     depot.count_in_hand(-1);
     let (cell, why) = match freed {
-        Freed::Cell(cell, why) => (cell, why),
-        Freed::Occupied(..) => unreachable!("a composite's route never asks for ended objects"),
+        Freed::Cell(cell, why) => (compact(&owner, cell), why),
+        Freed::Occupied(cell, why) => {
+            (owner.compact_occupied(cell).unwrap_or_else(|_| unreachable!("a cell of another class")), why)
+        }
         Freed::Retired { .. } => {
             depot.count_retired();
             return;
@@ -851,31 +907,12 @@ fn route(depot: &Depot<Assembly>, ended: &Ended, owner: CellMap, freed: Freed) {
     };
     let tally = if why == respawn_arena::Ended::DestroyedNow { &ended.routed_purge } else { &ended.routed_gc };
     tally.fetch_add(1, Ordering::Relaxed);
-    ended.cells.lock().push(compact(&owner, cell));
+    ended.cells.lock().push(cell);
 }
 
 /// `cell` compacted by `map` (one of the pool's own classes).
 fn compact(map: &CellMap, cell: FreedCell) -> CompactCell {
     map.compact(cell).unwrap_or_else(|_| unreachable!("a cell of another class in a composite pool"))
-}
-
-/// Hands an owner cell (vacant) back to the arena.
-fn recycle_owner(heap: &mut Heap, map: &AssemblyMap, owner: CompactCell) {
-    // SAFETY: compacted by the owner's map from this arena's token.
-    let back = heap.arena_mut_bypassing_gc().recycle(unsafe { map.owner.expand(owner) });
-    debug_assert!(back.is_ok(), "a composite's cell belongs to its arena");
-}
-
-/// Hands every cell of an assembly (vacant: nothing built, or dropped) back to the arena.
-fn recycle(heap: &mut Heap, map: &AssemblyMap, assembly: Assembly) {
-    recycle_owner(heap, map, assembly.owner);
-    for (cell, part) in assembly.parts.into_iter().zip(map.parts) {
-        if let (Some(cell), Some(part)) = (cell, part) {
-            // SAFETY: compacted by the part's map from this arena's token.
-            let back = heap.arena_mut_bypassing_gc().recycle(unsafe { part.expand(cell) });
-            debug_assert!(back.is_ok(), "a part's cell belongs to its arena");
-        }
-    }
 }
 
 /// What `Pools` needs of a composite pool beyond [`ErasedPool`]: a spawn whose owner type
@@ -1046,8 +1083,16 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
             }
             self.depot.return_empty(magazine);
         }
-        // Cells queued for building or given back hold nothing (a composite's cells never
-        // come back occupied); they go with the arena.
+        // The sets queued for building or given back, and the owner cells the route left,
+        // hold nothing built; an occupied one still holds its ended owner. The cells go with
+        // the arena.
+        // SAFETY: the workers are joined, and an occupied set's owner cell holds an `O`.
+        unsafe { self.depot.drain_queued::<O>(&mut drops) };
+        let ended = mem::take(&mut *self.ended.cells.lock());
+        for owner in ended {
+            // The cell is forgotten, as the queued ones are.
+            let _ = self.vacate(owner);
+        }
     }
 }
 

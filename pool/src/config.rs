@@ -112,8 +112,13 @@ impl std::error::Error for UnknownPolicy {}
 ///
 /// Invariants of a valid config (each is one rule of `validate`):
 /// `1 ≤ max`, `capacity ≤ max`, `low_watermark ≤ max`, `workers ≤ MAX_WORKERS`,
-/// `precreate ⇒ workers ≥ 1`, `low_watermark > 0 ⇒ precreate`, and `idle_trim` is `None`
-/// or at least a millisecond.
+/// `precreate ⇒ workers ≥ 1`, `low_watermark > 0 ⇒ precreate`,
+/// `capacity > 0 ⇒ low_watermark < capacity`, and `idle_trim` is `None` or at least a
+/// millisecond.
+///
+/// The presets' sizes are absolute: `PoolConfig { capacity: 64, ..PoolConfig::DEFAULT }`
+/// keeps `DEFAULT`'s `low_watermark` of 64, which `validate` refuses; set the watermark
+/// with the capacity (`low_watermark: 16`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PoolConfig {
     /// Objects precreated on the workers when the pool is built (only if `precreate`).
@@ -124,7 +129,11 @@ pub struct PoolConfig {
     /// least `capacity`.
     pub max: usize,
     /// When fewer objects than this are ready, the workers grow the pool by `grow_by`,
-    /// up to `max`. At most `max`; nonzero only with `precreate`.
+    /// up to `max`. At most `max`; nonzero only with `precreate`. Below `capacity` when
+    /// `capacity` is nonzero: a pool that starts at its watermark grows at once, before
+    /// anything is spawned (a quarter of `capacity` is a good start; 0 grows only on a
+    /// miss). With `capacity` 0 nothing is precreated up front and the watermark alone
+    /// fills the pool, from its first spawn.
     pub low_watermark: usize,
     /// Objects built per growth step at the low watermark.
     pub grow_by: usize,
@@ -266,6 +275,17 @@ impl PoolConfig {
                 format!(
                     "low_watermark ({low_watermark}) needs precreate: growth at the watermark is done by the workers' \
                      precreation; set precreate = true or low_watermark = 0"
+                ),
+            );
+        }
+        if capacity > 0 && low_watermark >= capacity {
+            return invalid(
+                "low_watermark",
+                format!(
+                    "low_watermark ({low_watermark}) must be below capacity ({capacity}): the pool would start at its \
+                     watermark and grow at once; lower low_watermark, e.g. to capacity / 4 = {quarter} (0 grows \
+                     only on a miss), or raise capacity above it",
+                    quarter = capacity / 4
                 ),
             );
         }

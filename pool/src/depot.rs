@@ -1070,6 +1070,18 @@ impl<C: Token> Depot<C> {
             // workers gone, the pool alone owns them.
             drops.run(|| unsafe { magazine.drop_objects::<T>(&self.map) });
         }
+        // SAFETY: the caller's contract.
+        unsafe { self.drain_queued::<T>(&mut drops) };
+    }
+
+    /// The part of [`drain_published`](Self::drain_published) that drops no built object:
+    /// the ended objects still in occupied cells queued for building or given back, once
+    /// the workers are joined, each in `drops`; forgets those cells. For a pool whose
+    /// published tokens hold more than a `T` (a composite's sets), which drops those itself.
+    ///
+    /// # Safety
+    /// Every worker has returned, and an occupied token's cell holds an ended `T`.
+    pub(crate) unsafe fn drain_queued<T>(&self, drops: &mut DropAll) {
         while let Some(cell) = self.take_to_build() {
             self.building.fetch_sub(1, Ordering::Relaxed);
             // SAFETY: a queued occupied cell's object is the depot's alone, the workers gone.

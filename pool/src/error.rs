@@ -36,7 +36,9 @@ pub enum PoolError {
     /// The class has a pool already.
     #[cfg(feature = "world")]
     AlreadyPooled(&'static str),
-    /// The class has no pool (`prefill` of a class registered without one).
+    /// The class has no pool: a call that needs one (`prefill`, a trim, a composite
+    /// spawn), or any spawn of it where pools are required
+    /// ([`Pools::set_require_pools`](crate::Pools::set_require_pools)).
     #[cfg(feature = "world")]
     NotPooled(&'static str),
     /// A pool was still warming up when `wait_until_warm`'s time ran out.
@@ -84,7 +86,11 @@ impl fmt::Display for PoolError {
             #[cfg(feature = "world")]
             Self::AlreadyPooled(class) => write!(f, "class {class} has a pool already"),
             #[cfg(feature = "world")]
-            Self::NotPooled(class) => write!(f, "class {class} has no pool: give it one with the builder's `pool`"),
+            Self::NotPooled(class) => write!(
+                f,
+                "class {class} has no pool: add `.pool::<{class}>(config)` to the World builder (`.composite` for \
+                 a composite's owner)"
+            ),
             Self::NotWarm { class, ready, on_the_way, waited } => write!(
                 f,
                 "the {class} pool was still warming up after {waited:.1?}: {ready} objects ready, {on_the_way} still \

@@ -122,6 +122,10 @@ pub struct Pools {
     /// from `pools`, so a typed call that finds a pool there never meets a composite.
     pub(crate) composites: Composites,
     pub(crate) heap: Heap,
+    /// Spawns of a class without a pool refuse ([`set_require_pools`](Self::set_require_pools)).
+    require_pools: bool,
+    /// Spawns of a class without a pool, each built on the calling thread.
+    unpooled_spawns: u64,
 }
 
 /// The slab configuration of a class registered for a pool of `config`: the arena's, but
@@ -154,7 +158,32 @@ impl Pools {
             recent: (TypeId::of::<NoClass>(), usize::MAX),
             composites: Composites::default(),
             heap,
+            require_pools: false,
+            unpooled_spawns: 0,
         }
+    }
+
+    /// Whether a spawn of a class without a pool ([`spawn_with`](Self::spawn_with),
+    /// [`try_spawn_with`](Self::try_spawn_with)) is refused with [`PoolError::NotPooled`]
+    /// (`true`) or builds the object on the calling thread with `T::create` (`false`, the
+    /// default). Turn it on to make sure every class a game spawns has its pool: a missing
+    /// one otherwise shows only as [`unpooled_spawns`](Self::unpooled_spawns) and as
+    /// construction on the game thread.
+    pub fn set_require_pools(&mut self, on: bool) {
+        self.require_pools = on;
+    }
+
+    /// Whether spawns of classes without a pool are refused (see
+    /// [`set_require_pools`](Self::set_require_pools)).
+    pub fn requires_pools(&self) -> bool {
+        self.require_pools
+    }
+
+    /// How many objects were spawned of classes without a pool: each built on the calling
+    /// thread by `T::create`, none precreated. Nonzero in a game that means to pool
+    /// everything it spawns names a class missing its pool.
+    pub fn unpooled_spawns(&self) -> u64 {
+        self.unpooled_spawns
     }
 
     /// The heap.
@@ -260,7 +289,8 @@ impl Pools {
     }
 
     /// Spawns an object of `T`: pops a ready one from its pool, or builds one inline with
-    /// `T::create` when none is ready (a miss) or `T` has no pool. `init` runs on it before
+    /// `T::create` when none is ready (a miss) or `T` has no pool (counted in
+    /// [`unpooled_spawns`](Self::unpooled_spawns)). `init` runs on it before
     /// [`on_spawn`](Poolable::on_spawn).
     ///
     /// At `max` with nothing ready, the object is built anyway (an *overflow* object,
@@ -270,7 +300,8 @@ impl Pools {
     ///
     /// # Errors
     /// [`PoolError::Arena`] when the class's memory is exhausted (its reservation, or the
-    /// object table).
+    /// object table); [`PoolError::NotPooled`] if `T` has no pool and the pools are
+    /// [required](Self::set_require_pools).
     #[inline]
     pub fn spawn_with<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
         self.spawn_in(false, init)
@@ -301,10 +332,21 @@ impl Pools {
         if let Some(composite) = self.composites.get_mut(class) {
             return composite.spawn_as(&mut self.heap, strict, init);
         }
+        self.spawn_unpooled(init)
+    }
+
+    /// A spawn of a class without a pool: built here by `T::create` and counted, or
+    /// refused if the pools are required.
+    fn spawn_unpooled<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
+        if self.require_pools {
+            return Err(PoolError::NotPooled(T::class_name()));
+        }
         let mut value = T::create();
         init(&mut value);
         value.on_spawn();
-        self.heap.try_insert(value).map_err(|r| PoolError::Arena(r.error))
+        let h = self.heap.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
+        self.unpooled_spawns += 1;
+        Ok(h)
     }
 
     /// `T`'s class index (remembered as the [`recent`](Self::recent) one), or `usize::MAX`

@@ -133,6 +133,7 @@ type Reset<T> = Box<dyn Fn(&mut T) + Send + Sync>;
 ///
 /// let pool = Pool::builder()
 ///     .capacity(64)
+///     .low_watermark(16)
 ///     .workers(1)
 ///     .create(|| Vec::<u8>::with_capacity(4096))
 ///     .reset(|buf: &mut Vec<u8>| buf.clear())
@@ -189,6 +190,9 @@ pub struct PoolBuilder<T: Send + 'static> {
     slab: SlabConfig,
     create: Option<Create<T>>,
     reset: Option<Reset<T>>,
+    /// The low watermark was given ([`low_watermark`](PoolBuilder::low_watermark) or
+    /// [`config`](PoolBuilder::config)): [`capacity`](PoolBuilder::capacity) leaves it be.
+    watermark_given: bool,
 }
 
 impl<T: Send + 'static> fmt::Debug for PoolBuilder<T> {
@@ -214,12 +218,19 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// override single fields.
     pub fn config(mut self, config: PoolConfig) -> Self {
         self.config = config;
+        self.watermark_given = true;
         self
     }
 
-    /// [`PoolConfig::capacity`]: objects the workers build when the pool is built.
+    /// [`PoolConfig::capacity`]: objects the workers build when the pool is built. Unless a
+    /// [`low_watermark`](Self::low_watermark) was given, the watermark follows it: a quarter
+    /// of the capacity, `PoolConfig::DEFAULT`'s proportion (so a small capacity never starts
+    /// the pool at its watermark).
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.config.capacity = capacity;
+        if !self.watermark_given && self.config.precreate {
+            self.config.low_watermark = capacity / 4;
+        }
         self
     }
 
@@ -232,6 +243,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// [`PoolConfig::low_watermark`].
     pub fn low_watermark(mut self, low_watermark: usize) -> Self {
         self.config.low_watermark = low_watermark;
+        self.watermark_given = true;
         self
     }
 
@@ -291,7 +303,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// # Panics
     /// If the OS cannot start a thread.
     pub fn build(self) -> Result<Pool<T>, PoolError> {
-        let Self { name, config, slab, create, reset } = self;
+        let Self { name, config, slab, create, reset, .. } = self;
         let invalid = |key, message: &str| ConfigError::Invalid {
             file: None,
             class: Some(name.to_owned()),
@@ -376,6 +388,7 @@ impl<T: Send + 'static> Pool<T> {
     ///     .name("decoders")
     ///     .config(PoolConfig::EXPENSIVE) // a preset's sizes, two workers, `Purge` …
     ///     .capacity(16)                  // … with single fields overridden
+    ///     .low_watermark(4)              // (the preset's 256 would be above the new capacity)
     ///     .create(|| vec![0u8; 4096])
     ///     .build()?;
     /// assert_eq!(pool.config().policy, Policy::Purge);
@@ -393,6 +406,7 @@ impl<T: Send + 'static> Pool<T> {
             slab: SlabConfig::DEFAULT,
             create: None,
             reset: None,
+            watermark_given: false,
         }
     }
 
@@ -470,7 +484,8 @@ impl<T: Send + 'static> Pool<T> {
     /// use std::sync::Arc;
     /// use respawn_pool::Pool;
     ///
-    /// let pool = Arc::new(Pool::builder().capacity(8).create(Vec::<u32>::new).reset(Vec::clear).build()?);
+    /// let pool = Pool::builder().capacity(8).low_watermark(2).create(Vec::<u32>::new).reset(Vec::clear).build()?;
+    /// let pool = Arc::new(pool);
     /// let mut job = pool.pull_owned();
     /// job.extend([1, 2, 3]);
     /// // The guard moves to another thread, and goes back to the pool from there.

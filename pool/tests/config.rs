@@ -165,6 +165,37 @@ fn watermark_without_precreate_is_invalid() {
 }
 
 #[test]
+fn low_watermark_at_or_above_capacity_is_invalid() {
+    // A preset's absolute watermark kept under a smaller capacity: the pool would start at
+    // its watermark and grow at once.
+    let (key, message) = invalid(PoolConfig { capacity: 64, ..PoolConfig::DEFAULT });
+    assert_eq!(key, "low_watermark");
+    assert_mentions(&message, &["low_watermark (64)", "below capacity (64)", "lower low_watermark", "16"]);
+    let (key, message) = invalid(PoolConfig { capacity: 16, ..PoolConfig::EXPENSIVE });
+    assert_eq!(key, "low_watermark");
+    assert_mentions(&message, &["low_watermark (256)", "capacity (16)"]);
+    let (key, _) = invalid(PoolConfig { capacity: 1024, ..PoolConfig::PROJECTILES });
+    assert_eq!(key, "low_watermark");
+
+    for low_watermark in [0, 16, 63] {
+        let below = PoolConfig { capacity: 64, low_watermark, ..PoolConfig::DEFAULT };
+        assert!(below.validate().is_ok(), "{low_watermark}: {:?}", below.validate());
+    }
+    // Capacity 0 precreates nothing: the watermark alone grows the pool, from its first spawn.
+    let empty = PoolConfig { capacity: 0, low_watermark: 64, ..PoolConfig::DEFAULT };
+    assert!(empty.validate().is_ok(), "{:?}", empty.validate());
+}
+
+#[test]
+fn a_file_that_lowers_capacity_to_the_watermark_is_refused() {
+    let mut layers = ConfigLayers::new();
+    layers.push(parse("conf/pools.toml", "[Turret]\ncapacity = 32\n"));
+    let mut turret = PoolConfig::DEFAULT;
+    let message = layers.apply("Turret", &mut turret).expect_err("low_watermark 64 ≥ capacity 32").to_string();
+    assert_mentions(&message, &["conf/pools.toml", "[Turret] low_watermark", "low_watermark (64)", "capacity (32)"]);
+}
+
+#[test]
 fn empty_precreated_pool_is_valid() {
     let empty = PoolConfig { capacity: 0, ..PoolConfig::DEFAULT };
     assert!(empty.validate().is_ok(), "{:?}", empty.validate());
@@ -192,6 +223,7 @@ policy = "default"
 [Turret]
 max = 64
 capacity = 32
+low_watermark = 8
 "#;
 
 const LINUX: &str = r#"
@@ -228,7 +260,7 @@ fn layers_apply_in_order_over_the_registered_config() {
 
     let mut turret = PoolConfig::DEFAULT;
     layers.apply("Turret", &mut turret).unwrap_or_else(|error| panic!("{error}"));
-    assert_eq!(turret, PoolConfig { max: 64, capacity: 32, low_watermark: 64, ..PoolConfig::DEFAULT });
+    assert_eq!(turret, PoolConfig { max: 64, capacity: 32, low_watermark: 8, ..PoolConfig::DEFAULT });
 
     let mut untouched = PoolConfig::EXPENSIVE;
     layers.apply("Door", &mut untouched).unwrap_or_else(|error| panic!("{error}"));

@@ -325,6 +325,17 @@ fn threads_pull_and_return_across_each_other() {
 }
 
 #[test]
+fn a_small_capacity_brings_the_watermark_down_with_it_unless_one_was_given() {
+    let pool = Pool::<u32>::builder().create(|| 1).capacity(16).build().unwrap();
+    assert_eq!((pool.config().capacity, pool.config().low_watermark), (16, 4));
+    drop(pool);
+    let pool = Pool::<u32>::builder().create(|| 1).low_watermark(2).capacity(16).build().unwrap();
+    assert_eq!(pool.config().low_watermark, 2, "given: kept");
+    let e = Pool::<u32>::builder().create(|| 1).low_watermark(16).capacity(16).build().unwrap_err();
+    assert!(e.to_string().contains("low_watermark"), "{e}");
+}
+
+#[test]
 fn bad_configurations_are_refused_with_the_fix() {
     let e = Pool::<u32>::builder().create(|| 1).policy(Policy::Default).build().unwrap_err();
     assert!(matches!(&e, PoolError::Config(ConfigError::Invalid { key: "policy", .. })), "{e}");

@@ -65,7 +65,7 @@ impl World {
     ///     }
     /// }
     ///
-    /// let config = PoolConfig { capacity: 16, policy: Policy::Reuse, ..PoolConfig::EXPENSIVE };
+    /// let config = PoolConfig { capacity: 16, low_watermark: 4, policy: Policy::Reuse, ..PoolConfig::EXPENSIVE };
     /// let mut world = World::builder().composite::<Tower>(config).build()?;
     /// world.wait_until_warm(std::time::Duration::from_secs(10))?;
     ///

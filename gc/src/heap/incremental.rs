@@ -243,7 +243,8 @@ impl<F: FnMut() -> Duration> Clock<F> {
     /// Leaves the time since `since` (a reading) out of the budget.
     fn exclude(&mut self, since: Duration) {
         let now = self.read();
-        self.excluded += now.saturating_sub(since);
+        // Saturating: a caller's clock (`mark_slice_timed`) may jump anywhere.
+        self.excluded = self.excluded.saturating_add(now.saturating_sub(since));
     }
 
     /// Whether the budget is spent.

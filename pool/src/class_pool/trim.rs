@@ -106,7 +106,8 @@ impl<T: Poolable> ClassPool<T> {
     /// The idle trim, at the frame upkeep: `dt` of frame time passed. See the module docs.
     pub(crate) fn idle_upkeep(&mut self, heap: &mut Heap, dt: Duration) {
         let Some(window) = self.config.idle_trim else { return };
-        self.trim.elapsed += dt;
+        // Stops at `Duration::MAX`: a caller's clock may hand any `dt`.
+        self.trim.elapsed = self.trim.elapsed.saturating_add(dt);
         if self.trim.elapsed < window {
             return;
         }
