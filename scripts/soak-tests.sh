@@ -39,7 +39,21 @@ stop_load() {
   done
   load_pids=()
 }
-trap stop_load EXIT
+# The run in progress, in a process group of its own (setsid, where there is one) so that
+# cargo and the test binaries it started go with it.
+run_pid=
+stop_run() {
+  [[ -n $run_pid ]] || return 0
+  if [[ $run_own_group == 1 ]]; then kill -- "-$run_pid" 2>/dev/null || true; fi
+  kill "$run_pid" 2>/dev/null || true
+  wait "$run_pid" 2>/dev/null || true
+  run_pid=
+}
+cleanup() {
+  stop_run
+  stop_load
+}
+trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -53,6 +67,9 @@ start_load() {
   done
 }
 
+run_own_group=0
+command -v setsid >/dev/null 2>&1 && run_own_group=1
+
 echo "building the tests once"
 cargo test --no-run 2>&1 | tail -n 3
 
@@ -63,7 +80,11 @@ run_one() { # run_one K CONDITION COMMAND...
   shift 2
   echo "run $k ($condition): $*"
   start="$(date +%s)"
-  if "$@" >"$log" 2>&1; then result=pass; else result=FAIL; failed=1; fi
+  # In the background and waited for, so that a signal stops the script at once.
+  if [[ $run_own_group == 1 ]]; then setsid "$@" >"$log" 2>&1 & else "$@" >"$log" 2>&1 & fi
+  run_pid=$!
+  if wait "$run_pid"; then result=pass; else result=FAIL; failed=1; fi
+  stop_run # anything the run left behind
   seconds=$(($(date +%s) - start))
   # Sum the per-binary summaries: "test result: ok. 12 passed; 0 failed; ...".
   passed="$({ grep -Eo '[0-9]+ passed' "$log" || true; } | awk '{ s += $1 } END { print s + 0 }')"
