@@ -3,7 +3,7 @@
 //! heap block once the world's buffers have grown to the frame's size (dhat in testing
 //! mode). One test per binary: dhat allows one profiler per process.
 
-use respawn::{CommandBuffer, Handle, Object, Policy, PoolConfig, Poolable, Trace, World};
+use respawn::{CommandBuffer, GcSettings, Handle, Object, Policy, PoolConfig, Poolable, Trace, World};
 
 mod common;
 
@@ -11,6 +11,11 @@ use common::Projectile;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
+
+/// The default settings without the collection every 60 s of wall time: on a machine slow
+/// enough for the test to outlast it, a first collection (and the parallel mark's thread
+/// pool) would allocate inside the measurement.
+const NO_TIMED_COLLECTION: GcSettings = GcSettings { time_between_collections: None, ..GcSettings::DEFAULT };
 
 /// What a retired projectile leaves.
 #[derive(Trace, Object)]
@@ -71,8 +76,12 @@ fn warm_command_frames_allocate_nothing() {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("a rayon pool");
     let _profiler = dhat::Profiler::builder().testing().build();
     let config = PoolConfig { capacity: 0, max: 65_536, policy: Policy::Reuse, ..PoolConfig::ON_DEMAND };
-    let mut world =
-        World::builder().pool::<Projectile>(config).pool::<Impact>(config).build().expect("valid configuration");
+    let mut world = World::builder()
+        .pool::<Projectile>(config)
+        .pool::<Impact>(config)
+        .gc(NO_TIMED_COLLECTION)
+        .build()
+        .expect("valid configuration");
     let n = if cfg!(miri) { 100 } else { 10_000 };
     for i in 0..n {
         world.spawn_with(|p: &mut Projectile| p.life = (i % 10) as f32 + 1.0);

@@ -5,10 +5,15 @@
 
 use std::collections::VecDeque;
 
-use respawn::{Composite, Handle, Object, Policy, PoolConfig, Poolable, Trace, World};
+use respawn::{Composite, GcSettings, Handle, Object, Policy, PoolConfig, Poolable, Trace, World};
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
+
+/// The default settings without the collection every 60 s of wall time: on a machine slow
+/// enough for the test to outlast it, a first collection (and the parallel mark's thread
+/// pool) would allocate inside the measurement.
+const NO_TIMED_COLLECTION: GcSettings = GcSettings { time_between_collections: None, ..GcSettings::DEFAULT };
 
 #[derive(Trace, Object)]
 struct Turret {
@@ -87,7 +92,7 @@ fn churn(world: &mut World, live: &mut VecDeque<Handle<Tower>>, cycles: usize) {
 fn warm_composite_cycles_allocate_nothing() {
     let _profiler = dhat::Profiler::builder().testing().build();
     let config = PoolConfig { capacity: 512, max: 4096, policy: Policy::Reuse, workers: 1, ..PoolConfig::DEFAULT };
-    let mut world = World::builder().composite::<Tower>(config).build().unwrap();
+    let mut world = World::builder().composite::<Tower>(config).gc(NO_TIMED_COLLECTION).build().unwrap();
     world.wait_until_warm(std::time::Duration::from_secs(30)).unwrap();
     let mut live: VecDeque<_> = (0..256).map(|_| world.spawn_composite::<Tower>().0).collect();
     live.reserve(16);

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use respawn::{Handle, Policy, PoolConfig, World};
+use respawn::{GcSettings, Handle, Policy, PoolConfig, World};
 
 mod common;
 
@@ -14,6 +14,11 @@ use common::Projectile;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
+
+/// The default settings without the collection every 60 s of wall time: on a machine slow
+/// enough for the test to outlast it, a first collection (and the parallel mark's thread
+/// pool) would allocate inside the measurement.
+const NO_TIMED_COLLECTION: GcSettings = GcSettings { time_between_collections: None, ..GcSettings::DEFAULT };
 
 /// Frames of 32 spawn/destroy pairs; every 16 frames the game thread waits for the worker
 /// to catch up, as a frame's remaining time would let it (a worker descheduled on a busy
@@ -55,7 +60,7 @@ fn warm_purge_cycles_allocate_nothing() {
         workers: 1,
         idle_trim: None,
     };
-    let mut world = World::builder().pool::<Projectile>(config).build().unwrap();
+    let mut world = World::builder().pool::<Projectile>(config).gc(NO_TIMED_COLLECTION).build().unwrap();
     settle(&mut world);
     let mut live: VecDeque<_> = (0..256).map(|_| world.spawn::<Projectile>()).collect();
     live.reserve(16);

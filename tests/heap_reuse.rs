@@ -2,7 +2,7 @@
 //! heap block (dhat in testing mode). One test per binary: dhat allows one profiler per
 //! process.
 
-use respawn::{Policy, PoolConfig, World};
+use respawn::{GcSettings, Policy, PoolConfig, World};
 
 mod common;
 
@@ -10,6 +10,11 @@ use common::Projectile;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
+
+/// The default settings without the collection every 60 s of wall time: on a machine slow
+/// enough for the test to outlast it, a first collection (and the parallel mark's thread
+/// pool) would allocate inside the measurement.
+const NO_TIMED_COLLECTION: GcSettings = GcSettings { time_between_collections: None, ..GcSettings::DEFAULT };
 
 /// Keeps `live` objects alive and churns: destroy the oldest, spawn one.
 fn churn(world: &mut World, live: &mut std::collections::VecDeque<respawn::Handle<Projectile>>, cycles: usize) {
@@ -27,7 +32,7 @@ fn churn(world: &mut World, live: &mut std::collections::VecDeque<respawn::Handl
 fn warm_reuse_cycles_allocate_nothing() {
     let _profiler = dhat::Profiler::builder().testing().build();
     let config = PoolConfig { capacity: 0, max: 4096, policy: Policy::Reuse, ..PoolConfig::ON_DEMAND };
-    let mut world = World::builder().pool::<Projectile>(config).build().unwrap();
+    let mut world = World::builder().pool::<Projectile>(config).gc(NO_TIMED_COLLECTION).build().unwrap();
     let mut live: std::collections::VecDeque<_> = (0..1000).map(|_| world.spawn::<Projectile>()).collect();
     live.reserve(16);
     churn(&mut world, &mut live, 10_000); // warm

@@ -589,12 +589,15 @@ impl ChunkAllocator {
         drop(st);
         let decommitted = c.decommitted_count.load(Ordering::Relaxed);
         let slab_bytes = c.region.reserved_bytes() / c.config.max_slabs as usize;
+        // Loaded once: the preparation thread may carve between two loads, and
+        // `committed_bytes` must be `carved_slabs` less the decommitted ones of one snapshot.
+        let carved = c.ledger.carved();
         Ok(ClassStats {
             cell_size: c.cell_size,
             cells_per_slab: c.config.cells_per_slab,
             slab_bytes,
             reserved_bytes: c.region.reserved_bytes(),
-            carved_slabs: c.ledger.carved(),
+            carved_slabs: carved,
             prepared_slabs: c.ledger.prepared_len(),
             spare_slabs: c.config.spare_slabs,
             granted_slabs: c.granted.load(Ordering::Relaxed),
@@ -604,7 +607,7 @@ impl ChunkAllocator {
             high_water: c.high_water.load(Ordering::Relaxed),
             inline_preparations: c.inline_preparations.load(Ordering::Relaxed),
             decommitted_slabs: decommitted,
-            committed_bytes: c.ledger.carved().saturating_sub(decommitted) as usize * slab_bytes,
+            committed_bytes: carved.saturating_sub(decommitted) as usize * slab_bytes,
         })
     }
 

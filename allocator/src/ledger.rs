@@ -111,11 +111,15 @@ impl SlabLedger {
     /// still has a slab in flight.
     pub fn acquire(&self, prepare: impl FnOnce(u32)) -> Acquired {
         loop {
-            if let Some(slab) = self.prepared.lock().pop_front() {
-                // Saturating: `reserve`'s extra target decays as its slabs are used.
+            let mut prepared = self.prepared.lock();
+            if let Some(slab) = prepared.pop_front() {
+                // Saturating: `reserve`'s extra target decays as its slabs are used. Under the
+                // lock, so a worker that sees the queue one shorter also sees the target one
+                // lower, and never prepares a slab beyond it.
                 let _ = self.wanted.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| w.checked_sub(1));
                 return Acquired::Prepared(slab);
             }
+            drop(prepared);
             if let Some(slab) = self.carve() {
                 prepare(slab);
                 return Acquired::Inline(slab);

@@ -197,6 +197,21 @@ fn reserve_returns_at_once_and_prepares_in_the_background() {
     assert_eq!(a.stats(c).unwrap().inline_preparations, 1);
 }
 
+/// The preparation thread carves while the caller reads the stats: each figure of one
+/// snapshot agrees with the others, whatever it carved between them.
+#[test]
+fn stats_are_one_snapshot_while_the_worker_carves() {
+    let a = ChunkAllocator::new();
+    let cfg = SlabConfig { cells_per_slab: 64, spare_slabs: 0, max_slabs: 4096, huge_pages: false };
+    let c = a.register_class(Layout::new::<u64>(), cfg).unwrap();
+    let rounds = if cfg!(miri) { 20 } else { 2000 };
+    for _ in 0..rounds {
+        a.reserve(c, 64).unwrap();
+        let s = a.stats(c).unwrap();
+        assert_eq!(s.committed_bytes, s.carved_slabs as usize * s.slab_bytes, "{s:?}");
+    }
+}
+
 #[test]
 fn prepare_now_warms_on_the_calling_thread() {
     let a = ChunkAllocator::new();

@@ -708,7 +708,7 @@ impl<C: Token> Depot<C> {
             precreated,
             create_nanos,
             create_max_nanos: c.create_max_nanos.load(Ordering::Relaxed),
-            create_panics: c.create_panics.load(Ordering::Relaxed),
+            create_panics: c.create_panics.load(Ordering::Acquire),
             dropped: c.dropped.load(Ordering::Relaxed),
             drop_panics: c.drop_panics.load(Ordering::Relaxed),
             routed_purge: c.routed_purge.load(Ordering::Relaxed),
@@ -996,12 +996,15 @@ impl<C: Token> Depot<C> {
     }
 
     /// A worker's `create` panicked: the cell, still empty, goes back to the arena (as
-    /// [`give_back`](Self::give_back), taking the lock the worker's way).
+    /// [`give_back`](Self::give_back), taking the lock the worker's way). The cell is on
+    /// the spare list before it is counted (Release, paired with the Acquire of
+    /// `snapshot`), so whoever sees the panic counted, or `building` drop, and then runs
+    /// the upkeep finds the cell there.
     fn build_failed(&self, cell: C) {
-        self.counters.create_panics.fetch_add(1, Ordering::Relaxed);
-        self.building.fetch_sub(1, Ordering::Relaxed);
-        self.counters.returned.fetch_add(1, Ordering::Relaxed);
         worker_lock(&self.spare).push(cell);
+        self.counters.returned.fetch_add(1, Ordering::Relaxed);
+        self.counters.create_panics.fetch_add(1, Ordering::Release);
+        self.building.fetch_sub(1, Ordering::Release);
     }
 
     /// An ended object in an occupied cell was dropped: by a worker before it rebuilt the
