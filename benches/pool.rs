@@ -22,7 +22,6 @@
 //! Run with `cargo bench --bench pool`; see `benches/README.md` for the figures.
 
 use std::hint::black_box;
-use std::mem;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -44,15 +43,9 @@ impl Poolable for Projectile {
     }
 }
 
-/// Keeps the `Default` world's live projectiles reachable at each collection (see
-/// [`ChurnWorld::end_frame`]).
-#[derive(Trace, Object)]
-struct Ship {
-    shots: Vec<Handle<Projectile>>,
-}
-
-/// Collections only when a bench asks for one: the live projectiles of the `Reuse` and
-/// `Purge` worlds are referenced by nothing, and must not be collected behind its back.
+/// Collections only when a bench asks for one (the `Default` world, every frame: its
+/// price). The world keeps the live projectiles, which nothing references, until they are
+/// destroyed.
 const GC: GcSettings = GcSettings { time_between_collections: None, purge_budget: None, ..GcSettings::SINGLE_THREADED };
 
 /// Polls the pools (handing cells back, waking the workers) until `T`'s stats satisfy
@@ -109,8 +102,6 @@ const DEFAULT: PoolConfig = PoolConfig { policy: Policy::Default, ..PURGE };
 struct ChurnWorld {
     world: World,
     live: Vec<Handle<Projectile>>,
-    /// Rooted; holds the live list during each collection (`Default` only).
-    ship: Handle<Ship>,
     collect: bool,
     pos: usize,
 }
@@ -121,8 +112,6 @@ impl ChurnWorld {
     /// released objects (2 048) waiting for the next spawns.
     fn new(config: PoolConfig) -> Self {
         let mut world = World::builder().pool::<Projectile>(config).gc(GC).build().expect("a valid pool");
-        let ship = world.insert(Ship { shots: Vec::new() });
-        world.add_to_root(ship).expect("a fresh ship");
         if config.precreate {
             wait_for_pool::<Projectile>(&mut world, |s| s.available() >= config.capacity);
         }
@@ -140,29 +129,18 @@ impl ChurnWorld {
                 world.destroy(h).expect("live projectile");
             }
         }
-        Self { world, live, ship, collect: config.policy == Policy::Default, pos: 0 }
+        Self { world, live, collect: config.policy == Policy::Default, pos: 0 }
     }
 
     /// What a game does once a frame. `Default` also collects, and the collection's cost
-    /// is part of the measurement: it is the price of that policy.
-    ///
-    /// Between collections the live list is the bench's own `Vec`; for the collection it
-    /// is swapped (O(1)) into the rooted `Ship`, so the GC reaches all 10 000 live objects
-    /// through one traced field and finds only the released ones unreachable. That keeps
-    /// rooting off the per-pair path: rooting each projectile would cost an `add_to_root`
-    /// per spawn and a `remove_from_root` per destroy (which refuses rooted objects).
+    /// is part of the measurement: it is the price of that policy. The world keeps its
+    /// 10 000 live projectiles (they are owned until destroyed), so the collection finds
+    /// only the released ones unreachable.
     fn end_frame(&mut self) {
         if self.collect {
-            self.swap_into_ship();
             self.world.collect_garbage();
-            self.swap_into_ship();
         }
         self.world.end_frame();
-    }
-
-    fn swap_into_ship(&mut self) {
-        let ship = self.world.get_mut(self.ship).expect("the ship is rooted");
-        mem::swap(&mut ship.shots, &mut self.live);
     }
 
     /// Times `iters` destroy+spawn pairs on the same sequence as the peers (`churn_loop`),
