@@ -44,7 +44,7 @@
 //! | `empty` | the game thread pushes (`return_empty`); workers and the game thread pop | the queue's own | only buffers move; no object |
 //! | `spare` | route (`give_back`) and workers (`build_failed`, by `worker_lock`: one push); drained by the game thread | the lock | rare; the lock also keeps the vector's buffer between drains |
 //! | `ready` | `publish_local` (+n after the push, Release); `take_full` (−n after the pop, Relaxed) | Release / Acquire in `published` | whoever reads a count can pop the magazine it counts; a pop overtaking its publish's count dips the sum below zero, read through `settled` |
-//! | `building` | `request` (+1 before the push, Relaxed); a worker (−1 after `held` +1, Release; −1 on a failed `create` and at shutdown, Relaxed) | Release / Acquire in `on_the_way` and `snapshot` | an object moves downstream (`building` → `held` → `ready`), each move Released on the counter it leaves and read upstream first: a moving object is counted twice, never missed |
+//! | `building` | `request` (+1 before the push, Relaxed); a worker (−1 after `held` +1, Release; −1 on a failed `create`, after its cell is on the spare list and counted, Release; −1 at shutdown, Relaxed) | Release / Acquire in `on_the_way` and `snapshot` | an object moves downstream (`building` → `held` → `ready`), each move Released on the counter it leaves and read upstream first: a moving object is counted twice, never missed |
 //! | `held` | a worker (+1 Relaxed per build; −n Release in `publish`, Relaxed at exit) | as `building` | as `building` |
 //! | `deepest` | `request` (Relaxed `fetch_max`, only when exceeded) | Relaxed | a high-water tally; nothing is ordered by it |
 //! | `in_hand` | the game thread alone (`count_in_hand`, `route`: load and store, no read-modify-write) | Relaxed | one writer; its readers (the route's `max` check, growth, stats) run on the game thread too. A spawn from a magazine and a `Reuse` release into one leave it alone. On a cache line of its own, so the game thread never waits for a worker's core |
@@ -350,7 +350,9 @@ struct Counters {
     /// Nanoseconds workers spent in `create`, summed, and the longest one.
     create_nanos: AtomicU64,
     create_max_nanos: AtomicU64,
-    /// `create` calls that panicked (their cells go back to the arena).
+    /// `create` calls that panicked (their cells go back to the arena). Counted after the
+    /// cell is on the spare list (Release; `snapshot` loads it Acquire), so a reader that
+    /// sees the count finds the cell there.
     create_panics: AtomicU64,
     /// Ended objects a worker dropped before rebuilding their cell, and of them the
     /// destructors that panicked.
