@@ -699,25 +699,27 @@ impl Arena {
     /// Sets `flags` on the object `raw` names (hidden objects included), keeping the class's
     /// live bitmap in step: an object flagged `GARBAGE`, `UNREACHABLE` or `IN_POOL` leaves
     /// `tick` and `iter`, and comes back when the flags are cleared. Also brings the live bit
-    /// in step with flags set atomically (the collector's `UNREACHABLE`).
+    /// in step with flags set atomically (the collector's `UNREACHABLE`). Returns the flags
+    /// the object had before.
     ///
     /// # Errors
     /// [`ArenaError::Stale`], or [`ArenaError::ReservedFlags`] for
     /// [`ObjectFlags::ARENA_OWNED`].
-    pub fn set_flags(&mut self, raw: RawHandle, flags: ObjectFlags) -> Result<(), ArenaError> {
+    pub fn set_flags(&mut self, raw: RawHandle, flags: ObjectFlags) -> Result<ObjectFlags, ArenaError> {
         self.change_flags(raw, flags, true)
     }
 
     /// Clears `flags` on the object `raw` names; see [`set_flags`](Self::set_flags).
+    /// Returns the flags the object had before.
     ///
     /// # Errors
     /// [`ArenaError::Stale`], or [`ArenaError::ReservedFlags`] for
     /// [`ObjectFlags::ARENA_OWNED`] (and for `PERMANENT` on an object of the permanent pool).
-    pub fn clear_flags(&mut self, raw: RawHandle, flags: ObjectFlags) -> Result<(), ArenaError> {
+    pub fn clear_flags(&mut self, raw: RawHandle, flags: ObjectFlags) -> Result<ObjectFlags, ArenaError> {
         self.change_flags(raw, flags, false)
     }
 
-    fn change_flags(&mut self, raw: RawHandle, flags: ObjectFlags, set: bool) -> Result<(), ArenaError> {
+    fn change_flags(&mut self, raw: RawHandle, flags: ObjectFlags, set: bool) -> Result<ObjectFlags, ArenaError> {
         let reserved = flags & ObjectFlags::ARENA_OWNED;
         if !reserved.is_empty() {
             return Err(ArenaError::ReservedFlags(reserved));
@@ -743,7 +745,7 @@ impl Arena {
             // A keep flag set, garbage revived: the mark must judge the object again.
             entry.note(raw.index());
         }
-        Ok(())
+        Ok(before)
     }
 
     /// Adds the object to the root set by hand (UE's `AddToRoot`).

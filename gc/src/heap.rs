@@ -200,11 +200,9 @@ impl<'h> Subtree<'h> {
         let ending = ObjectFlags::GARBAGE | ObjectFlags::UNREACHABLE | ObjectFlags::BEGIN_DESTROYED;
         let mut marked = 0;
         for &h in &order {
-            let before = self.heap.arena.flags(h);
+            let before = self.heap.arena.set_flags(h, ObjectFlags::GARBAGE);
             debug_assert!(before.is_ok(), "walked and checked under the same borrow");
             marked += usize::from(before.is_ok_and(|flags| !flags.intersects(ending)));
-            let set = self.heap.arena.set_flags(h, ObjectFlags::GARBAGE);
-            debug_assert!(set.is_ok(), "walked and checked under the same borrow");
         }
         self.finish(order);
         marked
@@ -249,7 +247,8 @@ impl Drop for Subtree<'_> {
 ///   directly are leaves (never scanned).
 /// - [`collect_garbage`](Self::collect_garbage) keeps what is reachable from the roots
 ///   ([`Root`](respawn_arena::Root) guards, [`add_to_root`](Self::add_to_root), keep flags,
-///   and every object of a class whose [`Lifetime`] is `Owned`) and purges the rest; [`purge`](Self::purge) spreads the purge over frames;
+///   and every object of a class whose [`Lifetime`] is `Owned`) and purges the rest;
+///   [`purge`](Self::purge) spreads the purge over frames;
 ///   [`update`](Self::update) does both on the settings' schedule.
 /// - [`mark_as_garbage`](Self::mark_as_garbage) and [`destroy_now`](Self::destroy_now) end
 ///   objects on demand, with their sub-objects.
