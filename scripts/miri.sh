@@ -5,8 +5,9 @@
 #
 #   scripts/miri.sh            all passes
 #   scripts/miri.sh arena      only the arena's passes (likewise: allocator, gc, pool, world)
-#   scripts/miri.sh quick      CI's short run: the allocator's tests, and the World's
-#                              misuse and shutdown tests (every layer, every policy, workers)
+#   scripts/miri.sh quick      CI's short run: the allocator's tests, the ticks that read
+#                              through a View, and the World's misuse and shutdown tests
+#                              (every layer, every policy, workers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! cargo +nightly miri --version >/dev/null 2>&1; then
@@ -39,6 +40,15 @@ if [[ $only == all || $only == arena ]]; then
     MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-arena --test arena -- "$t"
   done
   MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-arena --doc par_tick_slabs
+fi
+if [[ $only == all || $only == arena || $only == quick ]]; then
+  # The split borrow of a tick that reads the rest of the arena: `&mut` objects of the
+  # ticking class beside `&` objects of the others, never the same one.
+  echo "=== miri: ticks reading through a View (strict provenance; the parallel one under tree borrows)"
+  if [[ $only == quick ]]; then # under `all` and `arena`, the arena pass above ran these
+    MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-arena --test view -- --skip par_tick
+  fi
+  MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-arena --test view -- par_tick
 fi
 if [[ $only == all || $only == gc ]]; then
   # The collector on small graphs. Single-threaded collections touch no rayon; the tests

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
-use respawn_arena::{ArenaConfig, ClassId, ClassLayout, Handle, RawHandle, Root};
+use respawn_arena::{ArenaConfig, ClassId, ClassLayout, Handle, RawHandle, Root, View};
 use respawn_gc::{
     CollectOptions, GarbageReference, GcSettings, GcStats, GcStep, Heap, Lifetime, Object, PurgeProgress,
     ReferenceChain, Referencer, Tracer,
@@ -1098,6 +1098,57 @@ impl World {
     /// ```
     pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
         self.pools.heap_mut().par_tick(f);
+    }
+
+    /// [`tick`](Self::tick), reading the rest of the world: `f` gets every live, awake
+    /// object of `T` mutably, in memory order, and a read-only [`View`] of every *other*
+    /// class, through which it reads objects by handle or walks a class — a homing missile
+    /// steers toward its target, a turret scans the ships in range — with no copy of
+    /// positions into a side table each frame. Objects of `T` are the tick's: the view
+    /// lends none of them ([`View::try_get`] says [`ArenaError::Ticking`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::{Handle, Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { x: f32 }
+    /// impl Poolable for Ship {
+    ///     fn create() -> Self { Ship { x: 0.0 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Missile { target: Option<Handle<Ship>>, x: f32 }
+    /// impl Poolable for Missile {
+    ///     fn create() -> Self { Missile { target: None, x: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder()
+    ///     .pool::<Ship>(PoolConfig::DEFAULT)
+    ///     .pool::<Missile>(PoolConfig::PROJECTILES)
+    ///     .build()?;
+    /// let ship = world.spawn_with(|s: &mut Ship| s.x = 100.0);
+    /// let missile = world.spawn_with(|m: &mut Missile| m.target = Some(ship));
+    /// // Each frame every missile closes half the distance to its target.
+    /// world.tick_reading::<Missile>(|m, rest| {
+    ///     if let Some(target) = m.target.and_then(|h| rest.get(h)) {
+    ///         m.x += (target.x - m.x) * 0.5;
+    ///     }
+    /// });
+    /// assert_eq!(world.get(missile).unwrap().x, 50.0);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    ///
+    /// [`ArenaError::Ticking`]: respawn_arena::ArenaError::Ticking
+    pub fn tick_reading<T: 'static>(&mut self, f: impl FnMut(&mut T, &View<'_>)) {
+        self.pools.heap_mut().tick_reading(f);
+    }
+
+    /// [`tick_reading`](Self::tick_reading) split across rayon's threads slab by slab;
+    /// every thread reads through the one view.
+    pub fn par_tick_reading<T: Send + 'static>(&mut self, f: impl Fn(&mut T, &View<'_>) + Sync + Send) {
+        self.pools.heap_mut().par_tick_reading(f);
     }
 
     /// Every live object of `T` with its handle, in memory order, dormant ones included

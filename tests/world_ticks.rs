@@ -498,3 +498,66 @@ fn tick_with_and_par_tick_with_skip_dormant_objects() {
     }
     assert_eq!(world.par_tick_with(|h, _: &mut Npc, cmds| cmds.destroy(h)).applied, 100);
 }
+
+/// A missile homing on an `Npc`: reads its target through the tick's view of the world.
+#[derive(Trace, Object)]
+struct Homing {
+    target: Option<Handle<Npc>>,
+    /// The target's id when last seen; `u64::MAX` once it is gone.
+    seen: u64,
+}
+
+impl Poolable for Homing {
+    fn create() -> Self {
+        Homing { target: None, seen: 0 }
+    }
+}
+
+#[test]
+fn tick_reading_follows_targets_across_every_policy_s_destroy() {
+    for policy in [Policy::Reuse, Policy::Purge, Policy::Default] {
+        let mut world = World::builder()
+            .pool::<Npc>(PoolConfig { policy, ..PoolConfig::ON_DEMAND })
+            .pool::<Homing>(PoolConfig::ON_DEMAND)
+            .build()
+            .unwrap();
+        let npcs: Vec<_> = (0..4).map(|id| spawn(&mut world, id)).collect();
+        let missiles: Vec<_> =
+            npcs.iter().map(|&n| world.spawn_with(move |m: &mut Homing| m.target = Some(n))).collect();
+        let look = |world: &mut World| {
+            world.tick_reading::<Homing>(|m, rest| {
+                m.seen = m.target.and_then(|h| rest.get(h)).map_or(u64::MAX, |n| n.id);
+            });
+            missiles.iter().map(|&m| world.get(m).unwrap().seen).collect::<Vec<_>>()
+        };
+        assert_eq!(look(&mut world), [0, 1, 2, 3], "{policy:?}");
+        // A destroyed target is gone for its missile at once, whatever its pool does with
+        // the object, and stays gone when its cell is spawned again.
+        world.destroy(npcs[1]).unwrap();
+        world.end_frame();
+        let again = spawn(&mut world, 9);
+        assert_eq!(look(&mut world), [0, u64::MAX, 2, 3], "{policy:?}");
+        world.collect_garbage();
+        assert_eq!(look(&mut world), [0, u64::MAX, 2, 3], "{policy:?}");
+        assert_eq!(world.get(again).unwrap().id, 9);
+        // The parallel tick reads the same.
+        world.par_tick_reading::<Homing>(|m, rest| m.seen = m.target.and_then(|h| rest.get(h)).map_or(7, |n| n.id));
+        let seen: Vec<_> = missiles.iter().map(|&m| world.get(m).unwrap().seen).collect();
+        assert_eq!(seen, [0, 7, 2, 3], "{policy:?}");
+    }
+}
+
+#[test]
+fn tick_reading_skips_dormant_objects_and_refuses_its_own_class() {
+    let mut world = World::builder().pool::<Npc>(PoolConfig::ON_DEMAND).build().unwrap();
+    let a = spawn(&mut world, 1);
+    let b = spawn(&mut world, 2);
+    world.set_dormant(b, true).unwrap();
+    let mut refused = Vec::new();
+    world.tick_reading::<Npc>(|n, rest| {
+        n.ticks += 1;
+        refused.push(matches!(rest.try_get(b), Err(respawn::ArenaError::Ticking(_))));
+    });
+    assert_eq!(refused, [true], "one awake Npc ticked; the view lends no Npc");
+    assert_eq!((world.get(a).unwrap().ticks, world.get(b).unwrap().ticks), (1, 0));
+}

@@ -24,9 +24,11 @@ pub(crate) mod dormancy;
 pub(crate) mod listeners;
 mod ticks;
 mod trim;
+mod view;
 pub use access::IterMut;
 pub use dormancy::TickCursor;
 pub use listeners::EndListenerId;
+pub use view::View;
 
 /// Settings of an [`Arena`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -472,19 +474,7 @@ impl Arena {
     /// recent one: the handle's range names the class.
     #[inline]
     fn locate_by_range<T: 'static>(&self, h: Handle<T>) -> Option<(&Slot, NonNull<u8>)> {
-        let range = self.table.range(h.index())?;
-        let n = h.index().wrapping_sub(range.start);
-        let slot = range.try_slot(n)?;
-        let flags = slot.check_flags(h.generation())?;
-        let class = match range.class {
-            u16::MAX => slot.class(),
-            class => class,
-        };
-        let typed = self.classes.get(usize::from(class)).is_some_and(|e| e.type_id == TypeId::of::<T>());
-        if flags.intersects(ObjectFlags::HIDDEN) || !typed {
-            return None;
-        }
-        Some((slot, range.cell(n)?))
+        locate_typed(&self.table, &self.classes, h).map(|(_, slot, cell)| (slot, cell))
     }
 
     /// The slot of the visible `T` that `h` names, or why not.
@@ -499,12 +489,7 @@ impl Arena {
     #[cold]
     #[inline(never)]
     fn why_not<T: 'static>(&self, h: Handle<T>) -> ArenaError {
-        let slot = match self.table.resolve(h.raw()) {
-            Ok(slot) => slot,
-            Err(e) => return e,
-        };
-        let found = self.classes.get(usize::from(slot.class())).map_or("another class", |e| e.name);
-        ArenaError::WrongClass { expected: type_name::<T>(), found }
+        why_not_typed(&self.table, &self.classes, h)
     }
 
     /// The object `h` names, or why not.
@@ -1220,6 +1205,42 @@ fn locate_permanent(entry: &ClassEntry, table: &ObjectTable, raw: RawHandle) -> 
     let slot = table.resolve(raw).ok()?;
     (usize::from(slot.class()) == entry.id.index()).then_some(())?;
     Some(table.cell(raw.index())?.as_ptr())
+}
+
+/// The class index, slot and cell of the visible `T` that `h` names, through the table's
+/// directory: the handle's range names the class (a permanent object's slot does).
+#[inline]
+fn locate_typed<'a, T: 'static>(
+    table: &'a ObjectTable,
+    classes: &[ClassEntry],
+    h: Handle<T>,
+) -> Option<(usize, &'a Slot, NonNull<u8>)> {
+    let range = table.range(h.index())?;
+    let n = h.index().wrapping_sub(range.start);
+    let slot = range.try_slot(n)?;
+    let flags = slot.check_flags(h.generation())?;
+    let class = match range.class {
+        u16::MAX => slot.class(),
+        class => class,
+    };
+    let class = usize::from(class);
+    let typed = classes.get(class).is_some_and(|e| e.type_id == TypeId::of::<T>());
+    if flags.intersects(ObjectFlags::HIDDEN) || !typed {
+        return None;
+    }
+    Some((class, slot, range.cell(n)?))
+}
+
+/// Why `h` does not name a visible `T` ([`locate_typed`] found none).
+#[cold]
+#[inline(never)]
+fn why_not_typed<T: 'static>(table: &ObjectTable, classes: &[ClassEntry], h: Handle<T>) -> ArenaError {
+    let slot = match table.resolve(h.raw()) {
+        Ok(slot) => slot,
+        Err(e) => return e,
+    };
+    let found = classes.get(usize::from(slot.class())).map_or("another class", |e| e.name);
+    ArenaError::WrongClass { expected: type_name::<T>(), found }
 }
 
 /// Takes a prepared slab for `entry`'s class and makes its cells vacant slots.

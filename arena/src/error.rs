@@ -45,6 +45,9 @@ pub enum ArenaError {
     OuterCycle,
     /// The object is permanent: it lives until its arena drops.
     Permanent,
+    /// The object is of the class being ticked: its objects are lent to the tick, not to
+    /// the tick's [`View`](crate::View) of the other classes. Names the class.
+    Ticking(&'static str),
     /// The allocator refused (reservation exhausted, bad layout, ...).
     Alloc(AllocError),
 }
@@ -63,6 +66,9 @@ impl fmt::Display for ArenaError {
             Self::TableFull => f.write_str("the object table is full"),
             Self::OuterCycle => f.write_str("an object cannot be owned by itself or by one of its sub-objects"),
             Self::Permanent => f.write_str("the object is permanent: it lives until its arena drops"),
+            Self::Ticking(name) => {
+                write!(f, "{name} is the class being ticked: its objects are the tick's, not the view's")
+            }
             Self::Alloc(e) => write!(f, "allocator: {e}"),
         }
     }

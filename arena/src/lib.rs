@@ -66,7 +66,7 @@ mod table;
 #[cfg(not(loom))]
 pub use arena::{
     Arena, ArenaClassStats, ArenaConfig, BarrierLog, ClassStore, EndListenerId, Iter, IterMut, LiveIndices, Releasable,
-    TickCursor,
+    TickCursor, View,
 };
 #[cfg(not(loom))]
 pub use class::{CellMap, CompactCell};

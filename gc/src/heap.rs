@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use respawn_allocator::sync::{AtomicU32, Ordering};
 use respawn_arena::{
     Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassId, ClassLayout, Ended, Handle, Iter, ObjectFlags,
-    ObjectTable, RawHandle, Rejected, Root, SlabConfig, Slot,
+    ObjectTable, RawHandle, Rejected, Root, SlabConfig, Slot, View,
 };
 
 use crate::cluster::{ClusterId, Clusters};
@@ -551,6 +551,18 @@ impl Heap {
     /// Like [`tick`](Self::tick), split across rayon's threads slab by slab.
     pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
         self.in_threads(|heap| heap.arena.par_tick(f));
+    }
+
+    /// [`tick`](Self::tick) with a read-only [`View`] of every other class (a missile
+    /// reads its target). As [`Arena::tick_reading`].
+    pub fn tick_reading<T: 'static>(&mut self, f: impl FnMut(&mut T, &View<'_>)) {
+        self.arena.tick_reading(f);
+    }
+
+    /// [`tick_reading`](Self::tick_reading) split across the heap's threads slab by slab.
+    /// As [`Arena::par_tick_reading`].
+    pub fn par_tick_reading<T: Send + 'static>(&mut self, f: impl Fn(&mut T, &View<'_>) + Sync + Send) {
+        self.in_threads(|heap| heap.arena.par_tick_reading(f));
     }
 
     /// Ticks at most `budget` awake objects of class `T` from where `cursor` stopped: a
