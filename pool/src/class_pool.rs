@@ -12,7 +12,7 @@ use respawn_arena::{
 use respawn_gc::Heap;
 
 use crate::depot::{self, Depot, Magazines, Refilled};
-use crate::pools::refusal;
+use crate::error::refusal;
 use crate::sync::{background_priority, Arc};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 

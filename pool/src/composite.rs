@@ -49,7 +49,7 @@ use respawn_gc::Heap;
 
 use crate::class_pool::{Cold, ErasedPool};
 use crate::depot::{self, Depot, Magazines, Recipe, Refilled, Token};
-use crate::pools::refusal;
+use crate::error::refusal;
 use crate::sync::{background_priority, Arc, AtomicU64, Mutex, Ordering};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
@@ -1214,7 +1214,7 @@ impl Pools {
             return Err(refuse("idle_trim is not built for composite pools yet: set idle_trim = None"));
         }
         if self.heap.class_of::<O>().is_none() {
-            let slab = crate::pools::pooled_slabs(self.heap.arena().config().slab, &config);
+            let slab = crate::config::pooled_slabs(self.heap.arena().config().slab, &config);
             self.heap.register_with::<O>(slab)?;
         }
         let class = self.heap.class_id::<O>()?;

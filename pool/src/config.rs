@@ -637,6 +637,20 @@ impl std::error::Error for ConfigError {
     }
 }
 
+/// The slab configuration of a class registered for a pool of `config`: the arena's, but
+/// with no more slabs prepared ahead than one growth step of the pool needs (`grow_by`
+/// cells, at least one slab; never more than the arena's own `spare_slabs`).
+///
+/// A pool's ready objects are its buffer ahead of demand: spawns pop them, and only a
+/// growth step at the low watermark takes new cells. The allocator's spare slabs have to
+/// cover that step, so it takes no page fault; slabs prepared beyond it would sit empty
+/// behind a full pool (two 128-byte-class slabs are 256 KiB for a pool of a few hundred).
+#[cfg(feature = "world")]
+pub(crate) fn pooled_slabs(arena: respawn_arena::SlabConfig, config: &PoolConfig) -> respawn_arena::SlabConfig {
+    let step = u32::try_from(config.grow_by.div_ceil(arena.cells_per_slab as usize)).unwrap_or(u32::MAX);
+    respawn_arena::SlabConfig { spare_slabs: arena.spare_slabs.min(step.max(1)), ..arena }
+}
+
 #[cfg(test)]
 mod tests {
     use super::short_type_name;

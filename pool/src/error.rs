@@ -147,3 +147,13 @@ impl From<ConfigError> for PoolError {
         Self::Config(e)
     }
 }
+
+#[cfg(feature = "world")]
+/// A release the collector's walk refused ([`Heap::subtree`](respawn_gc::Heap::subtree)):
+/// a rooted or permanent object (or sub-object), as the arena names them.
+pub(crate) fn refusal(e: GcError) -> PoolError {
+    match e {
+        GcError::Permanent => PoolError::Arena(ArenaError::Permanent),
+        e => e.into(),
+    }
+}

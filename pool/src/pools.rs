@@ -5,11 +5,12 @@ use std::fmt;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
-use respawn_arena::{ArenaError, ClassId, DropAll, Handle, RawHandle, SlabConfig};
-use respawn_gc::{GcError, Heap, Object};
+use respawn_arena::{ArenaError, ClassId, DropAll, Handle, RawHandle};
+use respawn_gc::{Heap, Object};
 
 use crate::class_pool::{ClassPool, Create, ErasedPool};
 use crate::composite::Composites;
+use crate::error::refusal;
 use crate::sync::Arc;
 use crate::{ClassPoolMut, Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
@@ -128,19 +129,6 @@ pub struct Pools {
     unpooled_spawns: u64,
 }
 
-/// The slab configuration of a class registered for a pool of `config`: the arena's, but
-/// with no more slabs prepared ahead than one growth step of the pool needs (`grow_by`
-/// cells, at least one slab; never more than the arena's own `spare_slabs`).
-///
-/// A pool's ready objects are its buffer ahead of demand: spawns pop them, and only a
-/// growth step at the low watermark takes new cells. The allocator's spare slabs have to
-/// cover that step, so it takes no page fault; slabs prepared beyond it would sit empty
-/// behind a full pool (two 128-byte-class slabs are 256 KiB for a pool of a few hundred).
-pub(crate) fn pooled_slabs(arena: SlabConfig, config: &PoolConfig) -> SlabConfig {
-    let step = u32::try_from(config.grow_by.div_ceil(arena.cells_per_slab as usize)).unwrap_or(u32::MAX);
-    SlabConfig { spare_slabs: arena.spare_slabs.min(step.max(1)), ..arena }
-}
-
 /// A type no heap registers: [`Pools::recent`]'s before the first spawn.
 struct NoClass;
 
@@ -218,7 +206,7 @@ impl Pools {
     ) -> Result<(), PoolError> {
         config.validate().map_err(|e| PoolError::Config(e.in_class(T::class_name())))?;
         if self.heap.class_of::<T>().is_none() {
-            let slab = pooled_slabs(self.heap.arena().config().slab, &config);
+            let slab = crate::config::pooled_slabs(self.heap.arena().config().slab, &config);
             self.heap.register_with::<T>(slab)?;
         }
         let class = self.class_id::<T>()?;
@@ -239,7 +227,7 @@ impl Pools {
     }
 
     /// `T`'s class id, registering `T` with the collector if needed (with the arena's slab
-    /// configuration: a class the pools register has [`pooled_slabs`]).
+    /// configuration: a class the pools register has [`pooled_slabs`](crate::config::pooled_slabs)).
     fn class_id<T: Object>(&mut self) -> Result<ClassId, PoolError> {
         Ok(self.heap.class_id::<T>()?)
     }
@@ -555,15 +543,6 @@ impl Pools {
         for composite in self.composites.iter_mut() {
             drops.run(|| composite.erased_mut().shutdown());
         }
-    }
-}
-
-/// A release the collector's walk refused ([`Heap::subtree`](respawn_gc::Heap::subtree)):
-/// a rooted or permanent object (or sub-object), as the arena names them.
-pub(crate) fn refusal(e: GcError) -> PoolError {
-    match e {
-        GcError::Permanent => PoolError::Arena(ArenaError::Permanent),
-        e => e.into(),
     }
 }
 
