@@ -324,7 +324,10 @@ impl Pools {
     }
 
     /// A spawn of a class without a pool: built here by `T::create` and counted, or
-    /// refused if the pools are required.
+    /// refused if the pools are required. Out of line, as the composite's spawn: the pooled
+    /// spawn inlined into its callers keeps only its own path.
+    #[cold]
+    #[inline(never)]
     fn spawn_unpooled<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
         if self.require_pools {
             return Err(PoolError::NotPooled(T::class_name()));
