@@ -1,6 +1,7 @@
 //! respawn's arena beside its peers (slab, slotmap, `Box`, a free-list `Vec`, hecs, and
-//! `floor`, respawn's per-object invariants alone: `common::Floor`) on the
-//! workloads of DESIGN.md §7: `churn`, `burst` and `tick`, one 64-byte projectile per object.
+//! `floor`, respawn's per-object invariants alone: `common::Floor`) on the workloads of the
+//! targets in `benches/README.md`: `churn`, `burst` and `tick`, one 64-byte projectile per
+//! object.
 //!
 //! Run with `cargo bench --bench arena`; see `benches/README.md` for the reference figures.
 

@@ -1,5 +1,6 @@
 //! respawn's collector beside a hand-written mark-sweep and rust-gc (the `gc` crate), on the
-//! `gc` workload of DESIGN.md §7, plus its scaling over threads and its purge slices.
+//! `gc` workload of the targets in `benches/README.md`, plus its scaling over threads and its
+//! purge slices.
 //!
 //! - `gc/100k`: 100 000 nodes, 0–4 edges each to uniformly random nodes, every 10th rooted;
 //!   half the roots are dropped, then one full collection (mark + sweep/purge). The graph is

@@ -1,5 +1,5 @@
-//! respawn's pools beside their peers on the pool workloads of DESIGN.md §7, one 64-byte
-//! projectile per object as in `benches/arena.rs`:
+//! respawn's pools beside their peers on the pool workloads of the targets in
+//! `benches/README.md`, one 64-byte projectile per object as in `benches/arena.rs`:
 //!
 //! - `pool_churn`: 10 000 live objects; each iteration destroys a random live one and
 //!   spawns one (slab, slotmap, `Box`, and a `World` under each policy: `Reuse`, `Purge`,
@@ -257,7 +257,7 @@ fn pool_churn(c: &mut Criterion) {
 
 /// How long `Expensive::create` takes.
 const CONSTRUCT: Duration = Duration::from_micros(20);
-/// One spawn per this long in the paced runs (DESIGN.md §7).
+/// One spawn per this long in the paced runs (the construct target in `benches/README.md`).
 const PACE: Duration = Duration::from_micros(40);
 /// Spawns per frame in the paced runs: `end_frame` wakes the worker this often.
 const SPAWNS_PER_FRAME: u64 = 16;

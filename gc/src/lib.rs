@@ -30,7 +30,7 @@
 //!
 //! Rules that keep it honest:
 //! - an object reachable from a root survives every collection; an unreachable one is
-//!   purged by the next full collection (invariant 5 of the design);
+//!   purged by the next full collection (invariant 5 in ARCHITECTURE.md);
 //! - `GARBAGE` objects are never kept alive by a reference, and their sub-objects go with
 //!   them;
 //! - a purge step overruns its budget by at most one object's destruction (invariant 6);

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-/// How a pooled class recycles released objects (DESIGN §5's table).
+/// How a pooled class recycles released objects (the table in ARCHITECTURE.md §3.2).
 ///
 /// Under every policy, handles to a released object are stale at once; the policies
 /// differ in what happens to the object and when its cell is ready again.

@@ -81,7 +81,7 @@ pub struct Shot {
     rocket: bool,
 }
 
-/// A cheap projectile (64 bytes, the size DESIGN.md's targets are stated for).
+/// A cheap projectile (64 bytes, the size the targets in `benches/README.md` are stated for).
 #[derive(Trace, Object)]
 #[repr(C)]
 pub struct Bullet {
