@@ -3,7 +3,7 @@
 //! targets in `benches/README.md`: `churn`, `burst` and `tick`, one 64-byte projectile per
 //! object.
 //!
-//! Run with `cargo bench --bench arena`; see `benches/README.md` for the reference figures.
+//! Run with `cargo bench --bench arena`; see `benches/LOG.md` for the reference figures.
 
 use std::time::Duration;
 

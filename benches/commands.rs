@@ -15,7 +15,7 @@
 //! 100 000 projectiles back (life 10, so each frame retires the same tenth) and ends the
 //! frame, so every iteration starts from the same population.
 //!
-//! Run with `cargo bench --bench commands`; see `benches/README.md` for the figures.
+//! Run with `cargo bench --bench commands`; see `benches/LOG.md` for the figures.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -13,7 +13,7 @@
 //! padding), so all four read the same bytes per object they visit.
 //!
 //! Run with `cargo bench --bench dormant -- --warm-up-time 1 --measurement-time 3 --noplot`;
-//! see `benches/README.md` for the figures.
+//! see `benches/LOG.md` for the figures.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use respawn::{Arena, ArenaConfig, SlabConfig};

@@ -18,7 +18,7 @@
 //!   the destructors inline or on the heap's purge thread (`GcSettings::async_purge`). The
 //!   collection that finds them and the purge thread's catching up run outside the timing.
 //!
-//! Run with `cargo bench --bench gc`; `benches/README.md` has the figures.
+//! Run with `cargo bench --bench gc`; `benches/LOG.md` has the figures.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -19,7 +19,7 @@
 //!   inserts and links), or popped from a composite pool (`Purge`, one worker rebuilding
 //!   each wave before the next; and `Reuse`).
 //!
-//! Run with `cargo bench --bench pool`; see `benches/README.md` for the figures.
+//! Run with `cargo bench --bench pool`; see `benches/LOG.md` for the figures.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

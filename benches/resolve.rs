@@ -28,7 +28,7 @@
 //!
 //! Otherwise it prints the nanoseconds per op of the measured loop. `scripts/misses.sh` runs it under
 //! cachegrind twice (`ops` and 0, so set-up cancels out) and prints instructions and cache
-//! misses per op; `benches/README.md` has the figures. Under `cargo bench` (which passes
+//! misses per op; `benches/LOG.md` has the figures. Under `cargo bench` (which passes
 //! `--bench`) it runs every peer once, small, as a smoke test.
 
 use std::hint::black_box;

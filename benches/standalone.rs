@@ -9,7 +9,7 @@
 //! - `shared`: clone + drop of a strong reference (`Shared`, `LocalShared`, `Arc`, `Rc`), and
 //!   making one + dropping it (`Shared::pull` on a warm pool, `Arc::new`).
 //!
-//! Run with `cargo bench --bench standalone`; see `benches/README.md` for the figures.
+//! Run with `cargo bench --bench standalone`; see `benches/LOG.md` for the figures.
 
 use std::hint::black_box;
 use std::rc::Rc;

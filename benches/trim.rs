@@ -9,7 +9,7 @@
 //! - `pool_trim/drop_box_100k` (baseline): dropping a `Vec` of 100 000 boxed objects.
 //!
 //! Each iteration spawns the spike again (untimed; it recommits the slabs). Run with
-//! `cargo bench --bench trim`; see `benches/README.md` for the figures.
+//! `cargo bench --bench trim`; see `benches/LOG.md` for the figures.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

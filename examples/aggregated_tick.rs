@@ -23,7 +23,7 @@
 //! This is a demonstration, not a benchmark: one run, no statistics, timings that move with
 //! the machine's load, and nothing asserted about them. The figures are measured by the
 //! criterion benches in `benches/` (`cargo bench --bench arena -- tick`; see
-//! `benches/README.md`).
+//! `benches/LOG.md`).
 
 use std::time::{Duration, Instant};
 

@@ -11,8 +11,8 @@
 //!   1 (no lock: every way into the heap takes &Heap or &mut Heap, so nothing else can run
 //!              in it; UE's FGCScopeGuard has no counterpart. The pools' workers never touch the table)
 //!   2 mark     table chunks ──rayon──► every slot MAYBE_UNREACHABLE, except roots (Root guards,
-//!              ROOT_SET, keep flags), PERMANENT and pooled objects; roots ► frontier A,
-//!              and what external referencers (add_referencer) report
+//!              ROOT_SET, keep flags, objects of owned classes), PERMANENT and pooled
+//!              objects; roots ► frontier A, and what external referencers (add_referencer) report
 //!   3 reach    frontier A ──rayon tasks, each a 1 Ki DFS stack──► claims (fetch_and on
 //!              MAYBE_UNREACHABLE, once per object) ──spill──► frontier B ──► … until empty
 //!              GARBAGE is never claimed; an object's outer is claimed with it
@@ -29,8 +29,9 @@
 //! ```
 //!
 //! Rules that keep it honest:
-//! - an object reachable from a root survives every collection; an unreachable one is
-//!   purged by the next full collection (invariant 5 in ARCHITECTURE.md);
+//! - an object reachable from a root, or of an owned class ([`Lifetime::Owned`]) and not
+//!   garbage, survives every collection; any other object is purged by the next full
+//!   collection (invariant 5 in ARCHITECTURE.md);
 //! - `GARBAGE` objects are never kept alive by a reference, and their sub-objects go with
 //!   them;
 //! - a purge step overruns its budget by at most one object's destruction (invariant 6);

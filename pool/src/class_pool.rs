@@ -89,7 +89,7 @@ pub(crate) struct ClassPool<T: Poolable> {
     /// The pool may own more than `max` cells: set by the only ways past it (a spawn that
     /// overflows at `max`, a plain insert counted in `in_use`), cleared by the first
     /// `Reuse` release that finds the pool back within `max`. While it is clear a `Reuse`
-    /// release skips counting the cells the pool owns (five shared counters).
+    /// release skips counting the cells the pool owns (four shared counters).
     over_max: bool,
     /// The idle window and what trims dropped.
     trim: trim::TrimState,
