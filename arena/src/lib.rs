@@ -60,6 +60,8 @@ mod layout;
 #[cfg(not(loom))]
 mod outer;
 #[cfg(not(loom))]
+mod paged;
+#[cfg(not(loom))]
 mod side_table;
 mod table;
 

@@ -12,65 +12,19 @@
 //!
 //! Linking and unlinking are O(1) and allocate only when an object in a page of the index
 //! space not touched before gains an owner or a sub-object, so an owner's destruction
-//! finds its sub-objects without scanning the table. Both sides are [`Paged`]: a page of
-//! [`PAGE`] entries is allocated the first time one of its indices is written, so a class
-//! whose objects have owners pays 8 bytes per cell of its pages (the sibling links), and
-//! only the classes that own sub-objects pay 4 more (the heads) — not a link of both kinds
-//! for every index up to the highest one linked, as one vector per block did.
+//! finds its sub-objects without scanning the table. Both sides are [`Paged`] arrays: a page
+//! of [`PAGE`] entries is allocated the first time one of its indices is written, so a
+//! class whose objects have owners pays 8 bytes per cell of its pages (the sibling links),
+//! and only the classes that own sub-objects pay 4 more (the heads).
 
 use respawn_allocator::sync::Ordering;
 
-use crate::table::{ObjectTable, BLOCK_SLOTS, NONE};
+use crate::paged::Paged;
+use crate::table::{ObjectTable, NONE};
 use crate::ObjectFlags;
 
-/// Entries per page of a [`Paged`] array: 2 Ki, so a page of sibling links is 16 KiB and
-/// a 1 Mi-index block of the table has a directory of 512 page pointers.
-pub(crate) const PAGE: usize = 2048;
-const _: () = assert!(BLOCK_SLOTS % PAGE == 0, "a page never straddles two classes' ranges");
-
-/// An array over the table's index space whose pages are allocated on first write; an
-/// index in a page never written reads as `fill`.
-#[derive(Debug)]
-pub(crate) struct Paged<T> {
-    pages: Vec<Option<Box<[T; PAGE]>>>,
-    fill: T,
-}
-
-impl<T: Copy> Paged<T> {
-    pub(crate) const fn new(fill: T) -> Self {
-        Self { pages: Vec::new(), fill }
-    }
-
-    #[inline]
-    pub(crate) fn get(&self, index: u32) -> T {
-        let (page, i) = (index as usize / PAGE, index as usize % PAGE);
-        match self.pages.get(page) {
-            Some(Some(entries)) => entries[i],
-            _ => self.fill,
-        }
-    }
-
-    #[inline]
-    pub(crate) fn get_mut(&mut self, index: u32) -> &mut T {
-        let (page, i) = (index as usize / PAGE, index as usize % PAGE);
-        if page >= self.pages.len() {
-            self.pages.resize_with(page + 1, || None);
-        }
-        let fill = self.fill;
-        let entries = self.pages[page].get_or_insert_with(|| {
-            let entries: Box<[T]> = vec![fill; PAGE].into_boxed_slice();
-            entries.try_into().unwrap_or_else(|_| unreachable!("a vector of PAGE entries"))
-        });
-        &mut entries[i]
-    }
-
-    /// Bytes of the pages allocated for indices `start..start + len`.
-    pub(crate) fn bytes_in(&self, start: u32, len: u32) -> usize {
-        let (first, end) = (start as usize / PAGE, (start as usize + len as usize).div_ceil(PAGE));
-        let pages = self.pages.get(first..end.min(self.pages.len())).unwrap_or(&[]);
-        pages.iter().flatten().count() * std::mem::size_of::<[T; PAGE]>()
-    }
-}
+/// Entries per page of the links: 2 Ki, so a page of sibling links is 16 KiB.
+const PAGE: usize = 2048;
 
 #[derive(Clone, Copy, Debug)]
 struct Siblings {
@@ -87,27 +41,39 @@ const UNLINKED: Siblings = Siblings { next: NONE, prev: NONE };
 #[derive(Debug)]
 pub(crate) struct Outers {
     /// Each owner's newest sub-object (the list's head); `NONE` for an object that owns none.
-    heads: Paged<u32>,
+    heads: Paged<u32, PAGE>,
     /// Each sub-object's neighbours in its owner's list.
-    siblings: Paged<Siblings>,
+    siblings: Paged<Siblings, PAGE>,
 }
 
 impl Default for Outers {
     fn default() -> Self {
-        Self { heads: Paged::new(NONE), siblings: Paged::new(UNLINKED) }
+        Self { heads: Paged::new(|| NONE), siblings: Paged::new(|| UNLINKED) }
     }
 }
 
 impl Outers {
+    /// `parent`'s newest sub-object, `NONE` if it owns none.
+    #[inline]
+    fn head(&self, parent: u32) -> u32 {
+        self.heads.get(parent).copied().unwrap_or(NONE)
+    }
+
+    /// `child`'s neighbours in its owner's list.
+    #[inline]
+    fn siblings_of(&self, child: u32) -> Siblings {
+        self.siblings.get(child).copied().unwrap_or(UNLINKED)
+    }
+
     /// Makes `child` a sub-object of `parent` (both live; the caller ruled out cycles).
     pub(crate) fn attach(&mut self, table: &ObjectTable, child: u32, parent: u32) {
         self.detach_from_outer(table, child);
-        let head = self.heads.get(parent);
-        *self.siblings.get_mut(child) = Siblings { next: head, prev: NONE };
+        let head = self.head(parent);
+        *self.siblings.get_or_insert(child) = Siblings { next: head, prev: NONE };
         if head != NONE {
-            self.siblings.get_mut(head).prev = child;
+            self.siblings.get_or_insert(head).prev = child;
         }
-        *self.heads.get_mut(parent) = child;
+        *self.heads.get_or_insert(parent) = child;
         // SAFETY: the caller resolved `child` through the table.
         let c = unsafe { table.slot_unchecked(child) };
         c.outer.store(parent, Ordering::Relaxed);
@@ -128,16 +94,16 @@ impl Outers {
         slot.outer.store(NONE, Ordering::Relaxed);
         slot.flags.fetch_and(!ObjectFlags::HAS_OUTER.bits(), Ordering::AcqRel);
         // A linked child's page exists: `attach` wrote it.
-        let Siblings { next, prev } = std::mem::replace(self.siblings.get_mut(child), UNLINKED);
+        let Siblings { next, prev } = std::mem::replace(self.siblings.get_or_insert(child), UNLINKED);
         if prev == NONE {
-            *self.heads.get_mut(parent) = next;
+            *self.heads.get_or_insert(parent) = next;
         } else {
-            self.siblings.get_mut(prev).next = next;
+            self.siblings.get_or_insert(prev).next = next;
         }
         if next != NONE {
-            self.siblings.get_mut(next).prev = prev;
+            self.siblings.get_or_insert(next).prev = prev;
         }
-        if self.heads.get(parent) == NONE {
+        if self.head(parent) == NONE {
             // SAFETY: an owner is live while it has sub-objects (its release orphans them).
             let p = unsafe { table.slot_unchecked(parent) };
             p.flags.fetch_and(!ObjectFlags::HAS_SUBOBJECTS.bits(), Ordering::AcqRel);
@@ -146,17 +112,17 @@ impl Outers {
 
     /// Cuts every sub-object of `parent` loose (their `outer` becomes `NONE`).
     pub(crate) fn orphan_children(&mut self, table: &ObjectTable, parent: u32) {
-        let mut child = self.heads.get(parent);
+        let mut child = self.head(parent);
         while child != NONE {
-            let next = std::mem::replace(self.siblings.get_mut(child), UNLINKED).next;
+            let next = std::mem::replace(self.siblings.get_or_insert(child), UNLINKED).next;
             // SAFETY: a listed child is a live slot of the table.
             let c = unsafe { table.slot_unchecked(child) };
             c.outer.store(NONE, Ordering::Relaxed);
             c.flags.fetch_and(!ObjectFlags::HAS_OUTER.bits(), Ordering::AcqRel);
             child = next;
         }
-        if self.heads.get(parent) != NONE {
-            *self.heads.get_mut(parent) = NONE;
+        if self.head(parent) != NONE {
+            *self.heads.get_or_insert(parent) = NONE;
         }
         // SAFETY: the caller resolved `parent`.
         let p = unsafe { table.slot_unchecked(parent) };
@@ -165,7 +131,7 @@ impl Outers {
 
     /// The direct sub-objects of `parent`, newest first.
     pub(crate) fn children(&self, parent: u32) -> Children<'_> {
-        Children { outers: self, next: self.heads.get(parent) }
+        Children { outers: self, next: self.head(parent) }
     }
 
     /// Heap bytes of the links for indices `start..start + len` (a class's range): the
@@ -190,27 +156,7 @@ impl Iterator for Children<'_> {
         if current == NONE {
             return None;
         }
-        self.next = self.outers.siblings.get(current).next;
+        self.next = self.outers.siblings_of(current).next;
         Some(current)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_paged_array_allocates_only_the_pages_written() {
-        let mut paged = Paged::new(NONE);
-        assert_eq!(paged.get(5_000_000), NONE, "never written: the fill");
-        *paged.get_mut(3 * PAGE as u32 + 7) = 42;
-        *paged.get_mut(3 * PAGE as u32 + 8) = 43;
-        assert_eq!((paged.get(3 * PAGE as u32 + 7), paged.get(3 * PAGE as u32 + 8)), (42, 43));
-        assert_eq!(paged.get(3 * PAGE as u32 + 9), NONE, "an unwritten index of an allocated page");
-        assert_eq!(paged.get(2 * PAGE as u32), NONE, "an index of an unallocated page below");
-        let page = PAGE * 4;
-        assert_eq!(paged.bytes_in(0, 4 * PAGE as u32), page, "one page of four");
-        assert_eq!(paged.bytes_in(0, 3 * PAGE as u32), 0, "the range stops before the page");
-        assert_eq!(paged.bytes_in(4 * PAGE as u32, PAGE as u32), 0, "a range beyond the directory");
     }
 }

@@ -24,38 +24,27 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::mem;
 use std::num::NonZeroU32;
+use std::slice;
 
-use crate::table::BLOCK_SLOTS;
+use crate::paged::{Block, Entries, Paged};
 use crate::{Arena, Handle, RawHandle};
 
 /// Entries per page: 256, a few KiB for small values, and four pages to a 1 Ki-cell slab.
 const PAGE: usize = 256;
-const _: () = assert!(BLOCK_SLOTS % PAGE == 0, "a page never straddles two blocks");
 
 /// A value and the generation of the handle it was written for.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 struct Entry<V> {
     generation: NonZeroU32,
     value: V,
 }
 
-/// `PAGE` entries, allocated on first write.
-type Page<V> = Box<[Option<Entry<V>>; PAGE]>;
+/// An index's entry: none, or a value and its handle's generation.
+type Held<V> = Option<Entry<V>>;
 
-/// The pages of one block of the table's index space (`BLOCK_SLOTS` indices).
-#[derive(Clone)]
-struct Block<V> {
-    /// `index / BLOCK_SLOTS` of the block's indices.
-    number: u32,
-    /// By page within the block, up to the last page written.
-    pages: Vec<Option<Page<V>>>,
-}
-
-/// Where `index` lives: its block number, its page within the block, and its entry.
-#[inline(always)]
-fn split(index: u32) -> (u32, usize, usize) {
-    let within = index as usize % BLOCK_SLOTS;
-    ((index as usize / BLOCK_SLOTS) as u32, within / PAGE, within % PAGE)
+/// The fill of a new page: no entry.
+const fn vacant<V>() -> Held<V> {
+    None
 }
 
 /// A value per object of class `T`, keyed by [`Handle<T>`] (slotmap's `SecondaryMap`): a
@@ -103,9 +92,8 @@ fn split(index: u32) -> (u32, usize, usize) {
 /// assert_eq!(net_ids.iter().map(|(h, id)| (h, *id)).collect::<Vec<_>>(), [(c, 7003)]);
 /// ```
 pub struct SideTable<T, V> {
-    /// Sorted by block number; most tables have one or two (a class's range, and the
-    /// permanent pool's block for its permanent objects).
-    blocks: Vec<Block<V>>,
+    /// By slot index, in pages.
+    entries: Paged<Held<V>, PAGE>,
     len: usize,
     _class: PhantomData<fn() -> T>,
 }
@@ -118,7 +106,7 @@ impl<T, V> Default for SideTable<T, V> {
 
 impl<T, V: Clone> Clone for SideTable<T, V> {
     fn clone(&self) -> Self {
-        Self { blocks: self.blocks.clone(), len: self.len, _class: PhantomData }
+        Self { entries: self.entries.clone(), len: self.len, _class: PhantomData }
     }
 }
 
@@ -140,7 +128,7 @@ impl<T, V> SideTable<T, V> {
     /// assert!(cells.is_empty() && cells.heap_bytes() == 0);
     /// ```
     pub const fn new() -> Self {
-        Self { blocks: Vec::new(), len: 0, _class: PhantomData }
+        Self { entries: Paged::new(vacant), len: 0, _class: PhantomData }
     }
 
     /// Entries in the table.
@@ -166,39 +154,14 @@ impl<T, V> SideTable<T, V> {
 
     /// The entry slot of `index`, if its page was ever written.
     #[inline]
-    fn entry(&self, index: u32) -> Option<&Option<Entry<V>>> {
-        let (number, page, i) = split(index);
-        let block = self.blocks.iter().find(|b| b.number == number)?;
-        Some(&block.pages.get(page)?.as_ref()?[i])
+    fn entry(&self, index: u32) -> Option<&Held<V>> {
+        self.entries.get(index)
     }
 
-    /// [`entry`](Self::entry), mutably.
+    /// The entry slot of `index`, mutably, if its page was ever written.
     #[inline]
-    fn entry_mut(&mut self, index: u32) -> Option<&mut Option<Entry<V>>> {
-        let (number, page, i) = split(index);
-        let block = self.blocks.iter_mut().find(|b| b.number == number)?;
-        Some(&mut block.pages.get_mut(page)?.as_mut()?[i])
-    }
-
-    /// The entry slot of `index`, its block and page allocated if they were not.
-    fn entry_or_page(&mut self, index: u32) -> &mut Option<Entry<V>> {
-        let (number, page, i) = split(index);
-        let at = match self.blocks.binary_search_by_key(&number, |b| b.number) {
-            Ok(at) => at,
-            Err(at) => {
-                self.blocks.insert(at, Block { number, pages: Vec::new() });
-                at
-            }
-        };
-        let pages = &mut self.blocks[at].pages;
-        if pages.len() <= page {
-            pages.resize_with(page + 1, || None);
-        }
-        let entries = pages[page].get_or_insert_with(|| {
-            let entries: Box<[Option<Entry<V>>]> = (0..PAGE).map(|_| None).collect();
-            entries.try_into().unwrap_or_else(|_| unreachable!("a slice of PAGE entries"))
-        });
-        &mut entries[i]
+    fn entry_mut(&mut self, index: u32) -> Option<&mut Held<V>> {
+        self.entries.get_mut(index)
     }
 
     /// Writes `value` for `h`: returns the value `h` had, if any. An entry of an older
@@ -243,7 +206,7 @@ impl<T, V> SideTable<T, V> {
                 return Err(value);
             }
         }
-        let slot = self.entry_or_page(h.index());
+        let slot = self.entries.get_or_insert(h.index());
         match slot {
             Some(entry) if entry.generation == generation => Ok(Some(mem::replace(&mut entry.value, value))),
             Some(_) => {
@@ -347,18 +310,11 @@ impl<T, V> SideTable<T, V> {
     /// ```
     pub fn retain(&mut self, mut keep: impl FnMut(Handle<T>, &mut V) -> bool) {
         let mut removed = 0;
-        for block in &mut self.blocks {
-            let base = block.number as usize * BLOCK_SLOTS;
-            for (p, page) in block.pages.iter_mut().enumerate() {
-                let Some(entries) = page else { continue };
-                for (i, slot) in entries.iter_mut().enumerate() {
-                    let Some(entry) = slot else { continue };
-                    let index = (base + p * PAGE + i) as u32;
-                    if !keep(Handle::from_raw(RawHandle::new(index, entry.generation)), &mut entry.value) {
-                        *slot = None;
-                        removed += 1;
-                    }
-                }
+        for (index, slot) in self.entries.iter_mut() {
+            let Some(entry) = slot else { continue };
+            if !keep(Handle::from_raw(RawHandle::new(index, entry.generation)), &mut entry.value) {
+                *slot = None;
+                removed += 1;
             }
         }
         self.len -= removed;
@@ -378,9 +334,7 @@ impl<T, V> SideTable<T, V> {
     /// assert!(table.heap_bytes() > 0, "the page stays");
     /// ```
     pub fn clear(&mut self) {
-        for entries in self.blocks.iter_mut().flat_map(|b| b.pages.iter_mut().flatten()) {
-            entries.iter_mut().for_each(|slot| *slot = None);
-        }
+        self.entries.refill();
         self.len = 0;
     }
 
@@ -397,19 +351,7 @@ impl<T, V> SideTable<T, V> {
     /// assert_eq!(table.heap_bytes(), 0);
     /// ```
     pub fn shrink_to_fit(&mut self) {
-        for block in &mut self.blocks {
-            for page in &mut block.pages {
-                if page.as_ref().is_some_and(|entries| entries.iter().all(Option::is_none)) {
-                    *page = None;
-                }
-            }
-            while block.pages.last().is_some_and(Option::is_none) {
-                block.pages.pop();
-            }
-            block.pages.shrink_to_fit();
-        }
-        self.blocks.retain(|b| !b.pages.is_empty());
-        self.blocks.shrink_to_fit();
+        self.entries.free_unused(Option::is_none);
     }
 
     /// Bytes the table holds on the heap: its pages, their directories and its block list.
@@ -423,11 +365,7 @@ impl<T, V> SideTable<T, V> {
     /// assert!(table.heap_bytes() < 8 << 10, "one page of 256 entries");
     /// ```
     pub fn heap_bytes(&self) -> usize {
-        let pages = self.blocks.iter().flat_map(|b| b.pages.iter().flatten()).count();
-        let directories: usize = self.blocks.iter().map(|b| b.pages.capacity()).sum();
-        pages * mem::size_of::<[Option<Entry<V>>; PAGE]>()
-            + directories * mem::size_of::<Option<Page<V>>>()
-            + self.blocks.capacity() * mem::size_of::<Block<V>>()
+        self.entries.heap_bytes()
     }
 
     /// Every entry with its handle, in index order (which, within a class's range, is the
@@ -443,14 +381,7 @@ impl<T, V> SideTable<T, V> {
     /// assert_eq!(names.iter().collect::<Vec<_>>(), [(a, &"a"), (b, &"b")]);
     /// ```
     pub fn iter(&self) -> SideTableIter<'_, T, V> {
-        SideTableIter {
-            blocks: self.blocks.iter(),
-            pages: Default::default(),
-            page: None,
-            base: 0,
-            left: self.len,
-            _class: PhantomData,
-        }
+        SideTableIter { entries: self.entries.iter(), left: self.len, _class: PhantomData }
     }
 
     /// Every entry with its handle, the values mutably, in index order.
@@ -468,14 +399,7 @@ impl<T, V> SideTable<T, V> {
     /// assert_eq!(table.iter().map(|(_, v)| *v).sum::<u32>(), 30);
     /// ```
     pub fn iter_mut(&mut self) -> SideTableIterMut<'_, T, V> {
-        SideTableIterMut {
-            blocks: self.blocks.iter_mut(),
-            pages: Default::default(),
-            page: None,
-            base: 0,
-            left: self.len,
-            _class: PhantomData,
-        }
+        SideTableIterMut { entries: self.entries.iter_mut(), left: self.len, _class: PhantomData }
     }
 }
 
@@ -561,14 +485,7 @@ impl<'a, T, V> IntoIterator for &'a mut SideTable<T, V> {
 /// Iterator over a [`SideTable`]'s entries with their handles, in index order:
 /// [`SideTable::iter`].
 pub struct SideTableIter<'a, T, V> {
-    blocks: std::slice::Iter<'a, Block<V>>,
-    /// The current block's pages, numbered.
-    pages: std::iter::Enumerate<std::slice::Iter<'a, Option<Page<V>>>>,
-    /// The current page's entries, numbered.
-    page: Option<std::iter::Enumerate<std::slice::Iter<'a, Option<Entry<V>>>>>,
-    /// The index of the current page's first entry.
-    base: usize,
-    /// Entries not yielded yet.
+    entries: Entries<slice::Iter<'a, Block<Held<V>, PAGE>>>,
     left: usize,
     _class: PhantomData<fn() -> T>,
 }
@@ -577,34 +494,12 @@ impl<'a, T, V> Iterator for SideTableIter<'a, T, V> {
     type Item = (Handle<T>, &'a V);
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(entries) = &mut self.page {
-                for (i, slot) in entries.by_ref() {
-                    if let Some(entry) = slot {
-                        self.left -= 1;
-                        let index = (self.base + i) as u32;
-                        return Some((Handle::from_raw(RawHandle::new(index, entry.generation)), &entry.value));
-                    }
-                }
-                self.page = None;
-            }
-            if self.left == 0 {
-                return None;
-            }
-            match self.pages.next() {
-                Some((p, Some(entries))) => {
-                    let block_base = self.base - self.base % BLOCK_SLOTS;
-                    self.base = block_base + p * PAGE;
-                    self.page = Some(entries.iter().enumerate());
-                }
-                Some((_, None)) => {}
-                None => {
-                    let block = self.blocks.next()?;
-                    self.base = block.number as usize * BLOCK_SLOTS;
-                    self.pages = block.pages.iter().enumerate();
-                }
-            }
+        if self.left == 0 {
+            return None;
         }
+        let (index, entry) = self.entries.find_map(|(index, slot)| slot.as_ref().map(|entry| (index, entry)))?;
+        self.left -= 1;
+        Some((Handle::from_raw(RawHandle::new(index, entry.generation)), &entry.value))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -624,10 +519,7 @@ impl<T, V> fmt::Debug for SideTableIter<'_, T, V> {
 /// Iterator over a [`SideTable`]'s entries with their handles, the values mutably, in
 /// index order: [`SideTable::iter_mut`].
 pub struct SideTableIterMut<'a, T, V> {
-    blocks: std::slice::IterMut<'a, Block<V>>,
-    pages: std::iter::Enumerate<std::slice::IterMut<'a, Option<Page<V>>>>,
-    page: Option<std::iter::Enumerate<std::slice::IterMut<'a, Option<Entry<V>>>>>,
-    base: usize,
+    entries: Entries<slice::IterMut<'a, Block<Held<V>, PAGE>>>,
     left: usize,
     _class: PhantomData<fn() -> T>,
 }
@@ -636,34 +528,12 @@ impl<'a, T, V> Iterator for SideTableIterMut<'a, T, V> {
     type Item = (Handle<T>, &'a mut V);
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(entries) = &mut self.page {
-                for (i, slot) in entries.by_ref() {
-                    if let Some(entry) = slot {
-                        self.left -= 1;
-                        let index = (self.base + i) as u32;
-                        return Some((Handle::from_raw(RawHandle::new(index, entry.generation)), &mut entry.value));
-                    }
-                }
-                self.page = None;
-            }
-            if self.left == 0 {
-                return None;
-            }
-            match self.pages.next() {
-                Some((p, Some(entries))) => {
-                    let block_base = self.base - self.base % BLOCK_SLOTS;
-                    self.base = block_base + p * PAGE;
-                    self.page = Some(entries.iter_mut().enumerate());
-                }
-                Some((_, None)) => {}
-                None => {
-                    let block = self.blocks.next()?;
-                    self.base = block.number as usize * BLOCK_SLOTS;
-                    self.pages = block.pages.iter_mut().enumerate();
-                }
-            }
+        if self.left == 0 {
+            return None;
         }
+        let (index, entry) = self.entries.find_map(|(index, slot)| slot.as_mut().map(|entry| (index, entry)))?;
+        self.left -= 1;
+        Some((Handle::from_raw(RawHandle::new(index, entry.generation)), &mut entry.value))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
