@@ -392,15 +392,10 @@ impl<T: Poolable> ClassPool<T> {
         Ok(handle)
     }
 
-    /// Puts a stowed (reset) object among the ready ones.
+    /// Puts a stowed (reset) object among the ready ones: the cell as
+    /// [`Releasable::stow_compact`](respawn_arena::Releasable::stow_compact) hands it over.
     #[inline(always)]
-    fn shelve(&mut self, stowed: Option<FreedCell>) {
-        self.shelve_compact(stowed.map(|cell| compact(&self.map, cell)));
-    }
-
-    /// [`shelve`](Self::shelve) for a cell stowed compact ([`Releasable::stow_compact`](respawn_arena::Releasable::stow_compact)).
-    #[inline(always)]
-    fn shelve_compact(&mut self, stowed: Option<CompactCell>) {
+    fn shelve(&mut self, stowed: Option<CompactCell>) {
         let Some(cell) = stowed else { return self.shelve_retired() };
         self.tally.recycled_reuse += 1;
         if let Err(cell) = self.push_ready(cell) {
@@ -495,7 +490,7 @@ impl<T: Poolable> ClassPool<T> {
             Policy::Reuse if !self.above_max() => {
                 object.reset();
                 let stowed = found.stow_compact();
-                self.shelve_compact(stowed);
+                self.shelve(stowed);
                 Ok(())
             }
             // `found`'s borrow of the heap ends with its last use above.
@@ -551,10 +546,10 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
                 if self.owned() > self.config.max {
                     return self.purge(heap, raw);
                 }
-                let h = Handle::<T>::from_raw(raw);
                 let mut store = self.store(heap);
-                store.get_mut(h).ok_or(PoolError::Stale)?.reset();
-                let stowed = store.stow(h)?;
+                let mut found = store.releasable(Handle::<T>::from_raw(raw))?;
+                found.object().reset();
+                let stowed = found.stow_compact();
                 self.shelve(stowed);
             }
         }
