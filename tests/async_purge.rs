@@ -3,64 +3,22 @@
 //! exactly once — through a collection (`Default`), a `Purge` release, a pool at `max`,
 //! a panicking destructor and a shutdown with ended objects still queued.
 
-mod common;
+use std::sync::Arc;
+use std::thread;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::{self, ThreadId};
-
-use common::{wait_for, Gate};
 use respawn::{GcSettings, Handle, Object, Policy, PoolConfig, Poolable, Trace, World};
-
-/// Objects made, and the threads each one's destructor ran on.
-#[derive(Default)]
-struct Log {
-    made: u64,
-    drops: HashMap<u64, Vec<ThreadId>>,
-}
-
-/// Where each object's destructor ran, and how often.
-#[derive(Clone, Default)]
-struct DropLog(Arc<Mutex<Log>>);
-
-impl DropLog {
-    fn make(&self) -> u64 {
-        let mut log = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        log.made += 1;
-        log.made - 1
-    }
-    fn note(&self, id: u64) {
-        let mut log = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        log.drops.entry(id).or_default().push(thread::current().id());
-    }
-    /// The threads the destructors of `ids` ran on; panics if one ran twice or never.
-    fn threads(&self, ids: &[u64]) -> Vec<ThreadId> {
-        let log = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        ids.iter()
-            .map(|id| match log.drops.get(id).map(Vec::as_slice) {
-                Some([thread]) => *thread,
-                other => panic!("object {id} dropped on {other:?}"),
-            })
-            .collect()
-    }
-    /// Every object made was dropped exactly once.
-    fn assert_each_once(&self) {
-        let log = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        for id in 0..log.made {
-            assert_eq!(log.drops.get(&id).map_or(0, Vec::len), 1, "object {id} dropped {:?}", log.drops.get(&id));
-        }
-    }
-}
+use respawn_testkit::drops::Drops;
+use respawn_testkit::threads::{wait_for, Gate};
 
 /// A pooled object whose destructor records its thread (and panics for a `bomb`).
 #[derive(Trace)]
 struct Shell {
     #[trace(skip)]
-    id: u64,
+    id: usize,
     #[trace(skip)]
     bomb: bool,
     #[trace(skip)]
-    log: DropLog,
+    log: Drops,
 }
 
 impl Object for Shell {}
@@ -73,7 +31,7 @@ impl Poolable for Shell {
 
 impl Drop for Shell {
     fn drop(&mut self) {
-        self.log.note(self.id);
+        self.log.note_drop(self.id);
         assert!(!self.bomb, "a shell's destructor panicked");
     }
 }
@@ -82,9 +40,9 @@ impl Drop for Shell {
 #[derive(Trace)]
 struct Anchored {
     #[trace(skip)]
-    id: u64,
+    id: usize,
     #[trace(skip)]
-    log: DropLog,
+    log: Drops,
 }
 
 impl Object for Anchored {
@@ -99,7 +57,7 @@ impl Poolable for Anchored {
 
 impl Drop for Anchored {
     fn drop(&mut self) {
-        self.log.note(self.id);
+        self.log.note_drop(self.id);
     }
 }
 
@@ -120,7 +78,7 @@ fn settings(async_purge: bool) -> GcSettings {
     GcSettings { async_purge, ..GcSettings::SINGLE_THREADED }
 }
 
-fn world(policy: Policy, async_purge: bool, log: &DropLog, gate: &Arc<Gate>) -> World {
+fn world(policy: Policy, async_purge: bool, log: &Drops, gate: &Arc<Gate>) -> World {
     let (l, a, g) = (log.clone(), log.clone(), Arc::clone(gate));
     World::builder()
         .pool_with::<Shell>(config(policy), move || {
@@ -133,7 +91,7 @@ fn world(policy: Policy, async_purge: bool, log: &DropLog, gate: &Arc<Gate>) -> 
         .unwrap()
 }
 
-fn ids<T: Object>(world: &World, handles: &[Handle<T>], id: impl Fn(&T) -> u64) -> Vec<u64> {
+fn ids<T: Object>(world: &World, handles: &[Handle<T>], id: impl Fn(&T) -> usize) -> Vec<usize> {
     handles.iter().map(|&h| id(world.get(h).unwrap())).collect()
 }
 
@@ -148,7 +106,7 @@ fn settle<T: Poolable>(world: &mut World) {
 #[test]
 fn ended_objects_are_dropped_by_the_worker_that_rebuilds_their_cell() {
     for policy in [Policy::Default, Policy::Purge] {
-        let (log, gate) = (DropLog::default(), Gate::new(true));
+        let (log, gate) = (Drops::default(), Gate::new(true));
         let mut world = world(policy, true, &log, &gate);
         world.wait_until_warm(std::time::Duration::from_secs(20)).unwrap();
         let game = thread::current().id();
@@ -184,7 +142,7 @@ fn ended_objects_are_dropped_by_the_worker_that_rebuilds_their_cell() {
 
 #[test]
 fn without_async_purge_the_game_thread_drops() {
-    let (log, gate) = (DropLog::default(), Gate::new(true));
+    let (log, gate) = (Drops::default(), Gate::new(true));
     let mut world = world(Policy::Purge, false, &log, &gate);
     let game = thread::current().id();
     let shells: Vec<Handle<Shell>> = (0..10).map(|_| world.spawn()).collect();
@@ -200,7 +158,7 @@ fn without_async_purge_the_game_thread_drops() {
 
 #[test]
 fn shutdown_drops_ended_objects_still_queued_once() {
-    let (log, gate) = (DropLog::default(), Gate::new(true));
+    let (log, gate) = (Drops::default(), Gate::new(true));
     let mut world = world(Policy::Purge, true, &log, &gate);
     settle::<Shell>(&mut world);
     // The worker is held in `create` from here: the releases wait in its queue, occupied.
@@ -223,7 +181,7 @@ fn shutdown_drops_ended_objects_still_queued_once() {
 
 #[test]
 fn a_pool_at_max_drops_the_cells_it_gives_back_on_the_game_thread() {
-    let log = DropLog::default();
+    let log = Drops::default();
     let l = log.clone();
     let max = PoolConfig { capacity: 8, max: 8, low_watermark: 0, grow_by: 8, ..config(Policy::Purge) };
     let mut world = World::builder()
@@ -250,7 +208,7 @@ fn a_pool_at_max_drops_the_cells_it_gives_back_on_the_game_thread() {
 
 #[test]
 fn a_destructor_that_panics_on_a_worker_is_caught_and_counted() {
-    let (log, gate) = (DropLog::default(), Gate::new(true));
+    let (log, gate) = (Drops::default(), Gate::new(true));
     let mut world = world(Policy::Purge, true, &log, &gate);
     world.wait_until_warm(std::time::Duration::from_secs(20)).unwrap();
     let bomb = world.spawn_with(|s: &mut Shell| s.bomb = true);

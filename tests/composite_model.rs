@@ -340,7 +340,7 @@ fn run(policy: Policy, workers: usize, ops: &[Op]) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(respawn_testkit::proptest::config(256))]
 
     #[test]
     fn composites_match_the_model(

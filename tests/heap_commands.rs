@@ -5,9 +5,7 @@
 
 use respawn::{CommandBuffer, GcSettings, Handle, Object, Policy, PoolConfig, Poolable, Trace, World};
 
-mod common;
-
-use common::Projectile;
+use respawn_testkit::world::Projectile;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;

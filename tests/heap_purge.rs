@@ -8,9 +8,7 @@ use std::time::{Duration, Instant};
 
 use respawn::{GcSettings, Handle, Policy, PoolConfig, World};
 
-mod common;
-
-use common::Projectile;
+use respawn_testkit::world::Projectile;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;

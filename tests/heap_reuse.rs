@@ -4,9 +4,7 @@
 
 use respawn::{GcSettings, Policy, PoolConfig, World};
 
-mod common;
-
-use common::Projectile;
+use respawn_testkit::world::Projectile;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;

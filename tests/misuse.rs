@@ -7,16 +7,15 @@
 //! call named is still there (or still gone), its neighbours are intact, and at the end
 //! every object was dropped exactly once.
 
-mod common;
-
 use std::alloc::Layout;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use common::{Counted, Drops, Shot};
 use respawn::{
     AllocError, Arena, ArenaError, ChunkAllocator, Handle, Policy, PoolConfig, PoolError, RawHandle, SlabConfig, World,
 };
+use respawn_testkit::drops::Drops;
+use respawn_testkit::world::{Counted, Shot};
 
 #[test]
 fn allocator_double_and_wrong_class_free() {

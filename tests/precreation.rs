@@ -1,16 +1,14 @@
 //! Invariant 3's first half: on a warm pool, a spawn constructs nothing on the calling
 //! thread — the ~20 µs constructor runs on the precreation worker.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
-use common::{wait_for, Gate};
 use parking_lot::Mutex;
 use respawn::{Object, Policy, PoolConfig, Poolable, Trace, World};
+use respawn_testkit::threads::{wait_for, Gate};
 
 /// Where each construction ran.
 #[derive(Default)]

@@ -2,10 +2,10 @@
 //! busy machine they yield to the frame.
 #![cfg(target_os = "linux")]
 
-mod common;
-
-use common::{wait_for, Drops, Shot};
 use respawn::{PoolConfig, World};
+use respawn_testkit::drops::Drops;
+use respawn_testkit::threads::wait_for;
+use respawn_testkit::world::Shot;
 
 /// `(thread name, nice)` of every thread of this process.
 fn threads() -> Vec<(String, i64)> {

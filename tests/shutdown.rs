@@ -2,14 +2,14 @@
 //! garbage awaiting its purge, unreachable after an incremental collection, queued for a
 //! worker and mid-precreation — drops each exactly once and leaves no worker running.
 
-mod common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{wait_for, Counted, Drops, Shot};
 use respawn::{CollectOptions, GcSettings, Policy, PoolConfig, World};
+use respawn_testkit::drops::Drops;
+use respawn_testkit::threads::wait_for;
+use respawn_testkit::world::{Counted, Shot};
 
 #[test]
 fn every_object_in_every_state_is_dropped_once_and_workers_are_joined() {

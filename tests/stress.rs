@@ -8,14 +8,13 @@
 //! stats balance: spawns = hits + misses, releases as counted here, nothing in use, and
 //! every construction is either a worker's precreation or a miss built inline.
 
-mod common;
-
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::Drops;
 use respawn::{ArenaError, Handle, Object, Policy, PoolConfig, PoolError, Poolable, RawHandle, Trace, World};
+use respawn_testkit::drops::Drops;
+use respawn_testkit::rng::Rng;
 
 const FRAMES: usize = if cfg!(miri) { 4 } else { 4000 };
 const SPAWNS_PER_FRAME: usize = if cfg!(miri) { 8 } else { 128 };
@@ -26,7 +25,7 @@ macro_rules! bolt {
         #[derive(Trace, Object)]
         struct $name {
             #[trace(skip)]
-            id: u64,
+            id: usize,
             hp: u32,
             #[trace(skip)]
             drops: Drops,
@@ -55,17 +54,6 @@ macro_rules! bolt {
 bolt!(Purged);
 bolt!(Collected);
 bolt!(Reused);
-
-/// A small xorshift: the stress needs variety, not statistics.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
 
 fn config(policy: Policy, workers: usize) -> PoolConfig {
     PoolConfig {
@@ -211,7 +199,7 @@ fn workers_and_game_thread_under_load_lose_and_double_nothing() {
         assert_eq!(s.create_panics, 0);
         constructed += s.precreated + s.misses;
     }
-    assert_eq!(drops.made(), constructed, "constructions other than precreation and misses");
+    assert_eq!(drops.made() as u64, constructed, "constructions other than precreation and misses");
     assert!(stats.iter().map(|s| s.hits).sum::<u64>() > 0, "no spawn was served by the workers");
     eprintln!(
         "stress: {frames} frames in {:?}, {} spawns, {refused_rooted} destroys refused (rooted elsewhere), {:?}",

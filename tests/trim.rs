@@ -3,12 +3,12 @@
 //! handles, stale handles stay stale, every trimmed object is dropped exactly once, the
 //! idle trim keeps to its (frame) time, and a trim racing the workers loses nothing.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{wait_for, Drops, Shot};
 use respawn::{ArenaConfig, ConfigError, GcSettings, Handle, Policy, PoolConfig, PoolError, SlabConfig, World};
+use respawn_testkit::drops::Drops;
+use respawn_testkit::threads::wait_for;
+use respawn_testkit::world::Shot;
 
 /// Small slabs and none prepared ahead: what is committed is what the cells need.
 const SLAB: SlabConfig = SlabConfig { cells_per_slab: 64, spare_slabs: 0, max_slabs: 4096, huge_pages: false };
@@ -220,7 +220,7 @@ fn a_bad_idle_trim_is_refused_with_the_fix() {
         let ConfigError::Invalid { key, message, .. } = &error else { panic!("{error}") };
         assert_eq!(*key, "idle_trim");
         assert!(message.contains("None") && message.contains("below a millisecond"), "{message}");
-        let built = World::builder().pool::<common::Projectile>(config).build();
+        let built = World::builder().pool::<respawn_testkit::world::Projectile>(config).build();
         assert!(matches!(built, Err(PoolError::Config(_))), "the World refuses it too");
     }
     assert!(PoolConfig { idle_trim: Some(Duration::from_millis(1)), ..PoolConfig::DEFAULT }.validate().is_ok());
@@ -255,7 +255,7 @@ fn a_trim_racing_the_workers_loses_nothing() {
     settle(&mut world);
     let stats = world.pool_stats::<Shot>().unwrap();
     assert_eq!(
-        drops.made() as usize,
+        drops.made(),
         drops.count() + stats.in_use + stats.ready,
         "every object built is live, ready or dropped"
     );
@@ -362,11 +362,7 @@ mod model {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: if cfg!(miri) { 2 } else { 24 },
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(respawn_testkit::proptest::scaled(24, 2))]
 
         #[test]
         fn trims_match_a_hashmap_model(

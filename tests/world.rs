@@ -1,16 +1,16 @@
 //! The World: each policy's full cycle with handle staleness checked at every step,
 //! objects referenced from other objects (the GC path), bad input, stats, the frame rhythm.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{wait_for, Counted, Drops, Gate, Projectile, Ship, Shot};
 use respawn::{
     ArenaConfig, ArenaError, GcSettings, Handle, Lifetime, Object, ObjectFlags, Policy, PoolConfig, PoolError,
     Poolable, Trace, World,
 };
+use respawn_testkit::drops::Drops;
+use respawn_testkit::threads::{wait_for, Gate};
+use respawn_testkit::world::{Counted, Projectile, Ship, Shot};
 
 fn world_with(policy: Policy, workers: usize) -> (World, Drops) {
     world_of(policy, workers, Lifetime::Owned)
@@ -637,14 +637,14 @@ struct Brittle {
     #[trace(skip)]
     bomb: bool,
     #[trace(skip)]
-    id: u64,
+    id: usize,
     #[trace(skip)]
     drops: Option<Drops>,
 }
 
 impl Poolable for Brittle {
     fn create() -> Self {
-        Self { bomb: false, id: u64::MAX, drops: None }
+        Self { bomb: false, id: usize::MAX, drops: None }
     }
 }
 

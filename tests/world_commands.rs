@@ -301,11 +301,7 @@ fn run(policy: Policy, initial: usize, ops: Vec<Op>) -> Result<(), TestCaseError
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 2 } else { 64 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(respawn_testkit::proptest::scaled(64, 2))]
 
     /// Random ticks (serial and parallel) issuing random destroys, spawns and sub-object
     /// spawns, standalone buffers and plain calls between them, under each policy: after

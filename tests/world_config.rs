@@ -1,34 +1,12 @@
 //! Pool configuration through the World builder: code configs, then a defaults file, then
 //! a platform file; every bad value is refused with a message naming the file and key.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::{Drops, Shot};
 use respawn::{Policy, PoolConfig, PoolError, World};
-
-/// A directory of its own under the temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("respawn-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-    fn write(&self, file: &str, text: &str) -> PathBuf {
-        let path = self.0.join(file);
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use respawn_testkit::drops::Drops;
+use respawn_testkit::fs::TempDir;
+use respawn_testkit::world::Shot;
 
 fn build(config: PoolConfig, files: &[PathBuf], platform: Option<&PathBuf>) -> Result<World, PoolError> {
     let drops = Drops::default();
@@ -97,7 +75,7 @@ fn bad_configuration_is_refused_naming_file_class_and_key() {
             assert!(message.contains(s), "{file}: {message:?} should mention {s:?}");
         }
     }
-    let missing = build(code, &[dir.0.join("missing.toml")], None).unwrap_err().to_string();
+    let missing = build(code, &[dir.path().join("missing.toml")], None).unwrap_err().to_string();
     assert!(missing.contains("missing.toml") && missing.contains("cannot read"), "{missing}");
     // A bad config in code names the class and key, and no file.
     let bad = PoolConfig { max: 1, capacity: 2, ..PoolConfig::DEFAULT };

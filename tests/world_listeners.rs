@@ -437,7 +437,7 @@ fn run(policy: Policy, async_purge: bool, collected: bool, ops: Vec<Op>) -> Resu
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(respawn_testkit::proptest::config(64))]
 
     #[test]
     fn every_object_is_told_of_its_end_exactly_once(

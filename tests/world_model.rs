@@ -52,7 +52,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(respawn_testkit::proptest::config(128))]
 
     #[test]
     fn world_matches_the_model(setup in setup(), ops in prop::collection::vec(op(), 1..MAX_OPS)) {

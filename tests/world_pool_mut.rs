@@ -7,6 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use respawn::{Handle, Object, Policy, PoolConfig, PoolError, PoolMut, PoolStats, Poolable, Trace, World};
+use respawn_testkit::rng::Rng;
 
 #[derive(Trace, Object)]
 struct Shell {
@@ -19,17 +20,6 @@ impl Poolable for Shell {
     }
     fn reset(&mut self) {
         self.n = 0;
-    }
-}
-
-/// A deterministic xorshift, so both runs draw the same sequence.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
     }
 }
 

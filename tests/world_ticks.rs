@@ -469,7 +469,7 @@ mod model {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+        #![proptest_config(respawn_testkit::proptest::config(64))]
 
         #[test]
         fn ticks_visit_exactly_the_live_awake_objects_under_every_policy(

@@ -1,10 +1,9 @@
 //! The collector's diagnostics through the World: why an object is alive, through a pooled
 //! object, a traced field and an outer; the references left to garbage by `Policy::Default`.
 
-mod common;
-
-use common::{Counted, Drops, Ship, Shot};
 use respawn::{ArenaError, GcSettings, Policy, PoolConfig, PoolError, RawHandle, Reference, Referrer, RootKind, World};
+use respawn_testkit::drops::Drops;
+use respawn_testkit::world::{Counted, Ship, Shot};
 
 fn world() -> (World, Drops) {
     let drops = Drops::default();

@@ -6,19 +6,11 @@ use std::collections::HashSet;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use respawn_allocator::{AllocError, ChunkAllocator, ClassId, PermanentPool, SlabConfig, MAX_ALIGN};
+use respawn_testkit::threads::wait_until;
 
 const TINY: SlabConfig = SlabConfig { cells_per_slab: 64, spare_slabs: 1, max_slabs: 4, huge_pages: false };
-
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
 
 #[test]
 fn zero_sized_layout_is_refused() {
@@ -162,11 +154,11 @@ fn background_thread_prepares_spares_ahead_of_demand() {
     let a = ChunkAllocator::new();
     let cfg = SlabConfig { cells_per_slab: 64, spare_slabs: 3, max_slabs: 64, huge_pages: false };
     let c = a.register_class(Layout::new::<u64>(), cfg).unwrap();
-    wait_for("three spare slabs", || a.stats(c).unwrap().prepared_slabs == 3);
+    wait_until("three spare slabs", || a.stats(c).unwrap().prepared_slabs == 3);
     let g = a.alloc_slab(c).unwrap();
     assert!(!g.inline, "a prepared slab was waiting");
     // The worker tops the spares up again.
-    wait_for("the spares topped up", || a.stats(c).unwrap().prepared_slabs == 3);
+    wait_until("the spares topped up", || a.stats(c).unwrap().prepared_slabs == 3);
     let s = a.stats(c).unwrap();
     assert_eq!(s.carved_slabs, 4);
     assert_eq!(s.inline_preparations, 0);
@@ -188,7 +180,7 @@ fn reserve_returns_at_once_and_prepares_in_the_background() {
     let cfg = SlabConfig { cells_per_slab: 64, spare_slabs: 0, max_slabs: 64, huge_pages: false };
     let c = a.register_class(Layout::new::<u64>(), cfg).unwrap();
     a.reserve(c, 64 * 5 - 3).unwrap(); // five slabs' worth
-    wait_for("five reserved slabs", || a.stats(c).unwrap().prepared_slabs == 5);
+    wait_until("five reserved slabs", || a.stats(c).unwrap().prepared_slabs == 5);
     for _ in 0..5 {
         assert!(!a.alloc_slab(c).unwrap().inline);
     }

@@ -226,20 +226,16 @@ fn run_round_robin_model(ops: Vec<Op>, budget: usize) -> Result<(), TestCaseErro
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 256 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(respawn_testkit::proptest::scaled(256, 4))]
 
     #[test]
-    fn tick_visits_exactly_the_awake_objects(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 300 })) {
+    fn tick_visits_exactly_the_awake_objects(ops in respawn_testkit::proptest::program(op())) {
         run_tick_model(ops)?;
     }
 
     #[test]
     fn round_robin_covers_each_object_once_a_cycle(
-        ops in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 300 }),
+        ops in respawn_testkit::proptest::program(op()),
         budget in 1usize..12,
     ) {
         run_round_robin_model(ops, budget)?;

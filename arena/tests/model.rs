@@ -227,14 +227,10 @@ fn run(ops: Vec<Op>, trims: &mut usize) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 256 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(respawn_testkit::proptest::scaled(256, 4))]
 
     #[test]
-    fn arena_matches_a_hashmap_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 300 })) {
+    fn arena_matches_a_hashmap_model(ops in respawn_testkit::proptest::program(op())) {
         run(ops, &mut 0)?;
     }
 }

@@ -1,44 +1,28 @@
 //! The arena's pooling surface: `take_cell`/`adopt` (precreation), `stow` (the `Reuse`
 //! release), `recycle`, `store_of` and `insert_permanent`, with every object dropped once.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
 use respawn_allocator::AllocError;
 use respawn_arena::{Arena, ArenaConfig, ArenaError, FreedCell, Handle, ObjectFlags, Rejected, SlabConfig};
+use respawn_testkit::drops::Drops;
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, ..ArenaConfig::DEFAULT };
-
-/// How many times each object id was dropped.
-#[derive(Debug, Default)]
-struct DropLog(Mutex<HashMap<u32, usize>>);
-
-impl DropLog {
-    fn count(&self, id: u32) -> usize {
-        self.0.lock().unwrap().get(&id).copied().unwrap_or(0)
-    }
-
-    fn total(&self) -> usize {
-        self.0.lock().unwrap().values().sum()
-    }
-}
 
 /// An object that records its drop under its id.
 #[derive(Debug)]
 struct Tracked {
-    id: u32,
+    id: usize,
     _pad: [u64; 3],
-    log: Arc<DropLog>,
+    log: Drops,
 }
 
 impl Drop for Tracked {
     fn drop(&mut self) {
-        *self.log.0.lock().unwrap().entry(self.id).or_default() += 1;
+        self.log.note_drop(self.id);
     }
 }
 
-fn tracked(log: &Arc<DropLog>, id: u32) -> Tracked {
-    Tracked { id, _pad: [0; 3], log: Arc::clone(log) }
+fn tracked(log: &Drops, id: usize) -> Tracked {
+    Tracked { id, _pad: [0; 3], log: log.clone() }
 }
 
 /// A second class, for wrong-class checks.
@@ -53,15 +37,15 @@ fn slot_flags(arena: &Arena, index: u32) -> ObjectFlags {
     arena.table().slot(index).unwrap().flags()
 }
 
-fn ids_ticked(arena: &mut Arena) -> Vec<u32> {
+fn ids_ticked(arena: &mut Arena) -> Vec<usize> {
     let mut ids = Vec::new();
     arena.tick::<Tracked>(|t| ids.push(t.id));
     ids.sort_unstable();
     ids
 }
 
-fn ids_listed(arena: &Arena) -> Vec<u32> {
-    let mut ids: Vec<u32> = arena.iter::<Tracked>().map(|(_, t)| t.id).collect();
+fn ids_listed(arena: &Arena) -> Vec<usize> {
+    let mut ids: Vec<usize> = arena.iter::<Tracked>().map(|(_, t)| t.id).collect();
     ids.sort_unstable();
     ids
 }
@@ -80,7 +64,7 @@ unsafe fn fill<T>(token: &FreedCell, value: T) {
 /// object built in it live under the slot's current generation.
 #[test]
 fn take_cell_then_adopt_places_an_object_built_elsewhere() {
-    let log = Arc::new(DropLog::default());
+    let log = Drops::default();
     let mut arena = Arena::with_config(SMALL);
     arena.insert(tracked(&log, 0));
     let token = arena.store_mut::<Tracked>().unwrap().take_cell().unwrap();
@@ -92,7 +76,7 @@ fn take_cell_then_adopt_places_an_object_built_elsewhere() {
     assert_eq!(ids_listed(&arena), vec![0]);
 
     // Built off the arena, as a precreation worker would, then sent back.
-    let worker_log = Arc::clone(&log);
+    let worker_log = log.clone();
     let token = std::thread::spawn(move || {
         // SAFETY: `take_cell` handed out an empty cell of class `Tracked`, ours alone.
         unsafe { fill(&token, tracked(&worker_log, 1)) };
@@ -116,14 +100,14 @@ fn take_cell_then_adopt_places_an_object_built_elsewhere() {
     assert_eq!(ids_listed(&arena), vec![0, 1]);
     assert_eq!(log.total(), 0);
     drop(arena);
-    assert_eq!((log.count(0), log.count(1), log.total()), (1, 1, 2));
+    assert_eq!((log.times(0), log.times(1), log.total()), (1, 1, 2));
 }
 
 /// `stow` takes an object out of reach without dropping it; adopting the token brings the
 /// same object back under a new generation, and the arena drops it once in the end.
 #[test]
 fn stow_hides_without_dropping_and_adopt_brings_the_object_back() {
-    let log = Arc::new(DropLog::default());
+    let log = Drops::default();
     let mut arena = Arena::with_config(SMALL);
     let keep = arena.insert(tracked(&log, 0));
     let old = arena.insert(tracked(&log, 1));
@@ -154,7 +138,7 @@ fn stow_hides_without_dropping_and_adopt_brings_the_object_back() {
     assert_eq!(log.total(), 0);
 
     drop(arena);
-    assert_eq!((log.count(0), log.count(1), log.total()), (1, 1, 2));
+    assert_eq!((log.times(0), log.times(1), log.total()), (1, 1, 2));
 }
 
 /// A stowed object's slot is flagged `IN_POOL` on top of `VACANT`, as `stow` documents,
@@ -174,7 +158,7 @@ fn stow_flags_the_slot_in_pool() {
 /// nothing when it does.
 #[test]
 fn stow_refuses_what_it_may_not_release() {
-    let log = Arc::new(DropLog::default());
+    let log = Drops::default();
     let mut arena = Arena::with_config(SMALL);
     let stale = arena.insert(tracked(&log, 0));
     drop(arena.remove(stale).unwrap());
@@ -215,7 +199,7 @@ fn stow_refuses_what_it_may_not_release() {
 /// (`Ok(None)`), once, and no handle to the slot resolves again.
 #[test]
 fn stow_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
-    let log = Arc::new(DropLog::default());
+    let log = Drops::default();
     let mut arena =
         Arena::with_config(ArenaConfig { max_generation: 2, slab: SlabConfig::SMALL, ..ArenaConfig::DEFAULT });
     let mut store = arena.store_mut::<Tracked>().unwrap();
@@ -230,7 +214,7 @@ fn stow_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
         assert!(handles.len() <= 2, "max_generation 2 allows one stow");
     }
     assert_eq!(handles.len(), 2);
-    assert_eq!(log.count(0), 1, "the retired slot's object was dropped by stow");
+    assert_eq!(log.times(0), 1, "the retired slot's object was dropped by stow");
     let stats = arena.stats::<Tracked>().unwrap();
     assert_eq!((stats.retired, stats.len), (1, 0));
     for h in &handles {
@@ -242,7 +226,7 @@ fn stow_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
     let next = arena.insert(tracked(&log, 1));
     assert_ne!(next.index(), first.index());
     drop(arena);
-    assert_eq!((log.count(0), log.count(1)), (1, 1));
+    assert_eq!((log.times(0), log.times(1)), (1, 1));
 }
 
 /// `recycle` turns a taken cell back into a plain vacant slot that the next `insert` uses,
@@ -311,7 +295,7 @@ fn store_of_checks_the_class_id() {
 /// ticks, and is dropped once with the arena.
 #[test]
 fn permanent_objects_resolve_but_live_until_the_arena_drops() {
-    let log = Arc::new(DropLog::default());
+    let log = Drops::default();
     let mut arena = Arena::with_config(SMALL);
     let regular = arena.insert(tracked(&log, 0));
     let p = arena.insert_permanent(tracked(&log, 1)).unwrap();
@@ -341,17 +325,17 @@ fn permanent_objects_resolve_but_live_until_the_arena_drops() {
     }
     assert_eq!(log.total(), 0);
     drop(arena);
-    assert_eq!((log.count(0), log.count(1), log.total()), (1, 1, 2));
+    assert_eq!((log.times(0), log.times(1), log.total()), (1, 1, 2));
 }
 
 /// A full permanent pool hands the value back undropped, and the objects already in it stay.
 #[test]
 fn a_full_permanent_pool_gives_the_value_back() {
-    let log = Arc::new(DropLog::default());
+    let log = Drops::default();
     let mut arena = Arena::with_config(ArenaConfig { permanent_bytes: 4096, ..SMALL });
     let mut placed = Vec::new();
     let rejected = loop {
-        let id = placed.len() as u32;
+        let id = placed.len();
         assert!(id < 4096, "a 4 KiB pool cannot hold 4096 objects");
         match arena.insert_permanent(tracked(&log, id)) {
             Ok(h) => placed.push(h),
@@ -361,24 +345,24 @@ fn a_full_permanent_pool_gives_the_value_back() {
     let Rejected { error, value } = rejected;
     assert!(matches!(error, ArenaError::Alloc(AllocError::Full { .. })), "{error}");
     assert!(placed.len() >= 4096 / size_of::<Tracked>() - 1, "the pool was filled, got {}", placed.len());
-    assert_eq!(value.id, placed.len() as u32);
+    assert_eq!(value.id, placed.len());
     assert_eq!(log.total(), 0, "the rejected value is not dropped");
     drop(value);
-    assert_eq!(log.count(placed.len() as u32), 1);
+    assert_eq!(log.times(placed.len()), 1);
     for (id, h) in placed.iter().enumerate() {
-        assert_eq!(arena.get(*h).unwrap().id, id as u32);
+        assert_eq!(arena.get(*h).unwrap().id, id);
     }
     assert_eq!(arena.stats::<Tracked>().unwrap().permanent, placed.len());
     assert!(arena.insert_permanent([0u64; 8]).is_err(), "full for every class");
     drop(arena);
-    assert!((0..=placed.len() as u32).all(|id| log.count(id) == 1));
+    assert!((0..=placed.len()).all(|id| log.times(id) == 1));
 }
 
 /// Objects in every pooling state are dropped exactly once: by the arena when it holds
 /// them, by their holder otherwise.
 #[test]
 fn every_object_is_dropped_once_whatever_its_pooling_history() {
-    let log = Arc::new(DropLog::default());
+    let log = Drops::default();
     let mut arena = Arena::with_config(ArenaConfig { max_generation: 2, ..SMALL });
     let class = arena.register::<Tracked>().unwrap();
 
@@ -432,14 +416,14 @@ fn every_object_is_dropped_once_whatever_its_pooling_history() {
     abandon(unused);
     drop(nine);
 
-    let before_drop: Vec<usize> = (0..12).map(|id| log.count(id)).collect();
+    let before_drop: Vec<u32> = (0..12).map(|id| log.times(id)).collect();
     assert_eq!(before_drop, vec![0, 0, 0, 0, 1, 1, 1, 0, 0, 1, 0, 0]);
     for h in live.iter().chain([&readopted, &built, &reused, &permanent]) {
         assert!(arena.get(*h).is_some());
     }
     assert_eq!(ids_ticked(&mut arena), vec![0, 1, 2, 3, 7]);
     drop(arena);
-    let after_drop: Vec<usize> = (0..12).map(|id| log.count(id)).collect();
+    let after_drop: Vec<u32> = (0..12).map(|id| log.times(id)).collect();
     assert_eq!(after_drop, vec![1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1], "id 8 was never built");
     assert_eq!(log.total(), 11);
 }

@@ -4,20 +4,17 @@
 //! are reused; a class that must drop on the game thread, or has nothing to drop, stays
 //! inline; the heap's drop joins the thread with every object handed over dropped.
 
-use std::sync::{Arc, Mutex};
-use std::thread::{self, ThreadId};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use respawn_arena::Handle;
 use respawn_gc::{CollectOptions, GcSettings, Heap, Object, Trace};
-
-/// Where each destructor ran, by object id.
-type Drops = Arc<Mutex<Vec<(u32, ThreadId)>>>;
+use respawn_testkit::drops::Drops;
 
 #[derive(Trace)]
 struct Mesh {
     #[trace(skip)]
-    id: u32,
+    id: usize,
     #[trace(skip)]
     drops: Drops,
     #[trace(skip)]
@@ -28,7 +25,7 @@ impl Object for Mesh {}
 
 impl Drop for Mesh {
     fn drop(&mut self) {
-        self.drops.lock().unwrap().push((self.id, thread::current().id()));
+        self.drops.note_drop(self.id);
         if self.panic_on_drop {
             panic!("mesh {} fails to drop", self.id);
         }
@@ -39,7 +36,7 @@ impl Drop for Mesh {
 #[derive(Trace)]
 struct GlTexture {
     #[trace(skip)]
-    id: u32,
+    id: usize,
     #[trace(skip)]
     drops: Drops,
 }
@@ -50,7 +47,7 @@ impl Object for GlTexture {
 
 impl Drop for GlTexture {
     fn drop(&mut self) {
-        self.drops.lock().unwrap().push((self.id, thread::current().id()));
+        self.drops.note_drop(self.id);
     }
 }
 
@@ -68,19 +65,15 @@ fn heap() -> Heap {
     Heap::with_config(Default::default(), GcSettings { async_purge: true, ..GcSettings::SINGLE_THREADED }).unwrap()
 }
 
-fn mesh(heap: &mut Heap, id: u32, drops: &Drops) -> Handle<Mesh> {
-    heap.insert(Mesh { id, drops: Arc::clone(drops), panic_on_drop: false })
+fn mesh(heap: &mut Heap, id: usize, drops: &Drops) -> Handle<Mesh> {
+    heap.insert(Mesh { id, drops: drops.clone(), panic_on_drop: false })
 }
 
 /// Runs heap steps until `drops` holds `n` entries (the purge thread is asynchronous).
 fn wait_for_drops(heap: &mut Heap, drops: &Drops, n: usize) {
     let start = Instant::now();
-    while drops.lock().unwrap().len() < n {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the purge thread dropped {} of {n}",
-            drops.lock().unwrap().len()
-        );
+    while drops.total() < n {
+        assert!(start.elapsed() < Duration::from_secs(10), "the purge thread dropped {} of {n}", drops.total());
         heap.update(Duration::ZERO);
         thread::sleep(Duration::from_millis(1));
     }
@@ -103,7 +96,7 @@ fn destructors_run_on_the_purge_thread_once_each_and_handles_go_stale_at_once() 
     let mut heap = heap();
     let kept = mesh(&mut heap, 0, &drops);
     let _root = heap.root(kept).unwrap();
-    let doomed: Vec<_> = (1..=N).map(|id| mesh(&mut heap, id, &drops)).collect();
+    let doomed: Vec<_> = (1..=N as usize).map(|id| mesh(&mut heap, id, &drops)).collect();
     let stats = heap.collect_garbage(CollectOptions::FULL);
     assert_eq!(stats.purged, N as usize);
     assert!(doomed.iter().all(|&h| heap.get(h).is_none()), "stale at once, whatever the thread does");
@@ -112,10 +105,10 @@ fn destructors_run_on_the_purge_thread_once_each_and_handles_go_stale_at_once() 
     settle(&mut heap);
 
     let game = thread::current().id();
-    let drops_now = drops.lock().unwrap().clone();
-    let mut ids: Vec<u32> = drops_now.iter().map(|&(id, _)| id).collect();
+    let drops_now = drops.log();
+    let mut ids = drops.ids();
     ids.sort_unstable();
-    assert_eq!(ids, (1..=N).collect::<Vec<_>>(), "each doomed mesh dropped exactly once, the kept one not");
+    assert_eq!(ids, (1..=N as usize).collect::<Vec<_>>(), "each doomed mesh dropped exactly once, the kept one not");
     assert!(drops_now.iter().all(|&(_, t)| t != game), "every destructor off the game thread");
     let s = heap.purge_thread_stats();
     assert_eq!((s.posted, s.dropped, s.panics, s.running), (N as u64, N as u64, 0, true));
@@ -129,7 +122,7 @@ fn the_cells_come_back_and_are_reused() {
     let rounds = if cfg!(miri) { 3 } else { 20 };
     for round in 0..rounds {
         for id in 0..N {
-            mesh(&mut heap, round * N + id, &drops);
+            mesh(&mut heap, (round * N + id) as usize, &drops);
         }
         heap.collect_garbage(CollectOptions::FULL);
         total += N as usize;
@@ -153,7 +146,7 @@ fn a_panicking_destructor_is_caught_and_counted_on_the_purge_thread() {
     let drops = Drops::default();
     let mut heap = heap();
     for id in 0..10 {
-        heap.insert(Mesh { id, drops: Arc::clone(&drops), panic_on_drop: id % 3 == 0 });
+        heap.insert(Mesh { id, drops: drops.clone(), panic_on_drop: id % 3 == 0 });
     }
     heap.collect_garbage(CollectOptions::FULL);
     wait_for_drops(&mut heap, &drops, 10);
@@ -170,13 +163,13 @@ fn game_thread_classes_and_classes_without_drop_stay_inline() {
     let drops = Drops::default();
     let mut heap = heap();
     for id in 0..10 {
-        heap.insert(GlTexture { id, drops: Arc::clone(&drops) });
+        heap.insert(GlTexture { id: id as usize, drops: drops.clone() });
         let plain = heap.insert(Plain { n: id });
         assert_eq!(heap.get(plain).unwrap().n, id);
     }
     heap.collect_garbage(CollectOptions::FULL);
     // Dropped during the collection itself, on this thread.
-    let drops_now = drops.lock().unwrap().clone();
+    let drops_now = drops.log();
     assert_eq!(drops_now.len(), 10);
     assert!(drops_now.iter().all(|&(_, t)| t == thread::current().id()));
     let s = heap.purge_thread_stats();
@@ -191,7 +184,7 @@ fn destroy_now_hands_the_destructor_over_too() {
     assert_eq!(heap.destroy_now(m.raw()).unwrap(), 1);
     assert!(heap.get(m).is_none());
     wait_for_drops(&mut heap, &drops, 1);
-    assert_ne!(drops.lock().unwrap()[0].1, thread::current().id());
+    assert_ne!(drops.log()[0].1, thread::current().id());
 }
 
 #[test]
@@ -199,7 +192,7 @@ fn dropping_the_heap_drops_every_object_handed_over_exactly_once() {
     for _ in 0..if cfg!(miri) { 2 } else { 20 } {
         let drops = Drops::default();
         let mut heap = heap();
-        for id in 0..N {
+        for id in 0..N as usize {
             mesh(&mut heap, id, &drops);
         }
         let kept = mesh(&mut heap, 1000, &drops); // ids below 1000: N ≤ 1000
@@ -208,9 +201,9 @@ fn dropping_the_heap_drops_every_object_handed_over_exactly_once() {
         // No waiting: the heap drops with the purge thread mid-way (or not yet woken).
         drop(_root);
         drop(heap);
-        let mut ids: Vec<u32> = drops.lock().unwrap().iter().map(|&(id, _)| id).collect();
+        let mut ids = drops.ids();
         ids.sort_unstable();
-        let expected: Vec<u32> = (0..N).chain([1000]).collect();
+        let expected: Vec<usize> = (0..N as usize).chain([1000]).collect();
         assert_eq!(ids, expected, "every mesh dropped once: N by the purge thread, the kept one by the arena");
     }
 }
@@ -226,6 +219,6 @@ fn async_purge_is_read_when_a_class_is_registered() {
     heap.set_settings(settings).unwrap();
     mesh(&mut heap, 1, &drops);
     heap.collect_garbage(CollectOptions::FULL);
-    assert_eq!(drops.lock().unwrap().len(), 1, "dropped in the collection");
+    assert_eq!(drops.total(), 1, "dropped in the collection");
     assert_eq!(heap.purge_thread_stats().posted, 0);
 }

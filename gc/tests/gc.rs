@@ -1,16 +1,15 @@
 //! Behaviour of the collector: roots, garbage, clusters, permanent objects, destroy_now,
 //! lifecycle hooks, incremental purge, free routes, settings.
 
-mod common;
-
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Drops, Node};
 use respawn_arena::{ArenaConfig, ArenaError, Freed, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig};
 use respawn_gc::{CollectOptions, GcError, GcSettings, GcStep, Heap, Object, Trace};
+use respawn_testkit::drops::Drops;
+use respawn_testkit::gc::Node;
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
 
@@ -49,7 +48,7 @@ fn reachable_objects_survive_and_cycles_without_roots_are_purged() {
     }
     for (h, id) in [(d, 3), (e, 4)] {
         assert!(heap.get(h).is_none());
-        assert_eq!(drops.get(id), 1);
+        assert_eq!(drops.times(id), 1);
     }
     // Dropping the guard makes the rest unreachable.
     drop(root);
@@ -97,7 +96,7 @@ fn garbage_is_purged_even_when_referenced_and_keeps_nothing_alive() {
     heap.tick::<Node>(|_| ticked += 1);
     assert_eq!(ticked, 2, "garbage leaves tick at once");
     heap.collect_garbage(CollectOptions::FULL);
-    assert_eq!((drops.get(1), drops.get(2)), (1, 1), "b is garbage, c was only reachable through b");
+    assert_eq!((drops.times(1), drops.times(2)), (1, 1), "b is garbage, c was only reachable through b");
     assert!(heap.get(a).is_some());
     // Bad input: stale, hidden, rooted.
     assert!(matches!(heap.mark_as_garbage(b.raw()), Err(GcError::Arena(ArenaError::Stale))));
@@ -120,7 +119,7 @@ fn sub_objects_keep_their_owner_and_die_with_it() {
     // Marking the owner as garbage takes its sub-objects along, though `other` points at one.
     assert_eq!(heap.mark_as_garbage(owner.raw()).unwrap(), 3);
     heap.collect_garbage(CollectOptions::FULL);
-    assert_eq!([drops.get(0), drops.get(1), drops.get(2), drops.get(3)], [1, 1, 1, 0]);
+    assert_eq!([drops.times(0), drops.times(1), drops.times(2), drops.times(3)], [1, 1, 1, 0]);
     // A rooted sub-object refuses the whole marking, and nothing changes.
     let owner = node(&mut heap, &drops, 4);
     let part = node(&mut heap, &drops, 5);
@@ -141,7 +140,7 @@ fn mark_as_garbage_counts_only_the_objects_it_marks() {
     assert_eq!(heap.mark_as_garbage(owner.raw()).unwrap(), 1);
     let stats = heap.collect_garbage(CollectOptions::FULL);
     assert_eq!(stats.purged, 3, "the two, and the unrooted third");
-    assert_eq!([drops.get(0), drops.get(1), drops.get(2)], [1, 1, 1]);
+    assert_eq!([drops.times(0), drops.times(1), drops.times(2)], [1, 1, 1]);
 
     // A part the last mark found unreachable waits in the purge queue: marking its owner
     // counts the owner alone and does not queue the part again.
@@ -155,7 +154,7 @@ fn mark_as_garbage_counts_only_the_objects_it_marks() {
     assert_eq!(heap.pending_purge(), 1, "queued once");
     assert_eq!(heap.purge(None).purged, 1);
     heap.collect_garbage(CollectOptions::FULL);
-    assert_eq!([drops.get(3), drops.get(4), drops.get(5)], [1, 1, 0]);
+    assert_eq!([drops.times(3), drops.times(4), drops.times(5)], [1, 1, 0]);
     drop(root);
     heap.collect_garbage(CollectOptions::FULL);
     assert_eq!(drops.total(), 6);
@@ -398,7 +397,7 @@ fn permanent_objects_are_kept_and_never_scanned() {
     let stats = heap.collect_garbage(CollectOptions::FULL);
     assert_eq!((stats.scanned, stats.kept, stats.purged), (0, 1, 1));
     assert!(heap.get(forever).is_some());
-    assert_eq!(drops.get(1), 1, "what a permanent object points at must be kept some other way");
+    assert_eq!(drops.times(1), 1, "what a permanent object points at must be kept some other way");
 }
 
 #[test]
@@ -436,7 +435,7 @@ fn a_cluster_whose_root_is_garbage_is_dissolved_and_judged_one_by_one() {
     let stats = heap.collect_garbage(CollectOptions::FULL);
     assert_eq!(stats.clusters_dissolved, 1);
     // The root is purged; member 1 is rooted; 2 and 3 are no longer kept by the cluster.
-    assert_eq!([drops.get(0), drops.get(1), drops.get(2), drops.get(3)], [1, 0, 1, 1]);
+    assert_eq!([drops.times(0), drops.times(1), drops.times(2), drops.times(3)], [1, 0, 1, 1]);
     assert_eq!(heap.cluster_of(raws[1]), None);
 }
 
@@ -450,7 +449,7 @@ fn a_garbage_member_leaves_its_cluster_and_is_purged() {
     heap.mark_as_garbage(raws[2]).unwrap();
     let stats = heap.collect_garbage(CollectOptions::FULL);
     assert_eq!((stats.clusters_kept, stats.purged), (1, 1));
-    assert_eq!(drops.get(2), 1);
+    assert_eq!(drops.times(2), 1);
     assert_eq!(heap.cluster_objects(id).unwrap().count(), 2);
 }
 
@@ -531,7 +530,7 @@ fn incremental_purge_in_small_steps_ends_like_one_full_purge() {
             heap.purge(None);
         }
         let live: Vec<bool> = hs.iter().map(|&h| heap.get(h).is_some()).collect();
-        let dropped: Vec<u32> = (0..300).map(|i| drops.get(i)).collect();
+        let dropped: Vec<u32> = (0..300).map(|i| drops.times(i)).collect();
         (live, dropped, heap.gc_stats().purged, calls)
     };
     let (live_a, dropped_a, purged_a, _) = run(false);
@@ -653,7 +652,7 @@ fn update_with_the_longest_duration_saturates_the_collection_clock() {
     assert!(matches!(heap.update(Duration::MAX), GcStep::Collected(_)));
     assert_eq!(heap.update(Duration::from_millis(16)), GcStep::Idle);
     assert!(matches!(heap.update(Duration::MAX), GcStep::Collected(_)));
-    assert_eq!(drops.get(0), 1);
+    assert_eq!(drops.times(0), 1);
 }
 
 #[test]
@@ -664,7 +663,7 @@ fn classes_unknown_to_the_collector_are_leaves() {
     let holder = heap.arena_mut_insert(vec![target]);
     heap.add_to_root(holder.raw()).unwrap();
     heap.collect_garbage(CollectOptions::FULL);
-    assert_eq!(drops.get(0), 1);
+    assert_eq!(drops.times(0), 1);
 }
 
 trait ArenaInsert {
@@ -859,7 +858,7 @@ fn an_object_kept_only_by_a_referencer_survives_until_the_referencer_goes() {
         link(&mut heap, a, b); // b is kept through a
         let stale = node(&mut heap, &drops, 4);
         heap.destroy_now(stale.raw()).unwrap();
-        assert_eq!(drops.get(4), 1);
+        assert_eq!(drops.times(4), 1);
         heap.mark_as_garbage(d.raw()).unwrap();
         // The referencer's own data: handles in a map outside the heap.
         let held = Arc::new(Mutex::new(vec![a.raw(), stale.raw(), d.raw()]));
@@ -870,7 +869,7 @@ fn an_object_kept_only_by_a_referencer_survives_until_the_referencer_goes() {
             let stats = heap.collect_garbage(CollectOptions::FULL);
             assert!(heap.get(a).is_some() && heap.get(b).is_some(), "kept by the referencer: {stats:?}");
             assert!(heap.get(c).is_none() && heap.get(d).is_none(), "nothing kept c; garbage is never kept");
-            assert_eq!([0, 1, 2, 3].map(|i| drops.get(i)), [0, 0, 1, 1]);
+            assert_eq!([0, 1, 2, 3].map(|i| drops.times(i)), [0, 0, 1, 1]);
         }
         // What the referencer reports changes with its data: b alone now (a goes).
         *held.lock().unwrap() = vec![b.raw()];
@@ -880,6 +879,6 @@ fn an_object_kept_only_by_a_referencer_survives_until_the_referencer_goes() {
         heap.collect_garbage(CollectOptions::FULL);
         assert!(heap.get(b).is_none(), "purged once the referencer is gone");
         assert_eq!(heap.referencers(), 0);
-        assert_eq!([0, 1, 2, 3, 4].map(|i| drops.get(i)), [1; 5], "each dropped once");
+        assert_eq!([0, 1, 2, 3, 4].map(|i| drops.times(i)), [1; 5], "each dropped once");
     }
 }

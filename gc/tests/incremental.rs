@@ -8,17 +8,14 @@
 //! at some point since it started, or made while it ran (floating garbage) — never an
 //! object marked as garbage. A whole collection right after keeps exactly the reachable.
 
-mod common;
-
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::Drops;
 use proptest::prelude::*;
 use respawn_arena::{ArenaConfig, Handle, RawHandle, Root, SlabConfig};
 use respawn_gc::{CollectOptions, GcSettings, GcStats, GcStep, Heap, MarkPhase, MarkStep, Object, Trace};
+use respawn_testkit::drops::Drops;
+use respawn_testkit::graph;
 
 /// A graph node: `edges` are traced; `stash` is weak (not traced), and a `tick` moves it
 /// into `edges` — a store the barrier sees only as "the whole class was lent".
@@ -28,20 +25,22 @@ struct Link {
     #[trace(skip)]
     stash: Vec<Handle<Link>>,
     #[trace(skip)]
-    drops: Arc<AtomicU32>,
+    id: usize,
+    #[trace(skip)]
+    drops: Drops,
 }
 
 impl Object for Link {}
 
 impl Drop for Link {
     fn drop(&mut self) {
-        self.drops.fetch_add(1, Ordering::SeqCst);
+        self.drops.note_drop(self.id);
     }
 }
 
 impl Link {
     fn new(drops: &Drops, id: usize, edges: Vec<Handle<Link>>) -> Self {
-        Link { edges, stash: Vec::new(), drops: drops.counter(id) }
+        Link { edges, stash: Vec::new(), id, drops: drops.clone() }
     }
 }
 
@@ -135,14 +134,7 @@ impl Model {
 
 /// Live objects at or below `i` in the outer tree.
 fn subtree(model: &[Model], i: usize) -> Vec<usize> {
-    let mut out = vec![i];
-    let mut k = 0;
-    while k < out.len() {
-        let p = out[k];
-        out.extend((0..model.len()).filter(|&c| model[c].alive && model[c].outer == Some(p)));
-        k += 1;
-    }
-    out
+    graph::subtree(i, |p| (0..model.len()).filter(move |&c| model[c].alive && model[c].outer == Some(p)))
 }
 
 /// The reference answer: BFS from the roots (rooted, or held by the referencer and not
@@ -153,27 +145,17 @@ fn reachable(model: &[Model]) -> Vec<bool> {
 
 /// [`reachable`], with the objects `also` marks as more roots (unless garbage).
 fn reachable_from(model: &[Model], also: &[bool]) -> Vec<bool> {
-    let mut seen = vec![false; model.len()];
     let root = |i: usize| {
         let m = &model[i];
         m.alive && (m.rooted() || (m.keepable() && (m.referenced > 0 || also.get(i).copied().unwrap_or(false))))
     };
-    let mut queue: VecDeque<usize> = (0..model.len()).filter(|&i| root(i)).collect();
-    for &i in &queue {
-        seen[i] = true;
-    }
-    while let Some(i) = queue.pop_front() {
-        if !model[i].keepable() {
-            continue; // a rooted garbage object is kept, but keeps nothing
-        }
-        for j in model[i].edges.iter().copied().chain(model[i].outer) {
-            if model[j].alive && model[j].keepable() && !seen[j] {
-                seen[j] = true;
-                queue.push_back(j);
-            }
-        }
-    }
-    seen
+    // A rooted garbage object is kept, but keeps nothing.
+    let dist = graph::distances(
+        (0..model.len()).filter(|&i| root(i)),
+        |i| model[i].alive && model[i].keepable(),
+        |i| model[i].edges.iter().copied().chain(model[i].outer),
+    );
+    (0..model.len()).map(|i| dist.contains_key(&i)).collect()
 }
 
 /// What one incremental mark may keep beyond what is reachable at its end: floating
@@ -201,7 +183,7 @@ impl Allowance {
 /// survivor resolves (unless garbage), each object dropped exactly when it ended.
 fn settle(model: &mut [Model], drops: &Drops) -> Result<(), TestCaseError> {
     for i in 0..model.len() {
-        if model[i].alive && drops.get(i) == 1 {
+        if model[i].alive && drops.times(i) == 1 {
             model[i].alive = false;
             for m in model.iter_mut() {
                 if m.outer == Some(i) {
@@ -211,7 +193,7 @@ fn settle(model: &mut [Model], drops: &Drops) -> Result<(), TestCaseError> {
         }
     }
     for (i, m) in model.iter().enumerate() {
-        prop_assert_eq!(drops.get(i), u32::from(!m.alive), "object {} drop count", i);
+        prop_assert_eq!(drops.times(i), u32::from(!m.alive), "object {} drop count", i);
     }
     Ok(())
 }
@@ -230,7 +212,7 @@ fn check_mark(
         if !model[i].alive {
             continue;
         }
-        let survived = drops.get(i) == 0;
+        let survived = drops.times(i) == 0;
         prop_assert!(!expected[i] || survived, "object {} was reachable when the mark ended, and was purged", i);
         if survived {
             prop_assert!(!model[i].garbage || model[i].late_garbage, "object {} is garbage and survived", i);
@@ -263,7 +245,7 @@ fn collect_exactly(heap: &mut Heap, model: &mut [Model], drops: &Drops) -> Resul
     prop_assert!(!heap.is_marking());
     for i in 0..model.len() {
         if model[i].alive {
-            prop_assert_eq!(drops.get(i) == 0, expected[i], "object {} after a whole collection", i);
+            prop_assert_eq!(drops.times(i) == 0, expected[i], "object {} after a whole collection", i);
         }
     }
     settle(model, drops)
@@ -492,21 +474,17 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     drop(guards);
     drop(heap);
     for i in 0..model.len() {
-        prop_assert_eq!(drops.get(i), 1, "object {} dropped exactly once by shutdown", i);
+        prop_assert_eq!(drops.times(i), 1, "object {} dropped exactly once by shutdown", i);
     }
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 512 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(respawn_testkit::proptest::scaled(512, 4))]
 
     #[test]
     fn an_incremental_mark_keeps_what_is_reachable_when_it_ends(
-        ops in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 300 })
+        ops in respawn_testkit::proptest::program(op())
     ) {
         run(ops)?;
     }
@@ -615,7 +593,7 @@ fn a_store_made_by_a_tick_behind_the_mark_is_seen() {
         l.edges.append(&mut stash);
     });
     s.finish();
-    assert!(s.heap.get(b).is_some() && drops.get(1) == 0, "stored by the tick into C");
+    assert!(s.heap.get(b).is_some() && drops.times(1) == 0, "stored by the tick into C");
 }
 
 #[test]
@@ -632,7 +610,7 @@ fn a_store_made_through_iter_mut_behind_the_mark_is_seen() {
         l.edges.append(&mut stash);
     }
     s.finish();
-    assert!(s.heap.get(b).is_some() && drops.get(1) == 0, "stored through iter_mut into C");
+    assert!(s.heap.get(b).is_some() && drops.times(1) == 0, "stored through iter_mut into C");
 }
 
 #[test]
@@ -646,7 +624,7 @@ fn a_store_made_through_get_disjoint_mut_behind_the_mark_is_seen() {
     c_link.edges.push(b);
     a_link.edges.clear();
     s.finish();
-    assert!(s.heap.get(b).is_some() && drops.get(1) == 0, "stored through get_disjoint_mut into C");
+    assert!(s.heap.get(b).is_some() && drops.times(1) == 0, "stored through get_disjoint_mut into C");
 }
 
 #[test]
@@ -659,7 +637,7 @@ fn a_whole_collection_drops_a_running_mark_and_decides_anew() {
     let stats = s.heap.collect_garbage(CollectOptions::FULL);
     assert!(!s.heap.is_marking());
     assert_eq!((stats.cycles, stats.mark_slices, stats.purged), (1, 1, 1), "{stats}");
-    assert_eq!(drops.get(1), 1, "B is reachable from nothing");
+    assert_eq!(drops.times(1), 1, "B is reachable from nothing");
     assert_eq!(s.slice(1), MarkStep::Idle);
 }
 
@@ -765,7 +743,7 @@ fn garbage_marked_during_the_mark_is_purged_even_if_reached() {
     s.slice(1); // `first` traced, `c` claimed
     s.heap.mark_as_garbage(c.raw()).unwrap();
     let stats = s.finish();
-    assert_eq!((stats.purged, drops.get(101)), (1, 1), "{stats}");
+    assert_eq!((stats.purged, drops.times(101)), (1, 1), "{stats}");
     assert!(s.heap.get(first).is_some());
 }
 

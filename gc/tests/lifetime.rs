@@ -2,11 +2,10 @@
 //! objects survive every collection — whole, parallel or incremental — until they are marked
 //! as garbage or destroyed, and keep (and trace) what they hold; `why_alive` names them.
 
-mod common;
-
-use common::{Drops, Node};
 use respawn_arena::{ArenaConfig, Handle, SlabConfig};
 use respawn_gc::{CollectOptions, GcSettings, Heap, Lifetime, MarkStep, Object, RootKind, Trace};
+use respawn_testkit::drops::Drops;
+use respawn_testkit::gc::Node;
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
 
@@ -72,7 +71,7 @@ fn owned_objects_survive_and_keep_what_they_hold_until_marked_as_garbage() {
         heap.destroy_now(actors[1].raw()).unwrap();
         assert!(!heap.contains(actors[1]));
         drop(heap);
-        assert!((0..=900).all(|id| drops.get(id) == 1), "each node dropped once");
+        assert!((0..=900).all(|id| drops.times(id) == 1), "each node dropped once");
     }
 }
 
@@ -108,7 +107,7 @@ fn an_incremental_mark_keeps_owned_objects_including_those_born_during_it() {
         assert!(holds.iter().all(|&n| heap.contains(n)));
     }
     drop(heap);
-    assert!((0..200).chain(1000..1000 + slices).all(|id| drops.get(id) == 1), "each node dropped once");
+    assert!((0..200).chain(1000..1000 + slices).all(|id| drops.times(id) == 1), "each node dropped once");
 }
 
 #[test]

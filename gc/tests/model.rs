@@ -4,15 +4,15 @@
 //! the collection keeps, each chain as short as the model's BFS distance, starting at a
 //! root the model has and following only edges the model has.
 
-mod common;
-
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::time::Duration;
 
-use common::{Drops, Node};
 use proptest::prelude::*;
 use respawn_arena::{ArenaConfig, ArenaError, Handle, RawHandle, Root, SlabConfig};
 use respawn_gc::{CollectOptions, GcError, GcSettings, Heap, Reference, RootKind};
+use respawn_testkit::drops::Drops;
+use respawn_testkit::gc::Node;
+use respawn_testkit::graph;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -71,59 +71,24 @@ impl Model {
 
 /// Live objects at or below `i` in the outer tree (the model's sub-object walk).
 fn subtree(model: &[Model], i: usize) -> Vec<usize> {
-    let mut out = vec![i];
-    let mut k = 0;
-    while k < out.len() {
-        let p = out[k];
-        out.extend((0..model.len()).filter(|&c| model[c].alive && model[c].outer == Some(p)));
-        k += 1;
-    }
-    out
+    graph::subtree(i, |p| (0..model.len()).filter(move |&c| model[c].alive && model[c].outer == Some(p)))
 }
 
 /// The reference answer: BFS from the roots over edges and outer links, never through
 /// garbage.
 fn reachable(model: &[Model]) -> Vec<bool> {
-    let mut seen = vec![false; model.len()];
-    let mut queue: VecDeque<usize> = (0..model.len()).filter(|&i| model[i].alive && model[i].rooted()).collect();
-    for &i in &queue {
-        seen[i] = true;
-    }
-    while let Some(i) = queue.pop_front() {
-        if model[i].garbage {
-            continue; // a rooted garbage object is kept, but keeps nothing
-        }
-        let next = model[i].edges.iter().copied().chain(model[i].outer);
-        for j in next {
-            if model[j].alive && !model[j].garbage && !seen[j] {
-                seen[j] = true;
-                queue.push_back(j);
-            }
-        }
-    }
-    seen
+    distances(model).iter().map(Option::is_some).collect()
 }
 
-/// Each object's distance from a root in the model's BFS (`None`: unreachable).
+/// Each object's distance from a root in the model's BFS (`None`: unreachable). A rooted
+/// garbage object is kept, but keeps nothing.
 fn distances(model: &[Model]) -> Vec<Option<usize>> {
-    let mut dist = vec![None; model.len()];
-    let mut queue: VecDeque<usize> = (0..model.len()).filter(|&i| model[i].alive && model[i].rooted()).collect();
-    for &i in &queue {
-        dist[i] = Some(0);
-    }
-    while let Some(i) = queue.pop_front() {
-        if model[i].garbage {
-            continue;
-        }
-        let next = model[i].edges.iter().copied().chain(model[i].outer);
-        for j in next {
-            if model[j].alive && !model[j].garbage && dist[j].is_none() {
-                dist[j] = Some(dist[i].unwrap() + 1);
-                queue.push_back(j);
-            }
-        }
-    }
-    dist
+    let dist = graph::distances(
+        (0..model.len()).filter(|&i| model[i].alive && model[i].rooted()),
+        |i| model[i].alive && !model[i].garbage,
+        |i| model[i].edges.iter().copied().chain(model[i].outer),
+    );
+    (0..model.len()).map(|i| dist.get(&i).copied()).collect()
 }
 
 /// Asks `why_alive` about every object of the model and checks each answer against it.
@@ -322,7 +287,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 for (i, m) in model.iter().enumerate() {
                     let resolves = heap.get(m.handle).is_some();
                     prop_assert_eq!(resolves, m.alive && !m.garbage, "object {} after collection", i);
-                    prop_assert_eq!(drops.get(i), u32::from(!m.alive), "object {} drop count", i);
+                    prop_assert_eq!(drops.times(i), u32::from(!m.alive), "object {} drop count", i);
                     if m.alive {
                         let outer = heap.table().slot(m.handle.index()).unwrap().outer();
                         prop_assert_eq!(outer, m.outer.map(|o| model[o].handle.index()));
@@ -334,20 +299,16 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     drop(guards);
     drop(heap);
     for i in 0..model.len() {
-        prop_assert_eq!(drops.get(i), 1, "object {} dropped exactly once by shutdown", i);
+        prop_assert_eq!(drops.times(i), 1, "object {} dropped exactly once by shutdown", i);
     }
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 256 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(respawn_testkit::proptest::scaled(256, 4))]
 
     #[test]
-    fn collections_match_a_bfs_over_the_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 300 })) {
+    fn collections_match_a_bfs_over_the_model(ops in respawn_testkit::proptest::program(op())) {
         run(ops)?;
     }
 }

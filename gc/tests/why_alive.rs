@@ -1,16 +1,15 @@
 //! The collector's diagnostics: why an object is alive (a shortest reference chain from a
 //! root, for each kind of root and of reference) and the references still naming garbage.
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 
-use common::{Drops, Node};
 use respawn_arena::{ArenaConfig, ArenaError, Handle, ObjectFlags, RawHandle, SlabConfig};
 use respawn_gc::{
     CollectOptions, GarbageReference, GcError, GcSettings, Heap, Object, ObjectRef, Reference, ReferenceChain,
     Referrer, RootKind, Trace,
 };
+use respawn_testkit::drops::Drops;
+use respawn_testkit::gc::Node;
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
 
@@ -521,11 +520,7 @@ mod random_graphs {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig {
-            cases: if cfg!(miri) { 4 } else { 256 },
-            failure_persistence: None,
-            ..ProptestConfig::default()
-        })]
+        #![proptest_config(respawn_testkit::proptest::scaled(256, 4))]
 
         #[test]
         fn a_chain_exists_exactly_for_what_the_collection_keeps(g in graph()) {

@@ -1,10 +1,10 @@
 //! Pool configuration: presets, validation rules, TOML layers and their error messages.
 
 use std::error::Error as _;
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use respawn_pool::{ConfigError, ConfigFile, ConfigLayers, Policy, PoolConfig, PoolConfigPatch};
+use respawn_testkit::fs::TempDir;
 
 const PRESETS: [(&str, PoolConfig); 4] = [
     ("DEFAULT", PoolConfig::DEFAULT),
@@ -12,31 +12,6 @@ const PRESETS: [(&str, PoolConfig); 4] = [
     ("EXPENSIVE", PoolConfig::EXPENSIVE),
     ("ON_DEMAND", PoolConfig::ON_DEMAND),
 ];
-
-/// A directory under the system temp dir, unique to this process and test, removed on
-/// drop (also when the test panics).
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(test: &str) -> Self {
-        let path = std::env::temp_dir().join(format!("respawn-pool-config-{}-{test}", std::process::id()));
-        let _ = fs::remove_dir_all(&path);
-        fs::create_dir_all(&path).expect("create temp dir");
-        Self(path)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        fs::write(&path, text).expect("write temp file");
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Validates `config`, expecting an `Invalid` error without file or class; returns its key
 /// and its Display.
@@ -411,8 +386,8 @@ fn unknown_class_is_named_with_the_known_ones() {
 
 #[test]
 fn missing_file_is_an_io_error_naming_it() {
-    let dir = TempDir::new("missing");
-    let path = dir.0.join("pools.toml");
+    let dir = TempDir::new("pool-config-missing");
+    let path = dir.path().join("pools.toml");
     let error = ConfigFile::load(&path).expect_err("no such file");
     assert!(error.source().is_some(), "the io error is the source");
     let shown = error.to_string();
@@ -432,7 +407,7 @@ fn missing_file_is_an_io_error_naming_it() {
 
 #[test]
 fn push_file_loads_and_pushes() {
-    let dir = TempDir::new("push-file");
+    let dir = TempDir::new("pool-config-push-file");
     let path = dir.write("pools.toml", DEFAULTS);
     let mut layers = ConfigLayers::new();
     layers.push_file(&path).unwrap_or_else(|error| panic!("{error}"));
@@ -446,7 +421,7 @@ fn push_file_loads_and_pushes() {
 
 #[test]
 fn load_reports_parse_errors_with_the_path() {
-    let dir = TempDir::new("load-parse");
+    let dir = TempDir::new("pool-config-load-parse");
     let path = dir.write("pools.toml", "[Turret]\nmax = -3\n");
     let error = ConfigFile::load(&path).expect_err("negative max");
     assert!(matches!(&error, ConfigError::Parse { file, .. } if *file == path), "{error:?}");
@@ -462,7 +437,7 @@ fn platform_path_puts_the_os_before_the_extension() {
 
 #[test]
 fn push_platform_pushes_the_file_for_this_os() {
-    let dir = TempDir::new("platform");
+    let dir = TempDir::new("pool-config-platform");
     let base = dir.write("pools.toml", DEFAULTS);
     let platform = dir.write(&format!("pools.{}.toml", std::env::consts::OS), LINUX);
 
@@ -479,7 +454,7 @@ fn push_platform_pushes_the_file_for_this_os() {
 
 #[test]
 fn push_platform_without_a_platform_file_pushes_nothing() {
-    let dir = TempDir::new("no-platform");
+    let dir = TempDir::new("pool-config-no-platform");
     let base = dir.write("pools.toml", DEFAULTS);
     let mut layers = ConfigLayers::new();
     assert!(!layers.push_platform(&base).unwrap_or_else(|error| panic!("{error}")));
@@ -488,7 +463,7 @@ fn push_platform_without_a_platform_file_pushes_nothing() {
 
 #[test]
 fn broken_platform_file_is_an_error() {
-    let dir = TempDir::new("broken-platform");
+    let dir = TempDir::new("pool-config-broken-platform");
     let base = dir.write("pools.toml", DEFAULTS);
     let platform = dir.write(&format!("pools.{}.toml", std::env::consts::OS), "[Projectile]\nworkers = \"two\"\n");
     let mut layers = ConfigLayers::new();

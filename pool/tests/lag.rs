@@ -7,63 +7,19 @@
 //! depends on a clock's speed: the workers are held by a gate, and released by it. The
 //! tests of a World's pool (and those of both kinds) need the `world` feature.
 
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::{self, ThreadId};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+#[cfg(feature = "world")]
+use std::thread;
+use std::time::Duration;
+#[cfg(feature = "world")]
+use std::time::Instant;
 
 #[cfg(feature = "world")]
 use respawn_gc::{Heap, Object, Trace};
 use respawn_pool::{Policy, Pool, PoolConfig, PoolError};
 #[cfg(feature = "world")]
 use respawn_pool::{PoolStats, Poolable, Pools};
-
-/// Holds the workers in `create` while shut; the thread that made it (the test's game
-/// thread, whose misses build inline) always passes.
-struct Gate {
-    open: Mutex<bool>,
-    opened: Condvar,
-    caller: ThreadId,
-}
-
-impl Gate {
-    fn new(open: bool) -> Arc<Self> {
-        Arc::new(Self { open: Mutex::new(open), opened: Condvar::new(), caller: thread::current().id() })
-    }
-
-    fn pass(&self) {
-        if thread::current().id() == self.caller {
-            return;
-        }
-        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        while !*open {
-            open = self.opened.wait(open).unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
-    }
-
-    fn set(&self, open: bool) {
-        *self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = open;
-        self.opened.notify_all();
-    }
-}
-
-/// Opens the gate when dropped, so a failing assertion does not leave a worker held while
-/// the pool joins it.
-struct Opener(Arc<Gate>);
-
-impl Drop for Opener {
-    fn drop(&mut self) {
-        self.0.set(true);
-    }
-}
-
-/// Waits (untimed work, bounded) until `done` holds.
-fn wait_for(mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for the workers");
-        thread::sleep(Duration::from_millis(1));
-    }
-}
+use respawn_testkit::threads::{wait_for, Gate};
 
 /// Waits (bounded) until `done` holds of the pool's stats; shows the last ones if not.
 #[cfg(feature = "world")]
@@ -141,7 +97,7 @@ fn a_world_pools_lag_rises_while_its_worker_is_held_and_falls_to_zero_once_it_ru
     assert_eq!((s.lag, s.building, s.precreated), (0, 0, 64), "warm and caught up: {s:?}");
 
     gate.set(false);
-    let _opener = Opener(Arc::clone(&gate));
+    let _opener = gate.opener();
     // Fewer releases than the queue's room: every cell is queued, none goes back.
     let handles: Vec<_> = (0..100).map(|_| pools.spawn_with::<Shot>(|_| {}).unwrap()).collect();
     for h in handles {
@@ -180,7 +136,7 @@ fn a_standalone_pools_lag_rises_while_its_worker_is_held_and_falls_to_zero_once_
     assert_eq!(pool.stats().lag, 0);
 
     gate.set(false);
-    let _opener = Opener(Arc::clone(&gate));
+    let _opener = gate.opener();
     let objects: Vec<_> = (0..100).map(|_| pool.pull()).collect();
     drop(objects); // Purge: each cell goes to the (held) worker to rebuild
     let held = pool.stats();
@@ -241,7 +197,7 @@ fn the_whole_initial_capacity_is_built_even_when_it_is_larger_than_a_growth_step
     // With the worker held, the 1000 wait: 256 in the queue, the rest in the backlog, all
     // counted in the lag; released, the worker drains both.
     let held = Gate::new(false);
-    let _opener = Opener(Arc::clone(&held));
+    let _opener = held.opener();
     let mut pools = world_pool(config, &held);
     let s = stats(&pools);
     assert!(s.lag >= 999 && s.lag_high_water == 256 && s.building == 1000, "{s:?}");
@@ -268,7 +224,7 @@ fn a_release_burst_beyond_the_queues_room_goes_back_to_the_allocator() {
     assert_eq!(pool.stats().build_queue, 256);
 
     gate.set(false);
-    let _opener = Opener(Arc::clone(&gate));
+    let _opener = gate.opener();
     let objects: Vec<_> = (0..1000).map(|_| pool.pull()).collect();
     let before = pool.stats();
     drop(objects);
@@ -315,7 +271,7 @@ fn side_bytes_are_counted_and_follow_the_config() {
 #[test]
 fn a_world_pool_is_not_warm_while_its_worker_is_held_and_every_precreated_spawn_hits_once_it_is() {
     let gate = Gate::new(false);
-    let _opener = Opener(Arc::clone(&gate));
+    let _opener = gate.opener();
     let mut pools = world_pool(SMALL, &gate);
     match pools.wait_until_warm(Duration::from_millis(5)) {
         Err(PoolError::NotWarm { class, ready, on_the_way, waited }) => {
@@ -369,7 +325,7 @@ fn prefill_warms_a_pool_without_workers_up_to_its_max() {
 #[test]
 fn a_standalone_pool_is_not_warm_while_its_worker_is_held() {
     let gate = Gate::new(false);
-    let _opener = Opener(Arc::clone(&gate));
+    let _opener = gate.opener();
     let g = Arc::clone(&gate);
     let pool = Pool::builder()
         .config(PoolConfig { max: 4096, ..SMALL })

@@ -3,32 +3,12 @@
 //! the cyclic constructor, pointers that outlive the pool's handle, the single-thread
 //! flavour, and a random-program test of the counts against a model.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use proptest::prelude::*;
 use respawn_pool::{LocalShared, Policy, Pool, Shared, WeakShared};
-
-/// Counts drops by object number.
-#[derive(Clone, Default, Debug)]
-struct Drops(Arc<Mutex<(usize, Vec<usize>)>>);
-
-impl Drops {
-    fn make(&self) -> Obj {
-        let mut l = self.0.lock().unwrap();
-        l.0 += 1;
-        Obj { id: l.0, value: 0, me: None, drops: self.clone() }
-    }
-    fn dropped(&self) -> Vec<usize> {
-        self.0.lock().unwrap().1.clone()
-    }
-    fn assert_each_once(&self) {
-        let l = self.0.lock().unwrap();
-        let unique: HashSet<_> = l.1.iter().copied().collect();
-        assert_eq!(unique.len(), l.1.len(), "an object was dropped twice");
-        assert_eq!(l.1.len(), l.0, "made {}, dropped {}", l.0, l.1.len());
-    }
-}
+use respawn_testkit::drops::Drops;
 
 #[derive(Debug)]
 struct Obj {
@@ -39,9 +19,16 @@ struct Obj {
     drops: Drops,
 }
 
+impl Obj {
+    /// A new object, numbered by `drops`.
+    fn new(drops: &Drops) -> Self {
+        Obj { id: drops.make(), value: 0, me: None, drops: drops.clone() }
+    }
+}
+
 impl Drop for Obj {
     fn drop(&mut self) {
-        self.drops.0.lock().unwrap().1.push(self.id);
+        self.drops.note_drop(self.id);
     }
 }
 
@@ -53,7 +40,7 @@ fn pool(drops: &Drops, workers: usize, policy: Policy) -> Arc<Pool<Obj>> {
             .max(64)
             .workers(workers)
             .policy(policy)
-            .create(move || d.make())
+            .create(move || Obj::new(&d))
             .reset(|o: &mut Obj| o.value = 0)
             .build()
             .unwrap(),
@@ -113,7 +100,7 @@ fn without_weak_references_the_object_goes_back_whole() {
     let a: Shared<Obj> = Shared::pull(&p);
     let (id, at) = (a.id, addr(&a));
     drop(a);
-    assert!(drops.dropped().is_empty(), "Reuse keeps the object");
+    assert!(drops.ids().is_empty(), "Reuse keeps the object");
     let b: Shared<Obj> = Shared::pull(&p);
     assert_eq!((b.id, addr(&b)), (id, at), "the same object, from the same cell");
     assert_eq!(p.stats().recycled_reuse, 1);
@@ -128,7 +115,7 @@ fn a_weak_reference_keeps_the_cell_from_reuse_but_not_the_object_alive() {
         let (id, at) = (a.id, addr(&a));
         let w = Shared::downgrade(&a);
         drop(a);
-        assert_eq!(drops.dropped(), vec![id], "{policy:?}: dropped at the last strong reference");
+        assert_eq!(drops.ids(), vec![id], "{policy:?}: dropped at the last strong reference");
         assert!(w.upgrade().is_none());
         // Every cell the pool hands out now is another one.
         let others: Vec<Shared<Obj>> = (0..8).map(|_| Shared::pull(&p)).collect();
@@ -174,7 +161,7 @@ fn the_cyclic_constructor_gives_the_object_a_weak_pointer_to_itself() {
         assert_eq!((Shared::strong_count(&a), Shared::weak_count(&a)), (2, 1));
         let id = a.id;
         drop((a, me));
-        assert_eq!(drops.dropped(), vec![id], "{policy:?}: the object (and its own weak) dropped");
+        assert_eq!(drops.ids(), vec![id], "{policy:?}: the object (and its own weak) dropped");
         assert_eq!(p.owned(), 0, "{policy:?}: its own weak was the last: the cell went back");
         drop(p);
         drops.assert_each_once();
@@ -192,7 +179,7 @@ fn a_panic_in_the_cyclic_constructor_drops_the_object_and_frees_the_cell() {
         })
     }));
     assert!(r.is_err());
-    assert_eq!(drops.dropped().len(), 1);
+    assert_eq!(drops.ids().len(), 1);
     assert_eq!(p.owned(), 0);
     assert_eq!(p.stats().in_use, 0);
     drop(p);
@@ -311,11 +298,7 @@ struct Model {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 256 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(respawn_testkit::proptest::scaled(256, 4))]
 
     /// Counts, upgrades and the pool's in-use figure follow a plain model of strong and
     /// weak references; a cell is never handed out while any reference to its last object

@@ -6,44 +6,11 @@
 use std::collections::HashSet;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use respawn_pool::{ConfigError, OwnedPooled, Policy, Pool, PoolError};
-
-/// Numbers each object it makes and counts each drop by number.
-#[derive(Clone, Default, Debug)]
-struct Drops(Arc<Mutex<Ledger>>);
-
-#[derive(Default, Debug)]
-struct Ledger {
-    made: usize,
-    dropped: Vec<usize>,
-}
-
-impl Drops {
-    fn make(&self) -> Obj {
-        let mut l = self.0.lock().unwrap();
-        l.made += 1;
-        Obj { id: l.made, value: 0, resets: 0, drops: self.clone() }
-    }
-
-    fn made(&self) -> usize {
-        self.0.lock().unwrap().made
-    }
-
-    fn dropped(&self) -> usize {
-        self.0.lock().unwrap().dropped.len()
-    }
-
-    /// Every object made was dropped, and none twice.
-    fn assert_each_once(&self) {
-        let l = self.0.lock().unwrap();
-        let unique: HashSet<_> = l.dropped.iter().copied().collect();
-        assert_eq!(unique.len(), l.dropped.len(), "an object was dropped twice");
-        assert_eq!(l.dropped.len(), l.made, "made {}, dropped {}", l.made, l.dropped.len());
-    }
-}
+use respawn_testkit::drops::Drops;
+use respawn_testkit::threads::wait_for;
 
 #[derive(Debug)]
 struct Obj {
@@ -53,9 +20,16 @@ struct Obj {
     drops: Drops,
 }
 
+impl Obj {
+    /// A new object, numbered by `drops`.
+    fn new(drops: &Drops) -> Self {
+        Obj { id: drops.make(), value: 0, resets: 0, drops: drops.clone() }
+    }
+}
+
 impl Drop for Obj {
     fn drop(&mut self) {
-        self.drops.0.lock().unwrap().dropped.push(self.id);
+        self.drops.note_drop(self.id);
     }
 }
 
@@ -64,15 +38,6 @@ fn scale(n: usize) -> usize {
         n.min(40)
     } else {
         n
-    }
-}
-
-/// Waits (untimed work, bounded) until `done` holds.
-fn wait_for(mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for the workers");
-        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
@@ -85,7 +50,7 @@ fn pool(drops: &Drops, workers: usize, policy: Policy) -> Pool<Obj> {
         .grow_by(8)
         .workers(workers)
         .policy(policy)
-        .create(move || d.make())
+        .create(move || Obj::new(&d))
         .reset(|o: &mut Obj| {
             o.value = 0;
             o.resets += 1;
@@ -108,7 +73,7 @@ fn reuse_resets_the_object_and_hands_it_out_again() {
     let s = p.stats();
     assert_eq!((s.spawns, s.hits, s.misses, s.released, s.recycled_reuse), (2, 1, 1, 2, 2));
     assert_eq!((s.in_use, s.ready, s.overflow), (0, 1, 0));
-    assert_eq!(drops.dropped(), 0, "Reuse drops nothing");
+    assert_eq!(drops.total(), 0, "Reuse drops nothing");
     drop(p);
     drops.assert_each_once();
 }
@@ -121,7 +86,7 @@ fn purge_drops_the_object_and_a_worker_rebuilds_its_cell() {
     let a = p.pull();
     let id = a.id;
     drop(a);
-    assert!(drops.0.lock().unwrap().dropped.contains(&id), "Purge drops the object at once");
+    assert!(drops.dropped(id), "Purge drops the object at once");
     wait_for(|| p.stats().precreated == 9);
     let s = p.stats();
     assert_eq!((s.released, s.recycled_purge, s.in_use, s.misses), (1, 1, 0, 0));
@@ -148,7 +113,7 @@ fn workers_precreate_capacity_and_pulls_hit() {
 fn try_pull_refuses_at_max_and_pull_overflows_then_shrinks_back() {
     let drops = Drops::default();
     let d = drops.clone();
-    let p = Pool::builder().max(2).capacity(0).workers(0).create(move || d.make()).build().unwrap();
+    let p = Pool::builder().max(2).capacity(0).workers(0).create(move || Obj::new(&d)).build().unwrap();
     let a = p.try_pull().unwrap();
     let b = p.try_pull().unwrap();
     let refused = p.try_pull().map(|_| ());
@@ -159,7 +124,7 @@ fn try_pull_refuses_at_max_and_pull_overflows_then_shrinks_back() {
     assert_eq!((s.spawns, s.misses, s.overflow, s.in_use, s.high_water), (3, 3, 1, 3, 3));
     drop(c);
     assert_eq!(p.owned(), 2, "the overflow object's cell is freed when it comes back");
-    assert_eq!(drops.dropped(), 1);
+    assert_eq!(drops.total(), 1);
     drop((a, b));
     assert_eq!(p.stats().ready, 2);
     assert_eq!(p.owned(), 2);
@@ -171,7 +136,7 @@ fn try_pull_refuses_at_max_and_pull_overflows_then_shrinks_back() {
 fn prefill_warms_a_pool_without_workers_within_max() {
     let drops = Drops::default();
     let d = drops.clone();
-    let p = Pool::builder().max(10).capacity(0).workers(0).create(move || d.make()).build().unwrap();
+    let p = Pool::builder().max(10).capacity(0).workers(0).create(move || Obj::new(&d)).build().unwrap();
     assert_eq!(p.prefill(25).unwrap(), 10, "prefill stops at max");
     assert_eq!(p.stats().ready, 10);
     let all: Vec<_> = (0..10).map(|_| p.try_pull().unwrap()).collect();
@@ -190,7 +155,7 @@ fn an_owned_guard_outlives_the_pool_handle_and_ends_the_pool() {
     let mut owned: OwnedPooled<Obj> = p.pull_owned();
     owned.value = 7;
     drop(p); // the guard keeps the pool alive
-    assert_eq!(drops.dropped(), 0);
+    assert_eq!(drops.total(), 0);
     let t = std::thread::spawn(move || {
         assert_eq!(owned.value, 7);
         drop(owned); // returned, then the pool ends here: workers joined, objects dropped
@@ -207,7 +172,7 @@ fn a_panicking_reset_drops_the_object_and_the_pool_goes_on() {
         .max(8)
         .capacity(0)
         .workers(0)
-        .create(move || d.make())
+        .create(move || Obj::new(&d))
         .reset(|o: &mut Obj| {
             let poisoned = o.value == 1;
             o.value = 1000; // half-reset, then
@@ -222,7 +187,7 @@ fn a_panicking_reset_drops_the_object_and_the_pool_goes_on() {
     let r = panic::catch_unwind(AssertUnwindSafe(|| drop(a)));
     assert!(r.is_err(), "the reset's panic goes on");
     assert_eq!(p.reset_panics(), 1);
-    assert_eq!(drops.0.lock().unwrap().dropped, vec![id], "dropped, not kept half-reset");
+    assert_eq!(drops.ids(), vec![id], "dropped, not kept half-reset");
     let s = p.stats();
     assert_eq!((s.in_use, s.ready, s.released), (0, 0, 1));
     assert_eq!(p.owned(), 0, "with no workers the empty cell went back to the allocator");

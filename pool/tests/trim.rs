@@ -3,45 +3,28 @@
 //! before new ones; an `idle_trim` is refused (no frame upkeep); a trim racing the workers
 //! loses nothing.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use respawn_allocator::SlabConfig;
 use respawn_pool::{ConfigError, Policy, Pool, PoolConfig, PoolError};
-
-/// Numbers each object and records each drop.
-#[derive(Clone, Default)]
-struct Drops(Arc<Mutex<(usize, Vec<usize>)>>);
+use respawn_testkit::drops::Drops;
 
 struct Obj {
     id: usize,
     drops: Drops,
 }
 
-impl Drops {
-    fn make(&self) -> Obj {
-        let mut l = self.0.lock().unwrap();
-        l.0 += 1;
-        Obj { id: l.0, drops: self.clone() }
-    }
-    fn dropped(&self) -> usize {
-        self.0.lock().unwrap().1.len()
-    }
-    fn made(&self) -> usize {
-        self.0.lock().unwrap().0
-    }
-    fn assert_each_once(&self) {
-        let l = self.0.lock().unwrap();
-        let unique: HashSet<_> = l.1.iter().copied().collect();
-        assert_eq!(unique.len(), l.1.len(), "an object was dropped twice");
-        assert_eq!(l.1.len(), l.0, "made {}, dropped {}", l.0, l.1.len());
+impl Obj {
+    /// A new object, numbered by `drops`.
+    fn new(drops: &Drops) -> Self {
+        Obj { id: drops.make(), drops: drops.clone() }
     }
 }
 
 impl Drop for Obj {
     fn drop(&mut self) {
-        self.drops.0.lock().unwrap().1.push(self.id);
+        self.drops.note_drop(self.id);
     }
 }
 
@@ -65,7 +48,7 @@ fn pool(drops: &Drops, workers: usize, policy: Policy) -> Pool<Obj> {
         .workers(workers)
         .policy(policy)
         .slab(SLAB)
-        .create(move || d.make())
+        .create(move || Obj::new(&d))
         .build()
         .unwrap()
 }
@@ -83,7 +66,7 @@ fn after_a_burst_a_trim_gives_the_slabs_back_and_they_serve_again() {
     assert_eq!(pool.shrink_to(10).unwrap(), burst_len() - 10);
     let stats = pool.stats();
     assert_eq!((stats.ready, stats.trimmed, stats.in_use), (10, (burst_len() - 10) as u64, 100));
-    assert_eq!(drops.dropped(), burst_len() - 10, "each trimmed object dropped");
+    assert_eq!(drops.total(), burst_len() - 10, "each trimmed object dropped");
     // The held 100 and the kept 10 are the lowest cells: two slabs of 64.
     let slab = peak / (100 + burst_len()).div_ceil(64);
     assert!(stats.committed_bytes <= 2 * slab, "{} committed, peak {peak}", stats.committed_bytes);
@@ -113,7 +96,7 @@ fn a_trim_racing_the_workers_loses_nothing() {
     pool.wait_until_warm(Duration::from_secs(30)).unwrap();
     let stats = pool.stats();
     assert_eq!(stats.in_use, 0);
-    assert_eq!(drops.made(), drops.dropped() + stats.ready, "every object built is ready or dropped");
+    assert_eq!(drops.made(), drops.total() + stats.ready, "every object built is ready or dropped");
     drop(pool);
     drops.assert_each_once();
 }

@@ -49,19 +49,17 @@
 //!    `u32::MAX` overflowed computing the next generation (a debug-build panic).
 #![allow(dead_code, reason = "each includer uses its part")]
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::any::Any;
 use std::collections::{BTreeMap, HashSet};
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use common::Drops;
 use respawn::{
     ArenaConfig, ArenaError, CollectOptions, GcSettings, GcStats, GcStep, Handle, Lifetime, Object, Policy, PoolConfig,
     PoolError, Poolable, RawHandle, SlabConfig, Trace, World,
 };
+use respawn_testkit::drops::Drops;
+use respawn_testkit::graph;
 
 /// Programs longer than this are cut (the fuzz target's inputs stay small and fast).
 pub const MAX_OPS: usize = 256;
@@ -200,7 +198,7 @@ pub fn run(program: &Program) {
 trait Kind: Poolable {
     const CLASS: Class;
     fn new(drops: &Drops) -> Self;
-    fn id(&self) -> u64;
+    fn id(&self) -> usize;
     fn value(&self) -> u64;
     fn set_value(&mut self, v: u64);
     fn links_mut(&mut self) -> &mut Vec<RawHandle>;
@@ -211,7 +209,7 @@ macro_rules! kind {
         #[derive(Trace, Object)]
         struct $name {
             #[trace(skip)]
-            id: u64,
+            id: usize,
             #[trace(skip)]
             value: u64,
             links: Vec<RawHandle>,
@@ -237,7 +235,7 @@ macro_rules! kind {
             fn new(drops: &Drops) -> Self {
                 Self { id: drops.make(), value: 0, links: Vec::new(), drops: drops.clone() }
             }
-            fn id(&self) -> u64 {
+            fn id(&self) -> usize {
                 self.id
             }
             fn value(&self) -> u64 {
@@ -297,7 +295,7 @@ enum State {
 struct MObj {
     class: Class,
     /// The object's `Drops` id.
-    id: u64,
+    id: usize,
     value: u64,
     /// In the root set by `add_to_root`.
     rooted: bool,
@@ -451,14 +449,7 @@ impl Harness {
 
     /// `h` and every object below it through owner links, live or not.
     fn subtree(&self, h: RawHandle) -> Vec<RawHandle> {
-        let mut out = vec![h];
-        let mut i = 0;
-        while i < out.len() {
-            let p = out[i];
-            out.extend(self.objects.iter().filter(|(_, o)| o.outer == Some(p)).map(|(&k, _)| raw(k)));
-            i += 1;
-        }
-        out
+        graph::subtree(h, |p| self.objects.iter().filter(move |(_, o)| o.outer == Some(p)).map(|(&k, _)| raw(k)))
     }
 
     /// The object leaves the model: it must never resolve again.
@@ -541,21 +532,14 @@ impl Harness {
     /// Live objects reachable from the roots (rooted or guarded objects, and every live
     /// object of an owned class) through links and sub-object → owner edges.
     fn reachable(&self) -> HashSet<u64> {
-        let is_live = |k: &u64| self.objects.get(k).is_some_and(|o| o.state == State::Live);
+        let is_live = |k: u64| self.objects.get(&k).is_some_and(|o| o.state == State::Live);
         let kept = |o: &MObj| o.is_root() || !self.collected[o.class as usize];
-        let mut seen: HashSet<u64> =
-            self.objects.iter().filter(|(_, o)| o.state == State::Live && kept(o)).map(|(&k, _)| k).collect();
-        let mut stack: Vec<u64> = seen.iter().copied().collect();
-        while let Some(k) = stack.pop() {
+        let roots = self.objects.iter().filter(|(_, o)| o.state == State::Live && kept(o)).map(|(&k, _)| k);
+        let edges = |k: u64| {
             let o = &self.objects[&k];
-            for next in o.links.iter().chain(o.outer.iter()) {
-                let nb = next.to_bits();
-                if is_live(&nb) && seen.insert(nb) {
-                    stack.push(nb);
-                }
-            }
-        }
-        seen
+            o.links.iter().chain(o.outer.iter()).map(|h| h.to_bits())
+        };
+        graph::distances(roots, is_live, edges).into_keys().collect()
     }
 
     /// Applies a collection the world ran (`reach` computed just before it): what the
