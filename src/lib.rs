@@ -26,6 +26,7 @@ pub use respawn_pool::{Composite, CompositeStats, Parts};
 mod batch;
 mod commands;
 mod listeners;
+mod panics;
 mod pool_mut;
 mod schedule;
 mod trim;

@@ -17,6 +17,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 
 use respawn_arena::{EndListenerId, Handle, RawHandle};
+use respawn_gc::Heap;
 
 /// Names a listener added by [`World::on_spawn`](crate::World::on_spawn) or
 /// [`World::on_destroy`](crate::World::on_destroy), to remove it with
@@ -164,4 +165,24 @@ impl Listeners {
             }
         }
     }
+}
+
+/// The first half of a destroy in a world with destroy listeners: checks what the destroy
+/// checks — `h` resolves as a `T`, and it and its sub-objects may end (one walk,
+/// [`Heap::subtree`]) — then tells each object's listeners, sub-objects first. Leaves the
+/// walk in `listeners.walk` (empty when the destroy will be refused, so nobody was told).
+pub(crate) fn tell_ends<T: 'static>(listeners: &mut Listeners, heap: &mut Heap, h: Handle<T>) {
+    let mut walk = std::mem::take(&mut listeners.walk);
+    walk.clear();
+    if heap.get(h).is_some() {
+        if let Ok(subtree) = heap.subtree(h.raw()) {
+            walk.extend_from_slice(subtree.objects());
+        }
+    }
+    let arena = heap.arena_mut_bypassing_gc();
+    for &raw in walk.iter().rev() {
+        let told = arena.notify_end(raw);
+        debug_assert!(told.is_ok(), "walked and checked under the same borrow");
+    }
+    listeners.walk = walk;
 }

@@ -7,8 +7,8 @@ use respawn_arena::Handle;
 use respawn_gc::Heap;
 use respawn_pool::{ClassPoolMut, PoolConfig, PoolError, PoolStats, Poolable};
 
-use crate::listeners::Listeners;
-use crate::world::{spawn_failed, tell_ends};
+use crate::listeners::{tell_ends, Listeners};
+use crate::panics::spawn_failed;
 
 /// `T`'s pool in a [`World`](crate::World), borrowed for a run of spawns and destroys:
 /// from [`World::pool_mut`](crate::World::pool_mut), as an arena's

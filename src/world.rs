@@ -14,7 +14,8 @@ use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Poo
 
 use crate::batch::SpawnBatch;
 use crate::commands::CommandState;
-use crate::listeners::{ListenerId, Listeners};
+use crate::listeners::{tell_ends, ListenerId, Listeners};
+use crate::panics::spawn_failed;
 use crate::pool_mut::PoolMut;
 use crate::schedule::TickSchedule;
 
@@ -1593,32 +1594,4 @@ impl World {
     pub fn heap(&self) -> &Heap {
         self.pools.heap()
     }
-}
-
-/// `World::spawn`'s panic, out of line so that the spawn itself stays small enough to
-/// inline.
-#[cold]
-#[inline(never)]
-pub(crate) fn spawn_failed(class: &str, e: PoolError) -> ! {
-    panic!("World::spawn::<{class}>: {e}")
-}
-
-/// The first half of a destroy in a world with destroy listeners: checks what the destroy
-/// checks — `h` resolves as a `T`, and it and its sub-objects may end (one walk,
-/// [`Heap::subtree`]) — then tells each object's listeners, sub-objects first. Leaves the
-/// walk in `listeners.walk` (empty when the destroy will be refused, so nobody was told).
-pub(crate) fn tell_ends<T: 'static>(listeners: &mut Listeners, heap: &mut Heap, h: Handle<T>) {
-    let mut walk = std::mem::take(&mut listeners.walk);
-    walk.clear();
-    if heap.get(h).is_some() {
-        if let Ok(subtree) = heap.subtree(h.raw()) {
-            walk.extend_from_slice(subtree.objects());
-        }
-    }
-    let arena = heap.arena_mut_bypassing_gc();
-    for &raw in walk.iter().rev() {
-        let told = arena.notify_end(raw);
-        debug_assert!(told.is_ok(), "walked and checked under the same borrow");
-    }
-    listeners.walk = walk;
 }

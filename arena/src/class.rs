@@ -6,6 +6,11 @@ use std::ptr::NonNull;
 
 use respawn_allocator::ClassId;
 
+#[cfg(not(loom))]
+pub(crate) mod dormancy;
+#[cfg(not(loom))]
+pub(crate) mod listeners;
+
 /// A cell whose object has ended, and the slot that comes with it: the token a class's
 /// [free route](crate::Arena::set_free_route) receives.
 ///
@@ -281,14 +286,14 @@ pub(crate) struct ClassEntry {
     /// The range's geometry, copied here so the typed paths compute a slot and a cell from
     /// the entry alone, without a pointer chase.
     #[cfg(not(loom))]
-    pub(crate) at: Addressing,
+    pub(crate) at: crate::table::Addressing,
     /// One bit per cell number: set while the cell holds an object that is visible
     /// (constructed, not garbage, not in its pool). `tick` and `iter` walk these words.
     pub(crate) live: Vec<u64>,
     /// One bit per cell number, set while the cell's object is dormant: `tick` walks
     /// `live & !dormant` ([`Arena::set_dormant`](crate::Arena::set_dormant)).
     #[cfg(not(loom))]
-    pub(crate) dormancy: crate::arena::dormancy::Dormancy,
+    pub(crate) dormancy: dormancy::Dormancy,
     /// Vacant slots, reused last in first out (the warmest cell first).
     pub(crate) free: Vec<u32>,
     /// Cells of the slabs granted to the class. Each is, at any time, exactly one of: live
@@ -323,7 +328,7 @@ pub(crate) struct ClassEntry {
     /// Closures told of each object's end ([`Arena::add_end_listener`](crate::Arena::add_end_listener));
     /// empty for most classes, and then a release tests it and goes on.
     #[cfg(not(loom))]
-    pub(crate) ends: crate::arena::listeners::EndListeners,
+    pub(crate) ends: listeners::EndListeners,
     /// Whether the collector's write barrier notes this class's objects when they are made
     /// live or lent mutably (an incremental mark is running and the class is traced): see
     /// [`Arena::set_barrier`](crate::Arena::set_barrier).
@@ -334,22 +339,6 @@ pub(crate) struct ClassEntry {
     /// Every live object of the class was lent mutably (`tick`, `par_tick`, `retain`)
     /// since the collector last drained the barrier.
     pub(crate) noted_all: bool,
-}
-
-/// Where cell number `n`'s slot and cell are, natively: `slots + n` and
-/// `cells + (n >> shift) × stride + (n & mask) × cell_size`, computed as
-/// `cells + n × cell_size + (n >> shift) × gap`. (Under Miri slabs and slot
-/// blocks are separate allocations, and the entry asks its range.)
-#[cfg(not(loom))]
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Addressing {
-    #[cfg(not(miri))]
-    pub(crate) slots: NonNull<crate::table::Slot>,
-    #[cfg(not(miri))]
-    pub(crate) cells: NonNull<u8>,
-    /// Bytes a slab spans beyond its cells (`stride − cells_per_slab × cell_size`: the
-    /// rounding up to a page; zero for a 64-byte class).
-    pub(crate) gap: usize,
 }
 
 /// The bits of [`ClassEntry::hooks`].

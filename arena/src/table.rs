@@ -394,9 +394,9 @@ impl Range {
     }
 
     /// The range's addressing, for its class's entry.
-    pub(crate) fn addressing(&self) -> crate::class::Addressing {
+    pub(crate) fn addressing(&self) -> Addressing {
         let cells = self.cells.as_ref().expect("a class range has cells");
-        crate::class::Addressing {
+        Addressing {
             #[cfg(not(miri))]
             slots: self.slot_base,
             #[cfg(not(miri))]
@@ -404,6 +404,22 @@ impl Range {
             gap: cells.stride - (cells.cell_size << self.shift),
         }
     }
+}
+
+/// Where cell number `n`'s slot and cell are, natively: `slots + n` and
+/// `cells + (n >> shift) × stride + (n & mask) × cell_size`, computed as
+/// `cells + n × cell_size + (n >> shift) × gap`. (Under Miri slabs and slot
+/// blocks are separate allocations, and the entry asks its range.)
+#[cfg(not(loom))]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Addressing {
+    #[cfg(not(miri))]
+    pub(crate) slots: NonNull<Slot>,
+    #[cfg(not(miri))]
+    pub(crate) cells: NonNull<u8>,
+    /// Bytes a slab spans beyond its cells (`stride − cells_per_slab × cell_size`: the
+    /// rounding up to a page; zero for a 64-byte class).
+    pub(crate) gap: usize,
 }
 
 /// Every object's slot, in one index space of 2³² − 1 slots split into ranges: one per

@@ -9,7 +9,7 @@ use std::iter;
 use respawn_allocator::sync::{AtomicBool, Ordering};
 use respawn_arena::{ObjectFlags, ObjectTable, RawHandle, Slot};
 
-use crate::mark::Tracer;
+use crate::trace::Tracer;
 
 /// Names a cluster made by [`Heap::create_cluster`](crate::Heap::create_cluster).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

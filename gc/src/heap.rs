@@ -17,13 +17,15 @@ use respawn_arena::{
 };
 
 use crate::cluster::{ClusterId, Clusters};
-use crate::mark::{Frontier, Marker, Tracer};
+use crate::frontier::Frontier;
+use crate::mark::{Keep, Marker};
 use crate::purger::{PurgeThreadStats, Purger};
 use crate::referencer::{Referencer, Referencers};
 use crate::settings::{CollectOptions, GcSettings, GcStats, GcStep, MarkStep, PurgeProgress};
 use crate::threads::Threads;
+use crate::trace::{GcClass, Tracer};
 use crate::why::{GarbageReference, Graph, ReferenceChain};
-use crate::{GcError, Object, Trace};
+use crate::{GcError, Object};
 
 use incremental::Marking;
 
@@ -48,58 +50,6 @@ pub enum Lifetime {
     /// anything references it, and traced as a root is: what it holds is kept too. Rooting
     /// is not needed to keep it (a rooted object still refuses to be destroyed).
     Owned,
-}
-
-/// A class's collector entry points, type-erased (the class's vtable).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct GcClass {
-    /// `None` when the class's `NEEDS_TRACE` is false: its objects are never scanned.
-    pub(crate) trace: Option<unsafe fn(*const u8, &mut Tracer<'_>)>,
-    /// [`Lifetime::Owned`]: every object of the class that is not garbage is a root.
-    pub(crate) owned: bool,
-    begin_destroy: unsafe fn(*mut u8),
-    is_ready: unsafe fn(*mut u8) -> bool,
-    finish_destroy: unsafe fn(*mut u8),
-}
-
-/// # Safety
-/// `p` points to a live `T` that nobody mutates for the call's duration.
-unsafe fn trace_as<T: Trace>(p: *const u8, tracer: &mut Tracer<'_>) {
-    // SAFETY: as the function's contract says.
-    unsafe { (*p.cast::<T>()).trace(tracer) }
-}
-
-/// # Safety
-/// `p` points to a live `T` the caller holds exclusively.
-unsafe fn begin_destroy_as<T: Object>(p: *mut u8) {
-    // SAFETY: as the function's contract says.
-    unsafe { (*p.cast::<T>()).begin_destroy() }
-}
-
-/// # Safety
-/// As [`begin_destroy_as`].
-unsafe fn is_ready_as<T: Object>(p: *mut u8) -> bool {
-    // SAFETY: as the function's contract says.
-    unsafe { (*p.cast::<T>()).is_ready_for_finish_destroy() }
-}
-
-/// # Safety
-/// As [`begin_destroy_as`].
-unsafe fn finish_destroy_as<T: Object>(p: *mut u8) {
-    // SAFETY: as the function's contract says.
-    unsafe { (*p.cast::<T>()).finish_destroy() }
-}
-
-impl GcClass {
-    fn of<T: Object>(lifetime: Lifetime) -> Self {
-        Self {
-            trace: T::NEEDS_TRACE.then_some(trace_as::<T> as unsafe fn(*const u8, &mut Tracer<'_>)),
-            owned: lifetime == Lifetime::Owned,
-            begin_destroy: begin_destroy_as::<T>,
-            is_ready: is_ready_as::<T>,
-            finish_destroy: finish_destroy_as::<T>,
-        }
-    }
 }
 
 /// The collector's scratch arena. `Bump` is not `Sync`; the wrapper is, because the heap
@@ -882,7 +832,7 @@ impl Heap {
         if self.classes[id.index()].is_some() {
             return Err(GcError::AlreadyRegistered(type_name::<T>()));
         }
-        self.classes[id.index()] = Some(GcClass::of::<T>(self.default_lifetime));
+        self.classes[id.index()] = Some(GcClass::of::<T>(self.default_lifetime == Lifetime::Owned));
         if self.settings.async_purge && !T::DROP_ON_GAME_THREAD && std::mem::needs_drop::<T>() {
             // The class's ended objects go to the purge thread undropped. (A pool that
             // takes the class later replaces this route with its own.)
@@ -1536,22 +1486,6 @@ impl Heap {
         self.stats.purged += purged;
         self.stats.purge_time += elapsed;
         PurgeProgress { purged, remaining: self.pending_purge(), elapsed }
-    }
-}
-
-/// What phase 2 keeps besides roots and pooled or permanent objects: the objects carrying a
-/// keep flag, and those of owned classes.
-#[derive(Clone, Copy)]
-pub(crate) struct Keep<'a> {
-    pub(crate) classes: &'a [Option<GcClass>],
-    pub(crate) flags: ObjectFlags,
-}
-
-impl Keep<'_> {
-    /// Whether the class with this index is [`Lifetime::Owned`].
-    #[inline]
-    pub(crate) fn owned(self, class: u16) -> bool {
-        matches!(self.classes.get(usize::from(class)), Some(Some(GcClass { owned: true, .. })))
     }
 }
 

@@ -19,33 +19,11 @@
 
 use respawn_allocator::prefetch;
 use respawn_allocator::sync::{AtomicU32, Ordering};
-use respawn_arena::{ObjectFlags, ObjectTable, RawHandle, Slot};
+use respawn_arena::{ObjectFlags, ObjectTable};
 
 use crate::cluster::Clusters;
-pub(crate) use crate::frontier::Frontier;
-use crate::heap::GcClass;
-use crate::Trace;
-
-/// Entries in a task's own stack before it spills half to the next frontier.
-const LOCAL: usize = 1024;
-
-/// A task's own depth-first stack.
-pub(crate) struct LocalStack {
-    len: usize,
-    items: [u32; LOCAL],
-}
-
-impl LocalStack {
-    pub(crate) fn new() -> Self {
-        Self { len: 0, items: [0; LOCAL] }
-    }
-
-    #[inline]
-    fn pop(&mut self) -> Option<u32> {
-        self.len = self.len.checked_sub(1)?;
-        Some(self.items[self.len])
-    }
-}
+use crate::frontier::Frontier;
+use crate::trace::{GcClass, LocalStack, Tracer};
 
 /// Length of the FIFO between a task's stack and its visits.
 const RING: usize = 8;
@@ -74,130 +52,6 @@ impl Ring {
         self.head = (self.head + 1) % RING;
         self.len -= 1;
         Some(index)
-    }
-}
-
-/// What a [`Trace`] impl reports handles to. Made by the collector; a trace impl only calls
-/// [`handle`](Self::handle) and [`trace`](Self::trace).
-pub struct Tracer<'a> {
-    table: &'a ObjectTable,
-    classes: &'a [Option<GcClass>],
-    stack: &'a mut LocalStack,
-    spill: &'a Frontier<'a>,
-    /// One thread marks: claim with a plain load and store instead of an atomic RMW.
-    exclusive: bool,
-    /// Outside a collection only ([`Tracer::recording`]): the handles reported go here and
-    /// nothing is claimed, so a diagnostic reads the collector's edges without a flag write.
-    record: Option<&'a mut Vec<RawHandle>>,
-}
-
-impl std::fmt::Debug for Tracer<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tracer").field("stack", &self.stack.len).field("exclusive", &self.exclusive).finish()
-    }
-}
-
-/// Flags that stop a claim: an object is claimed only if `MAYBE_UNREACHABLE` is its only bit
-/// of these.
-/// (`UNREACHABLE`: an incremental mark's gather decided it, and hid it, already.)
-const CLAIM_MASK: ObjectFlags = ObjectFlags::MAYBE_UNREACHABLE
-    .union(ObjectFlags::GARBAGE)
-    .union(ObjectFlags::BEGIN_DESTROYED)
-    .union(ObjectFlags::UNREACHABLE);
-
-impl<'a> Tracer<'a> {
-    /// A tracer that claims nothing: every handle reported to it is appended to `edges`
-    /// (the diagnostics of `crate::why`, which must leave the flags alone). `stack` and
-    /// `spill` are never written.
-    pub(crate) fn recording(
-        table: &'a ObjectTable,
-        classes: &'a [Option<GcClass>],
-        stack: &'a mut LocalStack,
-        spill: &'a Frontier<'a>,
-        edges: &'a mut Vec<RawHandle>,
-    ) -> Self {
-        Tracer { table, classes, stack, spill, exclusive: true, record: Some(edges) }
-    }
-
-    /// Reports a handle the value holds: if it names an object this collection has not
-    /// reached yet, the object is kept and will be traced in turn. Stale handles and
-    /// handles to garbage are ignored (garbage is never kept alive by a reference).
-    #[inline]
-    pub fn handle(&mut self, raw: RawHandle) {
-        if let Some(edges) = &mut self.record {
-            edges.push(raw);
-            return;
-        }
-        if let Some(slot) = self.slot_of(raw) {
-            self.claim(raw.index(), slot);
-        }
-    }
-
-    /// The slot `raw` names if its generation still matches (stale handles name none).
-    #[inline]
-    pub(crate) fn slot_of(&self, raw: RawHandle) -> Option<&'a Slot> {
-        self.table.slot(raw.index()).filter(|slot| slot.generation() == raw.generation().get())
-    }
-
-    /// Traces a field: calls its `trace` unless its type's `NEEDS_TRACE` is `false`.
-    #[inline]
-    pub fn trace<T: Trace + ?Sized>(&mut self, value: &T) {
-        if T::NEEDS_TRACE {
-            value.trace(self);
-        }
-    }
-
-    /// Clears `MAYBE_UNREACHABLE` on slot `index` if it is set (and the object is not
-    /// garbage); the clearer pushes the object. Returns whether this call claimed it.
-    #[inline]
-    pub(crate) fn claim(&mut self, index: u32, slot: &Slot) -> bool {
-        let flags = slot.flags();
-        if flags & CLAIM_MASK != ObjectFlags::MAYBE_UNREACHABLE {
-            return false;
-        }
-        if self.exclusive {
-            slot.overwrite_flags(flags - ObjectFlags::MAYBE_UNREACHABLE);
-        } else if !slot.remove_flags(ObjectFlags::MAYBE_UNREACHABLE).contains(ObjectFlags::MAYBE_UNREACHABLE) {
-            return false; // another task claimed it between our load and our RMW
-        }
-        // An object with nothing to follow (a leaf class, no owner, no cluster) is kept by
-        // the cleared flag alone: no need to push and visit it.
-        if flags.intersects(ObjectFlags::HAS_OUTER | ObjectFlags::IN_CLUSTER) || self.traced(slot.class()) {
-            // The slot is in cache now; its object is not, and the visit will need it.
-            // Start that load while the current object's other handles are claimed.
-            if let Some(cell) = self.table.cell(index) {
-                prefetch(cell.as_ptr());
-            }
-            self.push(index);
-        }
-        true
-    }
-
-    #[inline]
-    fn traced(&self, class: u16) -> bool {
-        matches!(self.classes.get(usize::from(class)), Some(Some(GcClass { trace: Some(_), .. })))
-    }
-
-    /// Claims an object named by slot index alone (an `outer` link: the arena keeps those
-    /// pointing at live owners).
-    #[inline]
-    pub(crate) fn claim_index(&mut self, index: u32) {
-        if let Some(slot) = self.table.slot(index) {
-            self.claim(index, slot);
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, index: u32) {
-        let stack = &mut *self.stack;
-        if stack.len == LOCAL {
-            // Spill the older half: the newer half is what we are about to walk (warm).
-            self.spill.push(&stack.items[..LOCAL / 2]);
-            stack.items.copy_within(LOCAL / 2.., 0);
-            stack.len = LOCAL - LOCAL / 2;
-        }
-        stack.items[stack.len] = index;
-        stack.len += 1;
     }
 }
 
@@ -259,14 +113,7 @@ impl Marker<'_> {
         mut stop: impl FnMut(&Drained) -> bool,
     ) -> Drained {
         let mut stack = LocalStack::new();
-        let mut tracer = Tracer {
-            table: self.table,
-            classes: self.classes,
-            stack: &mut stack,
-            spill: next,
-            exclusive: self.exclusive,
-            record: None,
-        };
+        let mut tracer = Tracer::claiming(self.table, self.classes, &mut stack, next, self.exclusive);
         // Objects leave the stack through a short FIFO, so the prefetch issued when each
         // was claimed has a few visits' time to land before the object is read.
         let mut ring = Ring::default();
@@ -294,7 +141,7 @@ impl Marker<'_> {
                 while let Some(index) = ring.pop() {
                     next.push(&[index]);
                 }
-                next.push(&tracer.stack.items[..tracer.stack.len]);
+                next.push(tracer.stack.as_slice());
                 return done;
             }
         }
@@ -340,16 +187,25 @@ impl Marker<'_> {
     /// incremental mark also runs its re-traces through it: `report` may visit objects.)
     pub(crate) fn report_roots(&self, frontier: &Frontier<'_>, report: impl FnOnce(&mut Tracer<'_>)) {
         let mut stack = LocalStack::new();
-        let mut tracer = Tracer {
-            table: self.table,
-            classes: self.classes,
-            stack: &mut stack,
-            spill: frontier,
-            exclusive: true,
-            record: None,
-        };
+        let mut tracer = Tracer::claiming(self.table, self.classes, &mut stack, frontier, true);
         report(&mut tracer);
-        frontier.push(&tracer.stack.items[..tracer.stack.len]);
+        frontier.push(tracer.stack.as_slice());
+    }
+}
+
+/// What phase 2 keeps besides roots and pooled or permanent objects: the objects carrying a
+/// keep flag, and those of owned classes.
+#[derive(Clone, Copy)]
+pub(crate) struct Keep<'a> {
+    pub(crate) classes: &'a [Option<GcClass>],
+    pub(crate) flags: ObjectFlags,
+}
+
+impl Keep<'_> {
+    /// Whether the class with this index is [`Lifetime::Owned`](crate::Lifetime::Owned).
+    #[inline]
+    pub(crate) fn owned(self, class: u16) -> bool {
+        matches!(self.classes.get(usize::from(class)), Some(Some(GcClass { owned: true, .. })))
     }
 }
 

@@ -1,13 +1,15 @@
-//! What the collector knows of an object: the handles it holds ([`Trace`]) and its
-//! lifecycle hooks ([`Object`]).
+//! What the collector knows of an object: the handles it holds ([`Trace`], reported to a
+//! [`Tracer`]) and its lifecycle hooks ([`Object`]); and, per class, both erased
+//! (`GcClass`).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use respawn_arena::{Handle, RawHandle};
+use respawn_allocator::prefetch;
+use respawn_arena::{Handle, ObjectFlags, ObjectTable, RawHandle, Slot};
 
-pub use crate::mark::Tracer;
+use crate::frontier::Frontier;
 
 /// A type whose values may hold [`Handle`]s the collector must follow: the reference token
 /// stream of UE's garbage collector, written by `#[derive(Trace)]`.
@@ -80,6 +82,221 @@ pub trait Object: Trace + Send + Sync + 'static {
     /// that says `true` here keeps dropping its ended objects in the purge, not on its
     /// pool's workers.
     const DROP_ON_GAME_THREAD: bool = false;
+}
+
+/// What a [`Trace`] impl reports handles to. Made by the collector; a trace impl only calls
+/// [`handle`](Self::handle) and [`trace`](Self::trace).
+pub struct Tracer<'a> {
+    table: &'a ObjectTable,
+    classes: &'a [Option<GcClass>],
+    pub(crate) stack: &'a mut LocalStack,
+    spill: &'a Frontier<'a>,
+    /// One thread marks: claim with a plain load and store instead of an atomic RMW.
+    exclusive: bool,
+    /// Outside a collection only ([`Tracer::recording`]): the handles reported go here and
+    /// nothing is claimed, so a diagnostic reads the collector's edges without a flag write.
+    record: Option<&'a mut Vec<RawHandle>>,
+}
+
+impl std::fmt::Debug for Tracer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracer").field("stack", &self.stack.len).field("exclusive", &self.exclusive).finish()
+    }
+}
+
+/// Flags that stop a claim: an object is claimed only if `MAYBE_UNREACHABLE` is its only bit
+/// of these.
+/// (`UNREACHABLE`: an incremental mark's gather decided it, and hid it, already.)
+const CLAIM_MASK: ObjectFlags = ObjectFlags::MAYBE_UNREACHABLE
+    .union(ObjectFlags::GARBAGE)
+    .union(ObjectFlags::BEGIN_DESTROYED)
+    .union(ObjectFlags::UNREACHABLE);
+
+impl<'a> Tracer<'a> {
+    /// A marking task's tracer: claims go on `stack`, and its older half spills to `spill`
+    /// when it fills. `exclusive`: one thread marks, so claims need no atomic RMW.
+    pub(crate) fn claiming(
+        table: &'a ObjectTable,
+        classes: &'a [Option<GcClass>],
+        stack: &'a mut LocalStack,
+        spill: &'a Frontier<'a>,
+        exclusive: bool,
+    ) -> Self {
+        Tracer { table, classes, stack, spill, exclusive, record: None }
+    }
+
+    /// A tracer that claims nothing: every handle reported to it is appended to `edges`
+    /// (the diagnostics of `crate::why`, which must leave the flags alone). `stack` and
+    /// `spill` are never written.
+    pub(crate) fn recording(
+        table: &'a ObjectTable,
+        classes: &'a [Option<GcClass>],
+        stack: &'a mut LocalStack,
+        spill: &'a Frontier<'a>,
+        edges: &'a mut Vec<RawHandle>,
+    ) -> Self {
+        Tracer { table, classes, stack, spill, exclusive: true, record: Some(edges) }
+    }
+
+    /// Reports a handle the value holds: if it names an object this collection has not
+    /// reached yet, the object is kept and will be traced in turn. Stale handles and
+    /// handles to garbage are ignored (garbage is never kept alive by a reference).
+    #[inline]
+    pub fn handle(&mut self, raw: RawHandle) {
+        if let Some(edges) = &mut self.record {
+            edges.push(raw);
+            return;
+        }
+        if let Some(slot) = self.slot_of(raw) {
+            self.claim(raw.index(), slot);
+        }
+    }
+
+    /// The slot `raw` names if its generation still matches (stale handles name none).
+    #[inline]
+    pub(crate) fn slot_of(&self, raw: RawHandle) -> Option<&'a Slot> {
+        self.table.slot(raw.index()).filter(|slot| slot.generation() == raw.generation().get())
+    }
+
+    /// Traces a field: calls its `trace` unless its type's `NEEDS_TRACE` is `false`.
+    #[inline]
+    pub fn trace<T: Trace + ?Sized>(&mut self, value: &T) {
+        if T::NEEDS_TRACE {
+            value.trace(self);
+        }
+    }
+
+    /// Clears `MAYBE_UNREACHABLE` on slot `index` if it is set (and the object is not
+    /// garbage); the clearer pushes the object. Returns whether this call claimed it.
+    #[inline]
+    pub(crate) fn claim(&mut self, index: u32, slot: &Slot) -> bool {
+        let flags = slot.flags();
+        if flags & CLAIM_MASK != ObjectFlags::MAYBE_UNREACHABLE {
+            return false;
+        }
+        if self.exclusive {
+            slot.overwrite_flags(flags - ObjectFlags::MAYBE_UNREACHABLE);
+        } else if !slot.remove_flags(ObjectFlags::MAYBE_UNREACHABLE).contains(ObjectFlags::MAYBE_UNREACHABLE) {
+            return false; // another task claimed it between our load and our RMW
+        }
+        // An object with nothing to follow (a leaf class, no owner, no cluster) is kept by
+        // the cleared flag alone: no need to push and visit it.
+        if flags.intersects(ObjectFlags::HAS_OUTER | ObjectFlags::IN_CLUSTER) || self.traced(slot.class()) {
+            // The slot is in cache now; its object is not, and the visit will need it.
+            // Start that load while the current object's other handles are claimed.
+            if let Some(cell) = self.table.cell(index) {
+                prefetch(cell.as_ptr());
+            }
+            self.push(index);
+        }
+        true
+    }
+
+    #[inline]
+    fn traced(&self, class: u16) -> bool {
+        matches!(self.classes.get(usize::from(class)), Some(Some(GcClass { trace: Some(_), .. })))
+    }
+
+    /// Claims an object named by slot index alone (an `outer` link: the arena keeps those
+    /// pointing at live owners).
+    #[inline]
+    pub(crate) fn claim_index(&mut self, index: u32) {
+        if let Some(slot) = self.table.slot(index) {
+            self.claim(index, slot);
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, index: u32) {
+        let stack = &mut *self.stack;
+        if stack.len == LOCAL {
+            // Spill the older half: the newer half is what we are about to walk (warm).
+            self.spill.push(&stack.items[..LOCAL / 2]);
+            stack.items.copy_within(LOCAL / 2.., 0);
+            stack.len = LOCAL - LOCAL / 2;
+        }
+        stack.items[stack.len] = index;
+        stack.len += 1;
+    }
+}
+
+/// Entries in a task's own stack before it spills half to the next frontier.
+const LOCAL: usize = 1024;
+
+/// A task's own depth-first stack.
+pub(crate) struct LocalStack {
+    len: usize,
+    items: [u32; LOCAL],
+}
+
+impl LocalStack {
+    pub(crate) fn new() -> Self {
+        Self { len: 0, items: [0; LOCAL] }
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<u32> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.items[self.len])
+    }
+
+    /// The entries not yet popped, oldest first.
+    pub(crate) fn as_slice(&self) -> &[u32] {
+        &self.items[..self.len]
+    }
+}
+
+/// A class's collector entry points, type-erased (the class's vtable).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GcClass {
+    /// `None` when the class's `NEEDS_TRACE` is false: its objects are never scanned.
+    pub(crate) trace: Option<unsafe fn(*const u8, &mut Tracer<'_>)>,
+    /// [`Lifetime::Owned`](crate::Lifetime::Owned): every object of the class that is not garbage is a root.
+    pub(crate) owned: bool,
+    pub(crate) begin_destroy: unsafe fn(*mut u8),
+    pub(crate) is_ready: unsafe fn(*mut u8) -> bool,
+    pub(crate) finish_destroy: unsafe fn(*mut u8),
+}
+
+/// # Safety
+/// `p` points to a live `T` that nobody mutates for the call's duration.
+unsafe fn trace_as<T: Trace>(p: *const u8, tracer: &mut Tracer<'_>) {
+    // SAFETY: as the function's contract says.
+    unsafe { (*p.cast::<T>()).trace(tracer) }
+}
+
+/// # Safety
+/// `p` points to a live `T` the caller holds exclusively.
+unsafe fn begin_destroy_as<T: Object>(p: *mut u8) {
+    // SAFETY: as the function's contract says.
+    unsafe { (*p.cast::<T>()).begin_destroy() }
+}
+
+/// # Safety
+/// As [`begin_destroy_as`].
+unsafe fn is_ready_as<T: Object>(p: *mut u8) -> bool {
+    // SAFETY: as the function's contract says.
+    unsafe { (*p.cast::<T>()).is_ready_for_finish_destroy() }
+}
+
+/// # Safety
+/// As [`begin_destroy_as`].
+unsafe fn finish_destroy_as<T: Object>(p: *mut u8) {
+    // SAFETY: as the function's contract says.
+    unsafe { (*p.cast::<T>()).finish_destroy() }
+}
+
+impl GcClass {
+    /// `T`'s entry points; `owned`: its [`Lifetime`](crate::Lifetime) is `Owned`.
+    pub(crate) fn of<T: Object>(owned: bool) -> Self {
+        Self {
+            trace: T::NEEDS_TRACE.then_some(trace_as::<T> as unsafe fn(*const u8, &mut Tracer<'_>)),
+            owned,
+            begin_destroy: begin_destroy_as::<T>,
+            is_ready: is_ready_as::<T>,
+            finish_destroy: finish_destroy_as::<T>,
+        }
+    }
 }
 
 // SAFETY: a handle is the thing being traced; visiting it is rule 1 itself.

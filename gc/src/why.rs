@@ -24,9 +24,10 @@ use respawn_allocator::sync::AtomicU32;
 use respawn_arena::{Arena, ClassId, ObjectFlags, ObjectTable, RawHandle, Slot};
 
 use crate::cluster::{ClusterId, Clusters};
-use crate::heap::{GcClass, Keep};
-use crate::mark::{Frontier, LocalStack, Tracer};
+use crate::frontier::Frontier;
+use crate::mark::Keep;
 use crate::referencer::Referencers;
+use crate::trace::{GcClass, LocalStack, Tracer};
 
 /// An object as a diagnostic names it: its handle and its class. Prints as `Turret#12`
 /// (the class without its module path, then the slot index).

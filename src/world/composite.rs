@@ -4,7 +4,8 @@
 use respawn_arena::Handle;
 use respawn_pool::{Composite, CompositeStats, Parts, PoolConfig, PoolError};
 
-use super::{spawn_failed, PendingPool, World, WorldBuilder};
+use super::{PendingPool, World, WorldBuilder};
+use crate::panics::spawn_failed;
 
 impl WorldBuilder {
     /// Gives `O` a composite pool with `config` (which configuration files may override by

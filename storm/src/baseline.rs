@@ -12,9 +12,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::figures::{Run, Settings};
-use crate::report::NONE;
-use crate::verdict::{self, Spread};
+use crate::figures::{Change, Comparison, Run, Settings, Spread};
+use crate::format::{times, NONE};
+use crate::verdict;
 
 /// Changes smaller than this share of the baseline's median read as noise, whatever the
 /// spreads say (criterion's default noise threshold).
@@ -60,46 +60,6 @@ pub struct SavedScenario {
     pub name: String,
     /// Its deciding figures over the baseline's repeats.
     pub figures: Vec<Spread>,
-}
-
-/// A run against a baseline: one [`Change`] per scenario both ran and figure both have.
-#[derive(Clone, Debug, Serialize)]
-pub struct Comparison {
-    /// The baseline's name.
-    pub baseline: String,
-    /// When it was saved, in seconds since 1970 (UTC).
-    pub saved_at: u64,
-    /// The commit it was built from.
-    pub commit: String,
-    /// Times its storm ran.
-    pub repeats: u32,
-    /// Keys of this run's scenarios the baseline does not have.
-    pub missing: Vec<String>,
-    /// The changes, scenario by scenario in this run's order, figure by figure in the
-    /// verdict's.
-    pub changes: Vec<Change>,
-}
-
-/// How one figure of one scenario moved against the baseline. Lower is better.
-#[derive(Clone, Debug, Serialize)]
-pub struct Change {
-    /// The scenario's key.
-    pub key: String,
-    /// The figure's machine name (as the verdict's rows).
-    pub figure: String,
-    /// The baseline's median.
-    pub before: f64,
-    /// This run's median.
-    pub after: f64,
-    /// `after / before`; `None` when `before` is 0.
-    pub ratio: Option<f64>,
-    /// What the change amounts to: `same` when the medians are equal; `noise` when they
-    /// differ by less than [`NOISE`], or when both sides ran more than once and their
-    /// spreads (min to max) overlap; `better` or `worse` when the spreads do not overlap;
-    /// `lower` or `higher` when either side ran once, so there is no spread to judge by.
-    pub judgement: &'static str,
-    /// The change as shown: `+12.3% (1.1 ×)`, or `0 → 4` from a zero.
-    pub text: String,
 }
 
 /// The directory baselines live in: `flag`, else `respawn-storm/baselines` in the Cargo
@@ -329,7 +289,7 @@ fn change(key: &str, d: &verdict::Deciding, before: &Spread, after: &Spread) -> 
         "noise"
     };
     let text = match ratio {
-        Some(r) => format!("{:+.1}% ({})", (r - 1.0) * 100.0, verdict::times(r)),
+        Some(r) => format!("{:+.1}% ({})", (r - 1.0) * 100.0, times(r)),
         None => format!("{} → {}", (d.show)(b), (d.show)(a)),
     };
     Change { key: key.to_owned(), figure: d.figure.to_owned(), before: b, after: a, ratio, judgement, text }
@@ -348,33 +308,9 @@ pub fn judgement_text(judgement: &str) -> &'static str {
     }
 }
 
-/// Seconds since 1970 as a UTC date and time: `2025-03-14 09:26 UTC`.
-pub fn utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let (hour, minute) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates_read_as_utc() {
-        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
-        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
-        assert_eq!(utc(1_710_408_360), "2024-03-14 09:26 UTC");
-    }
 
     #[test]
     fn names_are_plain_file_names() {

@@ -1,11 +1,9 @@
 //! What a run measured: the figures the table prints, `--json` serialises and the HTML
-//! report draws. Plain data; every number here was measured during the run.
+//! report draws. Plain data; every number here was measured during the run, or read from
+//! the saved baseline it is compared against.
 
 use respawn::CellState;
 use serde::{Deserialize, Serialize};
-
-use crate::baseline::Comparison;
-use crate::verdict::{ScenarioSpread, Tally};
 
 /// A whole invocation: the settings, the machine, one entry per scenario in the order they
 /// ran (the last repeat's), and the deciding figures of every repeat.
@@ -82,25 +80,16 @@ impl Machine {
     }
 }
 
-/// The run's figures as JSON, with its verdict beside them (`pretty`: indented): what
-/// `--json` prints and the report embeds.
-pub fn json(run: &Run, pretty: bool) -> String {
-    #[derive(Serialize)]
-    struct WithVerdict<'a> {
-        #[serde(flatten)]
-        run: &'a Run,
-        verdict: crate::verdict::Verdict,
-        command_line: String,
-    }
-    let out = WithVerdict { run, verdict: crate::verdict::of(run), command_line: run.command_line() };
-    let json = if pretty { serde_json::to_string_pretty(&out) } else { serde_json::to_string(&out) };
-    json.expect("figures serialise")
-}
-
 impl Run {
-    /// A run of `repeats` repeats: `scenarios` is the last one's figures, `tally` holds the
+    /// A run of `repeats` repeats: `scenarios` is the last one's figures, `spreads` the
     /// deciding figures of all of them.
-    pub fn new(settings: Settings, machine: Machine, repeats: u32, scenarios: Vec<Scenario>, tally: &Tally) -> Self {
+    pub fn new(
+        settings: Settings,
+        machine: Machine,
+        repeats: u32,
+        scenarios: Vec<Scenario>,
+        spreads: Vec<ScenarioSpread>,
+    ) -> Self {
         Run {
             version: env!("CARGO_PKG_VERSION"),
             settings,
@@ -108,7 +97,7 @@ impl Run {
             heap_counter: crate::heap::COUNTER,
             repeats,
             scenarios,
-            spreads: tally.spreads(),
+            spreads,
             comparison: None,
         }
     }
@@ -427,4 +416,96 @@ impl Summary {
             mean: samples.iter().sum::<f64>() / samples.len() as f64,
         }
     }
+}
+
+/// One deciding figure of one scenario over the repeats.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// The figure's machine name (see [`Row::figure`](crate::verdict::Row::figure)).
+    pub figure: String,
+    /// The median over the repeats (the mean of the middle two for an even count).
+    pub median: f64,
+    /// The smallest.
+    pub min: f64,
+    /// The largest.
+    pub max: f64,
+    /// Every repeat's figure, in the order they ran.
+    pub values: Vec<f64>,
+}
+
+impl Spread {
+    /// The spread of `values` (at least one).
+    pub fn of(figure: &str, values: Vec<f64>) -> Self {
+        let mut sorted = values.clone();
+        sorted.sort_unstable_by(f64::total_cmp);
+        let n = sorted.len();
+        let median = if n % 2 == 1 { sorted[n / 2] } else { (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0 };
+        Spread { figure: figure.to_owned(), median, min: sorted[0], max: sorted[n - 1], values }
+    }
+
+    /// `min–max` as `show` writes them, or the one figure when they agree.
+    pub fn text(&self, show: fn(f64) -> String) -> String {
+        let (lo, hi) = (show(self.min), show(self.max));
+        if lo == hi {
+            lo
+        } else {
+            format!("{lo}–{hi}")
+        }
+    }
+}
+
+/// One scenario's deciding figures over every repeat.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScenarioSpread {
+    /// The scenario's key.
+    pub key: &'static str,
+    /// The figures that apply to it, in [`DECIDING`](crate::verdict::DECIDING) order.
+    pub figures: Vec<Spread>,
+}
+
+impl ScenarioSpread {
+    /// The spread of `figure`, if it applies.
+    pub fn get(&self, figure: &str) -> Option<&Spread> {
+        self.figures.iter().find(|f| f.figure == figure)
+    }
+}
+
+/// A run against a baseline: one [`Change`] per scenario both ran and figure both have.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    /// The baseline's name.
+    pub baseline: String,
+    /// When it was saved, in seconds since 1970 (UTC).
+    pub saved_at: u64,
+    /// The commit it was built from.
+    pub commit: String,
+    /// Times its storm ran.
+    pub repeats: u32,
+    /// Keys of this run's scenarios the baseline does not have.
+    pub missing: Vec<String>,
+    /// The changes, scenario by scenario in this run's order, figure by figure in the
+    /// verdict's.
+    pub changes: Vec<Change>,
+}
+
+/// How one figure of one scenario moved against the baseline. Lower is better.
+#[derive(Clone, Debug, Serialize)]
+pub struct Change {
+    /// The scenario's key.
+    pub key: String,
+    /// The figure's machine name (as the verdict's rows).
+    pub figure: String,
+    /// The baseline's median.
+    pub before: f64,
+    /// This run's median.
+    pub after: f64,
+    /// `after / before`; `None` when `before` is 0.
+    pub ratio: Option<f64>,
+    /// What the change amounts to: `same` when the medians are equal; `noise` when they
+    /// differ by less than [`NOISE`](crate::baseline::NOISE), or when both sides ran more than once and their
+    /// spreads (min to max) overlap; `better` or `worse` when the spreads do not overlap;
+    /// `lower` or `higher` when either side ran once, so there is no spread to judge by.
+    pub judgement: &'static str,
+    /// The change as shown: `+12.3% (1.1 ×)`, or `0 → 4` from a zero.
+    pub text: String,
 }

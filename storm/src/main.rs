@@ -10,6 +10,7 @@
 
 mod baseline;
 mod figures;
+mod format;
 mod heap;
 mod report;
 mod storm;
@@ -271,7 +272,7 @@ fn run(cli: Cli) -> Result<(), String> {
     }
     bar.finish_and_clear();
 
-    let mut run = Run::new(settings, Machine::this(), cli.repeat, scenarios, &tally);
+    let mut run = Run::new(settings, Machine::this(), cli.repeat, scenarios, tally.spreads());
     run.comparison = against.as_ref().map(|saved| baseline::compare(&run, saved));
     let out = |text: &str| writeln!(std::io::stdout(), "{text}").map_err(|e| format!("cannot write to stdout: {e}"));
     // With --json, stdout holds the JSON alone and the paths written go to stderr.
@@ -284,7 +285,7 @@ fn run(cli: Cli) -> Result<(), String> {
         }
     };
     if cli.json {
-        out(&figures::json(&run, true))?;
+        out(&verdict::json(&run, true))?;
     } else {
         note(table::render(&run).trim_end().to_owned())?;
     }

@@ -1,5 +1,4 @@
-//! The storm's self-contained HTML report, and the number formatting the terminal table
-//! shares with it (so both show identical strings).
+//! The storm's self-contained HTML report.
 //!
 //! The report is one HTML5 document with nothing to fetch: one inline `<style>`, the plots
 //! as inline SVG drawn by plotters' SVG backend, the slab occupancy maps and the bytes by
@@ -24,111 +23,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::baseline;
-use crate::figures::{ClassMap, Run, Scenario, CELL_STATES};
+use crate::figures::{ClassMap, Comparison, Run, Scenario, CELL_STATES};
+use crate::format::{amount, bytes, count, ns, percent, us, utc, NONE};
 use crate::verdict;
-
-// ---------------------------------------------------------------------------------------
-// Number formatting, shared with the terminal table.
-// ---------------------------------------------------------------------------------------
-
-/// What a figure shows when it does not apply (Box's pool hit rate) or is not a number.
-pub const NONE: &str = "—";
-
-/// A duration given in nanoseconds, in the largest unit that keeps it ≥ 1, with three
-/// significant digits at most: `48 ns`, `1.2 µs`, `20.4 µs`, `312 µs`, `3.1 ms`, `1.5 s`.
-pub fn ns(x: f64) -> String {
-    if !x.is_finite() {
-        return NONE.to_owned();
-    }
-    if x < 0.0 {
-        return format!("-{}", ns(-x));
-    }
-    if x < 999.5 {
-        return format!("{x:.0} ns");
-    }
-    for (unit, scale) in [("µs", 1e3), ("ms", 1e6)] {
-        let v = x / scale;
-        if v < 999.5 {
-            return format!("{} {unit}", three_digits(v));
-        }
-    }
-    format!("{} s", three_digits(x / 1e9))
-}
-
-/// A duration given in microseconds, formatted as [`ns`] does.
-pub fn us(x: f64) -> String {
-    ns(x * 1e3)
-}
-
-/// A byte count in binary units: `512 B`, `4.0 KiB`, `12.3 MiB`, `1.1 GiB`.
-pub fn bytes(b: u64) -> String {
-    if b < 1024 {
-        return format!("{b} B");
-    }
-    let mut v = b as f64;
-    for unit in ["KiB", "MiB", "GiB"] {
-        v /= 1024.0;
-        if v < 1023.5 {
-            return format!("{} {unit}", three_digits(v));
-        }
-    }
-    format!("{} TiB", three_digits(v / 1024.0))
-}
-
-/// A whole number with thousands separators: `123,456`.
-pub fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, d) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(d);
-    }
-    out
-}
-
-/// A fraction (0–1) as a percentage with one decimal: `97.3%`. Just below 1 it keeps two
-/// decimals rounded down (`99.99%`), so a rate with misses never reads `100.0%`.
-pub fn percent(fraction: f64) -> String {
-    if !fraction.is_finite() {
-        return NONE.to_owned();
-    }
-    let p = fraction * 100.0;
-    let one = format!("{p:.1}");
-    if one == "100.0" && fraction < 1.0 {
-        return format!("{:.2}%", (p * 100.0).floor() / 100.0);
-    }
-    format!("{one}%")
-}
-
-/// A quantity that need not be whole (allocations per spawn or per frame): `0`, `0.003`,
-/// `2.00`, `14.5`, `1,234`; below 0.0005 but above zero it reads `<0.001`.
-pub fn amount(x: f64) -> String {
-    if !x.is_finite() {
-        return NONE.to_owned();
-    }
-    if x < 0.0 {
-        return format!("-{}", amount(-x));
-    }
-    match x {
-        0.0 => "0".to_owned(),
-        x if x >= 99.5 => count(x.round() as u64),
-        x if x >= 9.995 => format!("{x:.1}"),
-        x if x >= 0.9995 => format!("{x:.2}"),
-        x if x >= 0.0005 => format!("{x:.3}"),
-        _ => "<0.001".to_owned(),
-    }
-}
-
-/// `v` (≥ 0, < 999.5) with three significant digits at most: one decimal below 100.
-fn three_digits(v: f64) -> String {
-    if v < 99.95 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // The summary table's figures.
@@ -463,7 +360,7 @@ fn verdict_section(out: &mut String, run: &Run) -> fmt::Result {
 
 /// The run against a saved baseline: per figure and scenario, the medians then and now, the
 /// change, and what it amounts to.
-fn comparison_section(out: &mut String, run: &Run, c: &baseline::Comparison) -> fmt::Result {
+fn comparison_section(out: &mut String, run: &Run, c: &Comparison) -> fmt::Result {
     out.push_str("<section class=\"comparison\">\n");
     writeln!(out, "<h2>Against baseline <code>{}</code></h2>", esc(&c.baseline))?;
     writeln!(
@@ -473,7 +370,7 @@ fn comparison_section(out: &mut String, run: &Run, c: &baseline::Comparison) -> 
          when the two runs' spreads (smallest to largest) do not overlap, and <b>within noise</b> \
          when they do or when the medians differ by less than 1 %; with one run on either side \
          there is no spread to judge by.</p>",
-        esc(&baseline::utc(c.saved_at)),
+        esc(&utc(c.saved_at)),
         c.repeats,
         if c.repeats == 1 { "" } else { "s" },
         esc(&c.commit)
@@ -745,7 +642,7 @@ fn details_table(out: &mut String, run: &Run) -> fmt::Result {
 /// The figures as JSON, for tools: `</` is written `<\/` (and `<!--` `<\u0021--`) so no
 /// string in the data can end the script element early.
 fn embedded_json(out: &mut String, run: &Run) -> fmt::Result {
-    let json = crate::figures::json(run, false);
+    let json = verdict::json(run, false);
     let json = json.replace("</", "<\\/").replace("<!--", "<\\u0021--");
     writeln!(out, "<script type=\"application/json\" id=\"figures\">{json}</script>")
 }
@@ -2283,40 +2180,8 @@ mod tests {
         &html[start..start + len]
     }
 
-    /// The shared formatters give the strings the terminal table prints.
     #[test]
-    fn formats_numbers() {
-        assert_eq!(ns(48.0), "48 ns");
-        assert_eq!(ns(999.4), "999 ns");
-        assert_eq!(ns(999.6), "1.0 µs");
-        assert_eq!(ns(1_234.0), "1.2 µs");
-        assert_eq!(ns(20_400.0), "20.4 µs");
-        assert_eq!(ns(99_970.0), "100 µs");
-        assert_eq!(ns(312_000.0), "312 µs");
-        assert_eq!(ns(3.1e6), "3.1 ms");
-        assert_eq!(ns(1.5e9), "1.5 s");
-        assert_eq!(ns(f64::NAN), NONE);
-        assert_eq!(us(20.4), "20.4 µs");
-        assert_eq!(us(3_100.0), "3.1 ms");
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(4096), "4.0 KiB");
-        assert_eq!(bytes((12.3 * 1024.0 * 1024.0) as u64), "12.3 MiB");
-        assert_eq!(bytes(1023 * 1024), "1023 KiB");
-        assert_eq!(bytes(3 << 30), "3.0 GiB");
-        assert_eq!(count(0), "0");
-        assert_eq!(count(999), "999");
-        assert_eq!(count(123_456), "123,456");
-        assert_eq!(count(1_234_567), "1,234,567");
-        assert_eq!(percent(0.973), "97.3%");
-        assert_eq!(percent(1.0), "100.0%");
-        assert_eq!(percent(0.99996), "99.99%");
-        assert_eq!(percent(f64::NAN), NONE);
-        assert_eq!(amount(0.0), "0");
-        assert_eq!(amount(0.0031), "0.003");
-        assert_eq!(amount(2.0), "2.00");
-        assert_eq!(amount(14.46), "14.5");
-        assert_eq!(amount(1234.4), "1,234");
-        assert_eq!(amount(0.0001), "<0.001");
+    fn trims_numbers() {
         assert_eq!(trimmed(99.9000, 4), "99.9");
         assert_eq!(trimmed(6.0, 2), "6");
         assert_eq!(trimmed(120.0, 0), "120");

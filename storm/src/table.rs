@@ -6,8 +6,9 @@
 use std::fmt::Write as _;
 
 use crate::baseline;
-use crate::figures::{Run, Scenario};
-use crate::report::{self, bytes, ns, us, NONE};
+use crate::figures::{Comparison, Run, Scenario};
+use crate::format::{bytes, count, ns, us, utc, NONE};
+use crate::report;
 use crate::verdict;
 
 /// The row label of each summary figure.
@@ -42,7 +43,7 @@ fn part(s: &Scenario, pick: fn(&crate::figures::PeakParts) -> u64) -> String {
 /// Rows the terminal shows beside the summary, after the summary row named first.
 fn extras(after: &str) -> Vec<Extra> {
     match after {
-        "spawns" => vec![("  of them rockets", |s| report::count(s.payload_spawns))],
+        "spawns" => vec![("  of them rockets", |s| count(s.payload_spawns))],
         "spawn_max_ns" => vec![("rocket spawn p99", |s| {
             if s.payload_spawn_ns.count == 0 {
                 NONE.into()
@@ -56,7 +57,7 @@ fn extras(after: &str) -> Vec<Extra> {
                     if s.gc.mark_slices == 0 {
                         NONE.into()
                     } else {
-                        format!("{} (longest {})", report::count(s.gc.mark_slices), us(s.gc.max_mark_slice_us))
+                        format!("{} (longest {})", count(s.gc.mark_slices), us(s.gc.max_mark_slice_us))
                     }
                 }),
                 (
@@ -71,7 +72,7 @@ fn extras(after: &str) -> Vec<Extra> {
                 ),
                 // The collector's diagnosis at the end (the report shows its chains).
                 ("references to garbage at end", |s| {
-                    s.diagnosis.as_ref().map_or(NONE.into(), |d| report::count(d.garbage_references))
+                    s.diagnosis.as_ref().map_or(NONE.into(), |d| count(d.garbage_references))
                 }),
             ]
         }
@@ -113,14 +114,14 @@ pub fn render(run: &Run) -> String {
 
 /// The comparison with a baseline, scenario by scenario: each figure's median then and now,
 /// the change, and what it amounts to.
-fn compared(run: &Run, c: &baseline::Comparison) -> String {
+fn compared(run: &Run, c: &Comparison) -> String {
     let mut out = format!(
         "against baseline '{}' ({} run{} of {}, saved {}), lower is better:\n",
         c.baseline,
         c.repeats,
         if c.repeats == 1 { "" } else { "s" },
         c.commit,
-        baseline::utc(c.saved_at)
+        utc(c.saved_at)
     );
     let mut rows: Vec<[String; 4]> = Vec::new();
     for s in &run.scenarios {

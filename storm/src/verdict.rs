@@ -1,13 +1,13 @@
 //! The verdict: the figures that decide between the scenarios (their medians over the
 //! `--repeat` runs, with the spread), each as a ratio to the `Box` scenario (or to the first
 //! scenario run when `Box` was left out), the best of each row marked, and what pooling
-//! costs said in plain sentences. The terminal prints it first and
-//! the HTML report opens with it.
+//! costs said in plain sentences. The terminal prints it first, the HTML report opens with
+//! it, and `--json` writes it beside the run's figures ([`json`]).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::figures::{Run, Scenario, Settings};
-use crate::report::{amount, bytes, count, ns, us, NONE};
+use crate::figures::{Run, Scenario, ScenarioSpread, Settings, Spread};
+use crate::format::{amount, bytes, count, ns, times, us, NONE};
 
 /// The verdict of a run.
 #[derive(Clone, Debug, Serialize)]
@@ -111,58 +111,6 @@ pub fn deciding(figure: &str) -> Option<&'static Deciding> {
     DECIDING.iter().find(|d| d.figure == figure)
 }
 
-/// One deciding figure of one scenario over the repeats.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Spread {
-    /// The figure's machine name (see [`Row::figure`]).
-    pub figure: String,
-    /// The median over the repeats (the mean of the middle two for an even count).
-    pub median: f64,
-    /// The smallest.
-    pub min: f64,
-    /// The largest.
-    pub max: f64,
-    /// Every repeat's figure, in the order they ran.
-    pub values: Vec<f64>,
-}
-
-impl Spread {
-    /// The spread of `values` (at least one).
-    pub fn of(figure: &str, values: Vec<f64>) -> Self {
-        let mut sorted = values.clone();
-        sorted.sort_unstable_by(f64::total_cmp);
-        let n = sorted.len();
-        let median = if n % 2 == 1 { sorted[n / 2] } else { (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0 };
-        Spread { figure: figure.to_owned(), median, min: sorted[0], max: sorted[n - 1], values }
-    }
-
-    /// `min–max` as `show` writes them, or the one figure when they agree.
-    pub fn text(&self, show: fn(f64) -> String) -> String {
-        let (lo, hi) = (show(self.min), show(self.max));
-        if lo == hi {
-            lo
-        } else {
-            format!("{lo}–{hi}")
-        }
-    }
-}
-
-/// One scenario's deciding figures over every repeat.
-#[derive(Clone, Debug, Serialize)]
-pub struct ScenarioSpread {
-    /// The scenario's key.
-    pub key: &'static str,
-    /// The figures that apply to it, in [`DECIDING`] order.
-    pub figures: Vec<Spread>,
-}
-
-impl ScenarioSpread {
-    /// The spread of `figure`, if it applies.
-    pub fn get(&self, figure: &str) -> Option<&Spread> {
-        self.figures.iter().find(|f| f.figure == figure)
-    }
-}
-
 /// One figure's values so far: its name and one value per repeat.
 type Values = (&'static str, Vec<f64>);
 
@@ -237,6 +185,21 @@ pub fn of(run: &Run) -> Verdict {
     Verdict { baseline, repeats: run.repeats, rows, costs }
 }
 
+/// The run's figures as JSON, with its verdict beside them (`pretty`: indented): what
+/// `--json` prints and the report embeds.
+pub fn json(run: &Run, pretty: bool) -> String {
+    #[derive(Serialize)]
+    struct WithVerdict<'a> {
+        #[serde(flatten)]
+        run: &'a Run,
+        verdict: Verdict,
+        command_line: String,
+    }
+    let out = WithVerdict { run, verdict: of(run), command_line: run.command_line() };
+    let json = if pretty { serde_json::to_string_pretty(&out) } else { serde_json::to_string(&out) };
+    json.expect("figures serialise")
+}
+
 /// Scenario `s`'s spread of `figure` over the run's repeats, or, for a run put together
 /// without spreads, its one figure.
 pub fn spread(run: &Run, s: &Scenario, figure: &str) -> Option<Spread> {
@@ -276,18 +239,6 @@ impl Row {
             spread_texts: spreads.iter().map(|s| s.as_ref().map_or(NONE.to_owned(), |s| s.text(d.show))).collect(),
             best,
         }
-    }
-}
-
-/// A ratio: `1 ×`, `0.05 ×`, `2.1 ×`, `12 ×`; `0 ×` for nothing, `<0.01 ×` for a sliver.
-pub fn times(r: f64) -> String {
-    match r {
-        0.0 => "0 ×".to_owned(),
-        r if r < 0.005 => "<0.01 ×".to_owned(),
-        r if (r - 1.0).abs() < 0.005 => "1 ×".to_owned(),
-        r if r >= 9.95 => format!("{r:.0} ×"),
-        r if r >= 0.995 => format!("{r:.1} ×"),
-        r => format!("{r:.2} ×"),
     }
 }
 
@@ -338,20 +289,4 @@ fn cost(run: &Run, base: &Scenario, s: &Scenario) -> Option<String> {
         return None;
     }
     Some(format!("{}: {}.", s.name, parts.join("; ")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::times;
-
-    #[test]
-    fn ratios_read_as_their_size() {
-        assert_eq!(times(1.0), "1 ×");
-        assert_eq!(times(1.004), "1 ×");
-        assert_eq!(times(2.14), "2.1 ×");
-        assert_eq!(times(0.05), "0.05 ×");
-        assert_eq!(times(0.0), "0 ×");
-        assert_eq!(times(0.001), "<0.01 ×");
-        assert_eq!(times(12.3), "12 ×");
-    }
 }

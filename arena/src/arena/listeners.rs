@@ -15,7 +15,6 @@
 //! (respawn's `World::destroy`, before a pool resets or stows the object) and flags the
 //! slot, and the release that follows stays silent.
 
-use std::fmt;
 use std::num::NonZeroU32;
 use std::ptr::NonNull;
 
@@ -23,34 +22,9 @@ use respawn_allocator::sync::Ordering;
 use respawn_allocator::ClassId;
 
 use super::{check_releasable, Arena};
+use crate::class::listeners::ErasedListener;
 use crate::class::ClassEntry;
 use crate::{ArenaError, Handle, ObjectFlags, RawHandle};
-
-/// An end listener with its class's type erased: called with the object's handle and its
-/// cell, which holds a live object of the listener's class.
-type ErasedListener = Box<dyn FnMut(RawHandle, NonNull<u8>) + Send>;
-
-/// One class's end listeners, in the order they were added.
-#[derive(Default)]
-pub(crate) struct EndListeners {
-    list: Vec<(u32, ErasedListener)>,
-    /// The number the next listener of the class takes.
-    next: u32,
-}
-
-impl EndListeners {
-    /// Whether any listener waits: the release's one test.
-    #[inline(always)]
-    pub(crate) fn listening(&self) -> bool {
-        !self.list.is_empty()
-    }
-}
-
-impl fmt::Debug for EndListeners {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EndListeners").field("listeners", &self.list.len()).finish()
-    }
-}
 
 /// Names an end listener, to remove it with [`Arena::remove_end_listener`]: its class and
 /// its number within the class (never reused).

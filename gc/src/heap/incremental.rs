@@ -122,12 +122,12 @@ use std::time::{Duration, Instant};
 use respawn_allocator::sync::AtomicU32;
 use respawn_arena::{Arena, BarrierLog, ObjectFlags, ObjectTable, RawHandle, Slot};
 
-use crate::cluster::Clusters;
-
-use super::{flag_run, sized, GcClass, Heap, Keep, UNTRACED_KEEP};
-use crate::cluster::ClusterId;
-use crate::mark::{Frontier, Marker, Tracer, UNVISITABLE};
+use super::{flag_run, sized, Heap, UNTRACED_KEEP};
+use crate::cluster::{ClusterId, Clusters};
+use crate::frontier::Frontier;
+use crate::mark::{Keep, Marker, UNVISITABLE};
 use crate::settings::{CollectOptions, GcStats, MarkPhase, MarkProgress, MarkStep};
+use crate::trace::{GcClass, Tracer};
 use crate::why::Graph;
 
 /// Slots flagged between two looks at the pacer: a piece of a run.

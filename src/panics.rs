@@ -1,0 +1,12 @@
+//! The spawn paths' panic, out of line: shared by the World, its composites and
+//! [`PoolMut`](crate::PoolMut).
+
+use respawn_pool::PoolError;
+
+/// `World::spawn`'s panic, out of line so that the spawn itself stays small enough to
+/// inline.
+#[cold]
+#[inline(never)]
+pub(crate) fn spawn_failed(class: &str, e: PoolError) -> ! {
+    panic!("World::spawn::<{class}>: {e}")
+}
