@@ -33,7 +33,7 @@ use crate::{Arena, Handle, RawHandle};
 const PAGE: usize = 256;
 
 /// A value and the generation of the handle it was written for.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 struct Entry<V> {
     generation: NonZeroU32,
     value: V,

@@ -59,8 +59,6 @@ pub struct View<'a> {
 // an arena). It never touches a class's free route, listeners or lists, the parts of an
 // entry that are not `Sync`.
 unsafe impl Sync for View<'_> {}
-// SAFETY: as above: what a view reads may be read from any thread.
-unsafe impl Send for View<'_> {}
 
 impl<'a> View<'a> {
     fn of(arena: &'a Arena, ticking: ClassId) -> Self {
