@@ -38,19 +38,16 @@ use std::any::{type_name, TypeId};
 use std::fmt;
 use std::mem;
 use std::ptr::NonNull;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
-use respawn_allocator::sync::spawn_running;
-use respawn_arena::{
-    ArenaError, CellMap, ClassId, CompactCell, DropAll, Freed, FreedCell, Handle, ObjectFlags, RawHandle,
-};
+use respawn_arena::{ArenaError, CellMap, ClassId, CompactCell, DropAll, FreedCell, Handle, ObjectFlags, RawHandle};
 use respawn_gc::Heap;
 
 use crate::class_pool::{Cold, ErasedPool};
-use crate::depot::{self, Depot, Magazines, Recipe, Refilled, Token};
+use crate::depot::{self, Recipe, Token};
 use crate::error::refusal;
-use crate::sync::{background_priority, Arc, AtomicU64, Mutex, Ordering};
+use crate::pool_core::PoolCore;
+use crate::sync::{Arc, Mutex};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
 /// The most parts a composite can have (tuples of one to six classes).
@@ -355,6 +352,9 @@ struct Assembler<O: Composite> {
 }
 
 impl<O: Composite> Recipe<Assembly> for Assembler<O> {
+    /// An occupied assembly's owner cell holds the ended `O`.
+    type Occupant = O;
+
     unsafe fn build(&self, cell: &Assembly, map: &AssemblyMap) {
         // A panic here leaves every cell as it was.
         let (owner, parts) = (self.assemble)();
@@ -369,11 +369,6 @@ impl<O: Composite> Recipe<Assembly> for Assembler<O> {
     unsafe fn drop_built(cell: &Assembly, map: &AssemblyMap) {
         // SAFETY: the caller's contract: `build` wrote an `O` and each part.
         unsafe { drop_assembly::<O>(cell, map) };
-    }
-
-    unsafe fn drop_occupant(cell: Assembly, map: &AssemblyMap) -> (Assembly, bool) {
-        // SAFETY: the caller's contract; an occupied assembly's owner cell holds an `O`.
-        unsafe { depot::drop_occupant::<O, Assembly>(cell, map) }
     }
 }
 
@@ -396,45 +391,35 @@ unsafe fn drop_assembly<O: Composite>(cell: &Assembly, map: &AssemblyMap) {
 }
 
 /// What the owner's free route leaves for the game thread: owner cells whose parts went
-/// their own way (under `async_purge`, each still holding its ended owner: occupied), and
-/// why they came back.
+/// their own way (under `async_purge`, each still holding its ended owner: occupied).
 #[derive(Debug, Default)]
 struct Ended {
     cells: Mutex<Vec<CompactCell>>,
-    routed_purge: AtomicU64,
-    routed_gc: AtomicU64,
 }
 
-/// Tallies only the game thread writes.
+/// Tallies only a composite pool has; the rest are its core's.
 #[derive(Debug, Default)]
 struct Tally {
-    spawns: u64,
-    misses: u64,
-    overflow: u64,
-    released: u64,
-    recycled_reuse: u64,
-    grown: u64,
-    high_water: usize,
     reassembled: u64,
     broken: u64,
+    /// Owner cells handed back to the arena by the game thread (no room, no workers, no
+    /// memory for new parts).
     returned: u64,
 }
 
-/// One composite class's pool.
+/// The shared game-thread side of a composite pool.
+type Core<O> = PoolCore<Assembly, Assembler<O>>;
+
+/// One composite class's pool: the shared game-thread side ([`PoolCore`]) over sets of
+/// cells (an [`Assembly`]), which its workers build with [`Composite::assemble`].
 pub(crate) struct CompositePool<O: Composite> {
+    core: Core<O>,
     class: ClassId,
     /// Each part's class functions and id (`count` of them).
     parts: [Option<(PartClass, ClassId)>; MAX_PARTS],
     count: usize,
-    config: PoolConfig,
-    depot: Arc<Depot<Assembly>>,
-    magazines: Magazines<Assembly>,
-    map: AssemblyMap,
-    workers: Vec<JoinHandle<()>>,
     ended: Arc<Ended>,
     tally: Tally,
-    built: bool,
-    _owner: std::marker::PhantomData<fn() -> O>,
 }
 
 impl<O: Composite> fmt::Debug for CompositePool<O> {
@@ -442,14 +427,14 @@ impl<O: Composite> fmt::Debug for CompositePool<O> {
         f.debug_struct("CompositePool")
             .field("class", &O::class_name())
             .field("parts", &&self.parts[..self.count])
-            .field("config", &self.config)
+            .field("config", self.core.config())
             .finish()
     }
 }
 
 impl<O: Composite> CompositePool<O> {
-    /// Builds `O`'s composite pool: registers the parts' classes, installs the owner's free
-    /// route, starts the workers and, with `precreate`, queues `capacity` composites.
+    /// Builds `O`'s composite pool: registers the parts' classes, starts the workers,
+    /// installs the owner's free route and, with `precreate`, queues `capacity` composites.
     pub(crate) fn new(heap: &mut Heap, class: ClassId, config: PoolConfig) -> Result<Self, PoolError> {
         heap.arena_mut_bypassing_gc().store_of::<O>(class)?;
         let count = O::Parts::COUNT;
@@ -469,139 +454,74 @@ impl<O: Composite> CompositePool<O> {
         }
         let owner = heap.arena().cell_map(class).expect("the class was checked just now");
         let map = AssemblyMap { owner, parts: maps };
-        let depot = Arc::new(Depot::for_config(&config, map));
+        let core = PoolCore::start(O::class_name(), config, map, Arc::new(Assembler::<O> { assemble: O::assemble }));
         let ended = Arc::new(Ended::default());
         ended.cells.lock().reserve(depot::build_queue_len(&config));
-        let (route_depot, route_ended) = (Arc::clone(&depot), Arc::clone(&ended));
+        let (route_depot, route_ended) = (Arc::clone(core.depot()), Arc::clone(&ended));
         // As a class's pool: the route takes ended owners undropped, for the worker that
         // rebuilds the set in their cells (not without workers: the give-back would drop
         // them on the game thread anyway).
         let async_drop = heap.settings().async_purge && !O::DROP_ON_GAME_THREAD && config.workers > 0;
         let arena = heap.arena_mut_bypassing_gc();
-        arena.set_free_route::<O>(Some(Box::new(move |freed| route(&route_depot, &route_ended, owner, freed))))?;
-        arena.set_route_drops::<O>(async_drop)?;
-        let recipe = Arc::new(Assembler::<O> { assemble: O::assemble });
-        let mut workers = Vec::with_capacity(config.workers);
-        for i in 0..config.workers {
-            let (depot, recipe) = (Arc::clone(&depot), Arc::clone(&recipe));
-            let spawned = spawn_running(format!("respawn-pool {} #{i}", O::class_name()), move || {
-                background_priority();
-                depot::work_with(depot, recipe)
-            });
-            match spawned {
-                Ok(handle) => workers.push(handle),
-                Err(e) => panic!("cannot start a precreation thread for {}: {e}", O::class_name()),
+        arena.set_free_route::<O>(Some(Box::new(move |freed| {
+            // The route cannot take cells from the arena: the owner's cell waits in `ended`
+            // for the game thread to pair it with new part cells.
+            if let Some(cell) = route_depot.arrived(freed, &owner) {
+                route_ended.cells.lock().push(cell);
             }
-        }
-        let mut pool = Self {
-            class,
-            parts,
-            count,
-            config,
-            depot,
-            magazines: Magazines::new(),
-            map,
-            workers,
-            ended,
-            tally: Tally::default(),
-            built: false,
-            _owner: std::marker::PhantomData,
-        };
+        })))?;
+        arena.set_route_drops::<O>(async_drop)?;
+        let mut pool = Self { core, class, parts, count, ended, tally: Tally::default() };
         if config.precreate {
             pool.grow(heap, config.capacity)?;
         }
-        pool.built = true;
+        pool.core.built();
         Ok(pool)
     }
 
     /// The parts' classes and ids.
     fn part_classes(&self) -> impl Iterator<Item = (PartClass, ClassId)> + '_ {
-        self.parts.iter().take(self.count).map(|p| p.expect("a class per part"))
-    }
-
-    fn local(&self) -> usize {
-        self.magazines.len()
-    }
-
-    fn available(&self) -> usize {
-        self.depot.on_the_way() + self.local()
-    }
-
-    fn owned(&self) -> usize {
-        self.depot.owned()
-    }
-
-    /// A vacant cell of each part's class, beside `owner` (or a vacant cell of the owner's
-    /// class): the cells of one composite, for the workers or an inline build. On an error
-    /// the cells taken so far go back.
-    fn take_cells(&self, heap: &mut Heap, owner: Option<CompactCell>) -> Result<Assembly, PoolError> {
-        let owner = match owner {
-            Some(owner) => owner,
-            None => {
-                let cell = heap.arena_mut_bypassing_gc().store_of::<O>(self.class)?.take_cell()?;
-                compact(&self.map.owner, cell)
-            }
-        };
-        let mut assembly = Assembly { owner, parts: [const { None }; MAX_PARTS] };
-        for (i, (part, id)) in self.part_classes().enumerate() {
-            match (part.take_cell)(heap, id) {
-                Ok(cell) => assembly.parts[i] = Some(compact(&self.map.parts[i].expect("a map per part"), cell)),
-                Err(e) => {
-                    self.recycle(heap, assembly);
-                    return Err(e.into());
-                }
-            }
-        }
-        Ok(assembly)
+        part_classes(&self.parts, self.count)
     }
 
     /// Takes the cells of up to `n` composites (within `max`) and queues them.
     fn grow(&mut self, heap: &mut Heap, n: usize) -> Result<(), PoolError> {
-        let n = n.min(self.config.max.saturating_sub(self.owned()));
-        if n == 0 || self.config.workers == 0 {
-            return Ok(());
-        }
-        let mut failed = None;
-        let mut taken = 0;
-        let this = &*self;
-        this.depot.request_growth(std::iter::from_fn(|| {
-            if taken == n || failed.is_some() {
-                return None;
+        let (class, parts, count) = (self.class, self.parts, self.count);
+        self.core.grow(n, |core| take_cells::<O>(core, heap, class, &parts, count, None))
+    }
+
+    /// A ready set when the loaded magazine ran dry (pairing ended owners with new parts
+    /// and topping the stock up when a magazine came from the depot), if there is one.
+    #[cold]
+    #[inline(never)]
+    fn restock(&mut self, heap: &mut Heap) -> Option<Assembly> {
+        let (assembly, from_depot) = self.core.refill()?;
+        if from_depot {
+            self.replenish(heap);
+            if self.core.wants_growth() {
+                let _ = self.grow(heap, self.core.config().grow_by);
             }
-            match this.take_cells(heap, None) {
-                Ok(cells) => {
-                    taken += 1;
-                    Some(cells)
-                }
-                Err(e) => {
-                    failed = Some(e);
-                    None
-                }
-            }
-        }));
-        if self.built {
-            self.tally.grown += taken as u64;
         }
-        failed.map_or(Ok(()), Err)
+        Some(assembly)
     }
 
     /// Game-thread work the route left: each owner cell that came back is paired with new
     /// part cells and queued for the workers (or, at `max`, without workers or out of
     /// memory, handed back to the arena); the composites the depot gave up go back too.
     fn replenish(&mut self, heap: &mut Heap) {
-        self.depot.drain_spare(|assembly| self.recycle(heap, assembly));
+        self.core.drain_spare(|core, assembly| recycle::<O>(core, heap, assembly));
         let mut cells = mem::take(&mut *self.ended.cells.lock());
         for owner in cells.drain(..) {
-            let room = self.config.workers > 0 && self.owned() < self.config.max;
+            let room = self.core.config().workers > 0 && !self.core.at_max();
             if !room {
-                self.recycle_owner(heap, owner);
+                recycle_owner::<O>(&self.core, heap, owner);
                 self.tally.returned += 1;
                 continue;
             }
-            match self.take_cells(heap, Some(owner)) {
+            match take_cells::<O>(&self.core, heap, self.class, &self.parts, self.count, Some(owner)) {
                 Ok(assembly) => {
                     self.tally.reassembled += 1;
-                    self.depot.request(assembly);
+                    self.core.request(assembly);
                 }
                 // `take_cells` handed the owner's cell back with the parts' taken so far.
                 Err(_) => self.tally.returned += 1,
@@ -613,113 +533,14 @@ impl<O: Composite> CompositePool<O> {
             mem::swap(&mut *kept, &mut cells);
         }
         drop(kept);
-        self.depot.drain_spare(|assembly| self.recycle(heap, assembly));
-    }
-
-    /// The ended owner an occupied owner cell still holds (`async_purge`), dropped here on
-    /// the game thread, for a cell no worker will take: the token vacant.
-    fn vacate(&self, owner: CompactCell) -> CompactCell {
-        if !owner.is_occupied() {
-            return owner;
-        }
-        // SAFETY: an occupied owner cell the pool holds came from its route with the ended
-        // `O` in it, the pool's alone; the token comes back vacant, so it is dropped once.
-        let (owner, panicked) = unsafe { depot::drop_occupant::<O, CompactCell>(owner, &self.map.owner) };
-        self.depot.dropped(panicked, false);
-        owner
-    }
-
-    /// Hands an owner cell back to the arena (dropping the ended owner an occupied one
-    /// still holds).
-    fn recycle_owner(&self, heap: &mut Heap, owner: CompactCell) {
-        let owner = self.vacate(owner);
-        // SAFETY: compacted by the owner's map from this arena's token.
-        let back = heap.arena_mut_bypassing_gc().recycle(unsafe { self.map.owner.expand(owner) });
-        debug_assert!(back.is_ok(), "a composite's cell belongs to its arena");
-    }
-
-    /// Hands every cell of an assembly back to the arena: the parts' vacant (nothing
-    /// built, or dropped), the owner's as [`recycle_owner`](Self::recycle_owner) takes it.
-    fn recycle(&self, heap: &mut Heap, assembly: Assembly) {
-        self.recycle_owner(heap, assembly.owner);
-        for (cell, part) in assembly.parts.into_iter().zip(self.map.parts) {
-            if let (Some(cell), Some(part)) = (cell, part) {
-                // SAFETY: compacted by the part's map from this arena's token.
-                let back = heap.arena_mut_bypassing_gc().recycle(unsafe { part.expand(cell) });
-                debug_assert!(back.is_ok(), "a part's cell belongs to its arena");
-            }
-        }
+        self.core.drain_spare(|core, assembly| recycle::<O>(core, heap, assembly));
     }
 
     /// Builds up to `n` composites on the calling thread (within `max`) into the game
     /// thread's magazines. Returns how many it built.
     pub(crate) fn prefill(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError> {
-        let mut built = 0;
-        while built < n && self.owned() < self.config.max {
-            let start = std::time::Instant::now();
-            let assembly = self.build_inline(heap)?;
-            let nanos = start.elapsed().as_nanos() as u64;
-            self.depot.count_in_hand(1);
-            if let Err(assembly) = self.push_ready(assembly) {
-                self.discard(heap, assembly);
-                self.depot.count_in_hand(-1);
-                break;
-            }
-            self.depot.prefilled(nanos);
-            built += 1;
-        }
-        Ok(built)
-    }
-
-    /// Builds one composite on the calling thread into new cells. A panicking `assemble`
-    /// takes nothing (it runs before any cell is taken).
-    fn build_inline(&mut self, heap: &mut Heap) -> Result<Assembly, PoolError> {
-        let (owner, parts) = O::assemble();
-        let assembly = self.take_cells(heap, None)?;
-        // SAFETY: `take_cells` handed over uninitialised cells of the owner's and each
-        // part's class, ours alone; each written once, here.
-        unsafe {
-            assembly.cell(&self.map).cast::<O>().as_ptr().write(owner);
-            parts.write(&self.map.part_cells(&assembly.parts));
-        }
-        Ok(assembly)
-    }
-
-    /// Drops a built composite nobody will spawn and hands its cells back.
-    fn discard(&mut self, heap: &mut Heap, assembly: Assembly) {
-        // SAFETY: built (by a worker, inline, or stowed by `Reuse`) and ours alone.
-        unsafe { drop_assembly::<O>(&assembly, &self.map) };
-        self.recycle(heap, assembly);
-        self.tally.returned += 1;
-    }
-
-    fn push_ready(&mut self, assembly: Assembly) -> Result<(), Assembly> {
-        let before = self.local();
-        let pushed = self.magazines.push(&self.depot, assembly);
-        let published = (before + usize::from(pushed.is_ok())).saturating_sub(self.local());
-        self.depot.count_in_hand(-(published as isize));
-        pushed
-    }
-
-    fn pop(&mut self, heap: &mut Heap) -> Option<Assembly> {
-        if let Some(assembly) = self.magazines.pop() {
-            return Some(assembly);
-        }
-        match self.magazines.refill(&self.depot) {
-            Refilled::Previous => {}
-            Refilled::Depot => {
-                self.depot.count_in_hand(self.magazines.loaded.len() as isize);
-                self.replenish(heap);
-                if self.config.precreate && self.available() < self.config.low_watermark {
-                    let _ = self.grow(heap, self.config.grow_by);
-                }
-            }
-            Refilled::Nothing => {
-                self.depot.go_hungry();
-                return None;
-            }
-        }
-        self.magazines.pop()
+        let (class, parts, count) = (self.class, self.parts, self.count);
+        self.core.prefill(n, |core| build_inline::<O>(core, heap, class, &parts, count))
     }
 
     /// Spawns a composite: a ready one if there is one, else one built inline (a miss).
@@ -730,15 +551,20 @@ impl<O: Composite> CompositePool<O> {
         strict: bool,
         init: impl FnOnce(&mut O),
     ) -> Result<(Handle<O>, [RawHandle; MAX_PARTS]), PoolError> {
-        let assembly = match self.pop(heap) {
+        let ready = match self.core.pop() {
+            Some(assembly) => Some(assembly),
+            None => self.restock(heap),
+        };
+        let assembly = match ready {
             Some(assembly) => {
-                self.tally.spawns += 1;
+                self.core.spawned();
                 assembly
             }
             None => self.miss(heap, strict)?,
         };
+        let map = *self.core.map();
         // SAFETY: the pool's map placed every cell it holds, and its heap is alive.
-        let cells = unsafe { self.map.part_cells(&assembly.parts) };
+        let cells = unsafe { map.part_cells(&assembly.parts) };
         let Assembly { owner, parts } = assembly;
         let arena = heap.arena_mut_bypassing_gc();
         // SAFETY: `new` checked that `class` is `O`'s in this heap's arena, and the pool
@@ -759,7 +585,6 @@ impl<O: Composite> CompositePool<O> {
             debug_assert!(linked.is_ok(), "linking a fresh part failed: {linked:?}");
             raws[i] = raw;
         }
-        self.tally.high_water = self.tally.high_water.max(self.depot.in_hand().saturating_sub(self.local()));
         // SAFETY: adopted just now; `&mut Heap` makes it ours for the call, and nothing
         // below reaches the heap.
         let object = unsafe { &mut *object.as_ptr() };
@@ -777,19 +602,17 @@ impl<O: Composite> CompositePool<O> {
 
     #[cold]
     fn miss(&mut self, heap: &mut Heap, strict: bool) -> Result<Assembly, PoolError> {
-        let at_max = self.owned() >= self.config.max;
+        let at_max = self.core.at_max();
+        let config = *self.core.config();
         if at_max && strict {
-            return Err(PoolError::Exhausted { class: O::class_name(), max: self.config.max });
+            return Err(PoolError::Exhausted { class: O::class_name(), max: config.max });
         }
         self.replenish(heap);
-        if !at_max && self.config.workers > 0 && self.available() < self.config.low_watermark.max(1) {
-            self.grow(heap, self.config.grow_by.max(1))?;
+        if !at_max && config.workers > 0 && self.core.available() < config.low_watermark.max(1) {
+            self.grow(heap, config.grow_by.max(1))?;
         }
-        let assembly = self.build_inline(heap)?;
-        self.depot.count_in_hand(1);
-        self.tally.spawns += 1;
-        self.tally.misses += 1;
-        self.tally.overflow += u64::from(at_max);
+        let assembly = build_inline::<O>(&self.core, heap, self.class, &self.parts, self.count)?;
+        self.core.spawned_inline(at_max);
         Ok(assembly)
     }
 
@@ -830,12 +653,13 @@ impl<O: Composite> CompositePool<O> {
         for (i, (part, _)) in self.part_classes().enumerate() {
             (part.on_release)(heap, parts[i], true);
         }
+        let map = *self.core.map();
         let mut cells: [Option<CompactCell>; MAX_PARTS] = [const { None }; MAX_PARTS];
         let mut whole = true;
         for (i, (part, id)) in self.part_classes().enumerate() {
             // Checked by `intact_parts` (visible, unrooted) under the same borrow.
             match (part.stow)(heap, id, parts[i]) {
-                Ok(Some(cell)) => cells[i] = Some(compact(&self.map.parts[i].expect("a map per part"), cell)),
+                Ok(Some(cell)) => cells[i] = Some(compact(&map.parts[i].expect("a map per part"), cell)),
                 // Retired at the generation ceiling: the part was dropped, no cell.
                 Ok(None) => whole = false,
                 Err(e) => unreachable!("an intact part refused its stow: {e}"),
@@ -843,26 +667,19 @@ impl<O: Composite> CompositePool<O> {
         }
         let stowed = heap.arena_mut_bypassing_gc().store_of::<O>(self.class)?.stow(h)?;
         let assembly = match stowed {
-            Some(owner) => Ok(Assembly { owner: compact(&self.map.owner, owner), parts: cells }),
+            Some(owner) => Ok(Assembly { owner: compact(&map.owner, owner), parts: cells }),
             None => Err(cells),
         };
         match assembly {
-            Ok(assembly) if whole => {
-                self.tally.recycled_reuse += 1;
-                if let Err(assembly) = self.push_ready(assembly) {
-                    self.discard(heap, assembly);
-                    self.depot.count_in_hand(-1);
-                }
-            }
+            Ok(assembly) if whole => self.core.shelve(assembly),
             // A slot retired: drop what the others hold and hand their cells back.
             partial => {
-                self.depot.count_in_hand(-1);
-                self.depot.count_retired();
+                self.core.retired();
                 let cells = match partial {
                     Ok(assembly) => {
                         // SAFETY: stowed just now: the owner's cell holds the reset owner.
-                        unsafe { std::ptr::drop_in_place(assembly.cell(&self.map).cast::<O>().as_ptr()) };
-                        self.recycle_owner(heap, assembly.owner);
+                        unsafe { std::ptr::drop_in_place(self.core.cell(&assembly).cast::<O>().as_ptr()) };
+                        recycle_owner::<O>(&self.core, heap, assembly.owner);
                         assembly.parts
                     }
                     Err(cells) => cells,
@@ -870,11 +687,11 @@ impl<O: Composite> CompositePool<O> {
                 for (i, cell) in cells.into_iter().enumerate() {
                     let Some(cell) = cell else { continue };
                     let (part, _) = self.parts[i].expect("a class per part");
-                    let map = self.map.parts[i].expect("a map per part");
+                    let part_map = map.parts[i].expect("a map per part");
                     // SAFETY: stowed just now: the cell holds the reset part, ours alone.
-                    unsafe { (part.drop)(map.cell(&cell)) };
+                    unsafe { (part.drop)(part_map.cell(&cell)) };
                     // SAFETY: compacted by this map from this arena's token.
-                    let back = heap.arena_mut_bypassing_gc().recycle(unsafe { map.expand(cell) });
+                    let back = heap.arena_mut_bypassing_gc().recycle(unsafe { part_map.expand(cell) });
                     debug_assert!(back.is_ok(), "a part's cell belongs to its arena");
                 }
             }
@@ -883,31 +700,106 @@ impl<O: Composite> CompositePool<O> {
     }
 }
 
+/// The first `count` parts' classes and ids.
+fn part_classes(
+    parts: &[Option<(PartClass, ClassId)>; MAX_PARTS],
+    count: usize,
+) -> impl Iterator<Item = (PartClass, ClassId)> + '_ {
+    parts.iter().take(count).map(|p| p.expect("a class per part"))
+}
+
+/// A vacant cell of each part's class, beside `owner` (or a vacant cell of the owner's
+/// class `class`): the cells of one composite, for the workers or an inline build. On an
+/// error the cells taken so far go back.
+fn take_cells<O: Composite>(
+    core: &Core<O>,
+    heap: &mut Heap,
+    class: ClassId,
+    parts: &[Option<(PartClass, ClassId)>; MAX_PARTS],
+    count: usize,
+    owner: Option<CompactCell>,
+) -> Result<Assembly, PoolError> {
+    let map = core.map();
+    let owner = match owner {
+        Some(owner) => owner,
+        None => {
+            let cell = heap.arena_mut_bypassing_gc().store_of::<O>(class)?.take_cell()?;
+            compact(&map.owner, cell)
+        }
+    };
+    let mut assembly = Assembly { owner, parts: [const { None }; MAX_PARTS] };
+    for (i, (part, id)) in part_classes(parts, count).enumerate() {
+        match (part.take_cell)(heap, id) {
+            Ok(cell) => assembly.parts[i] = Some(compact(&map.parts[i].expect("a map per part"), cell)),
+            Err(e) => {
+                recycle::<O>(core, heap, assembly);
+                return Err(e.into());
+            }
+        }
+    }
+    Ok(assembly)
+}
+
+/// Builds one composite on the calling thread into new cells. A panicking `assemble`
+/// takes nothing (it runs before any cell is taken).
+fn build_inline<O: Composite>(
+    core: &Core<O>,
+    heap: &mut Heap,
+    class: ClassId,
+    parts: &[Option<(PartClass, ClassId)>; MAX_PARTS],
+    count: usize,
+) -> Result<Assembly, PoolError> {
+    let (owner, built) = O::assemble();
+    let assembly = take_cells::<O>(core, heap, class, parts, count, None)?;
+    // SAFETY: `take_cells` handed over uninitialised cells of the owner's and each part's
+    // class, ours alone; each written once, here.
+    unsafe {
+        core.cell(&assembly).cast::<O>().as_ptr().write(owner);
+        built.write(&core.map().part_cells(&assembly.parts));
+    }
+    Ok(assembly)
+}
+
+/// Hands an owner cell back to the arena (dropping the ended owner an occupied one still
+/// holds).
+fn recycle_owner<O: Composite>(core: &Core<O>, heap: &mut Heap, owner: CompactCell) {
+    let owner = vacate_owner(core, owner);
+    let map = core.map();
+    // SAFETY: compacted by the owner's map from this arena's token.
+    let back = heap.arena_mut_bypassing_gc().recycle(unsafe { map.owner.expand(owner) });
+    debug_assert!(back.is_ok(), "a composite's cell belongs to its arena");
+}
+
+/// The ended owner an occupied owner cell still holds (`async_purge`), dropped here on the
+/// game thread, for a cell no worker will take: the token vacant.
+fn vacate_owner<O: Composite>(core: &Core<O>, owner: CompactCell) -> CompactCell {
+    if !owner.is_occupied() {
+        return owner;
+    }
+    // SAFETY: an occupied owner cell the pool holds came from its route with the ended `O`
+    // in it, the pool's alone; the token comes back vacant, so it is dropped once.
+    let (owner, panicked) = unsafe { depot::drop_occupant::<O, CompactCell>(owner, &core.map().owner) };
+    core.depot().dropped(panicked, false);
+    owner
+}
+
+/// Hands every cell of an assembly back to the arena: the parts' vacant (nothing built, or
+/// dropped), the owner's as [`recycle_owner`] takes it.
+fn recycle<O: Composite>(core: &Core<O>, heap: &mut Heap, assembly: Assembly) {
+    recycle_owner::<O>(core, heap, assembly.owner);
+    for (cell, part) in assembly.parts.into_iter().zip(core.map().parts) {
+        if let (Some(cell), Some(part)) = (cell, part) {
+            // SAFETY: compacted by the part's map from this arena's token.
+            let back = heap.arena_mut_bypassing_gc().recycle(unsafe { part.expand(cell) });
+            debug_assert!(back.is_ok(), "a part's cell belongs to its arena");
+        }
+    }
+}
+
 /// Whether the object `raw` names is visible and may be stowed (neither rooted nor
 /// permanent).
 fn may_stow(heap: &Heap, raw: RawHandle) -> bool {
     heap.table().resolve(raw).is_ok_and(|slot| !slot.is_rooted() && !slot.flags().contains(ObjectFlags::PERMANENT))
-}
-
-/// The owner class's free route: counts why the owner ended and leaves its cell for the
-/// game thread to pair with new part cells (the route cannot take cells from the arena).
-/// Under `async_purge` the cell comes with the ended owner in it, which the worker that
-/// rebuilds the set drops (or the game thread, for a cell no worker takes).
-fn route(depot: &Depot<Assembly>, ended: &Ended, owner: CellMap, freed: Freed) {
-    depot.count_in_hand(-1);
-    let (cell, why) = match freed {
-        Freed::Cell(cell, why) => (compact(&owner, cell), why),
-        Freed::Occupied(cell, why) => {
-            (owner.compact_occupied(cell).unwrap_or_else(|_| unreachable!("a cell of another class")), why)
-        }
-        Freed::Retired { .. } => {
-            depot.count_retired();
-            return;
-        }
-    };
-    let tally = if why == respawn_arena::Ended::DestroyedNow { &ended.routed_purge } else { &ended.routed_gc };
-    tally.fetch_add(1, Ordering::Relaxed);
-    ended.cells.lock().push(cell);
 }
 
 /// `cell` compacted by `map` (one of the pool's own classes).
@@ -962,18 +854,19 @@ impl<O: Composite> ErasedComposite for CompositePool<O> {
 impl<O: Composite> ErasedPool for CompositePool<O> {
     fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
         let parts = self.intact_parts(heap, raw);
-        if self.config.policy == Policy::Reuse && self.owned() <= self.config.max {
+        let policy = self.core.config().policy;
+        if policy == Policy::Reuse && self.core.owned() <= self.core.config().max {
             if let Some(parts) = parts.filter(|_| may_stow(heap, raw)) {
                 // Everything the stows need was checked: the walk below (which allocates)
                 // is not needed.
-                self.tally.released += 1;
+                self.core.released();
                 return self.reuse(heap, raw, parts);
             }
         }
         // Checked before anything changes: the owner and its sub-objects may end.
         drop(heap.subtree(raw).map_err(refusal)?);
-        self.tally.released += 1;
-        if self.config.policy == Policy::Reuse && parts.is_none() {
+        self.core.released();
+        if policy == Policy::Reuse && parts.is_none() {
             self.tally.broken += 1;
         }
         if let Some(owner) = heap.get_mut(Handle::<O>::from_raw(raw)) {
@@ -984,7 +877,7 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
                 (part.on_release)(heap, parts[i], false);
             }
         }
-        if self.config.policy == Policy::Default {
+        if policy == Policy::Default {
             heap.mark_as_garbage(raw).map_err(refusal)?;
         } else {
             heap.destroy_now(raw).map_err(refusal)?;
@@ -993,7 +886,7 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
     }
 
     fn note_inserted(&mut self) {
-        self.depot.count_in_hand(1);
+        self.core.note_inserted();
     }
 
     /// Not built for composites yet: a ready set is an owner's cell and a cell per part,
@@ -1010,50 +903,23 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
 
     fn maintain(&mut self, heap: &mut Heap) {
         self.replenish(heap);
-        if self.config.precreate && self.available() < self.config.low_watermark {
-            let _ = self.grow(heap, self.config.grow_by);
+        if self.core.wants_growth() {
+            let _ = self.grow(heap, self.core.config().grow_by);
         }
-        self.depot.nudge();
+        self.core.nudge();
     }
 
     fn stats(&self) -> PoolStats {
-        let (d, t) = (self.depot.snapshot(), &self.tally);
-        PoolStats {
-            class: O::class_name(),
-            policy: self.config.policy,
-            spawns: t.spawns,
-            hits: t.spawns - t.misses,
-            misses: t.misses,
-            overflow: t.overflow,
-            ready: d.published + d.held + self.local(),
-            in_use: d.in_hand.saturating_sub(self.local()),
-            high_water: t.high_water,
-            released: t.released,
-            recycled_reuse: t.recycled_reuse,
-            recycled_purge: self.ended.routed_purge.load(Ordering::Relaxed),
-            recycled_gc: self.ended.routed_gc.load(Ordering::Relaxed),
-            returned: d.returned + t.returned,
-            retired: d.retired,
-            grown: t.grown,
-            side_bytes: self.depot.side_bytes(1) + mem::size_of::<Self>(),
-            trimmed: 0,
-            // Filled in by `Pools`, which knows the heap.
-            committed_bytes: 0,
-            ..d.pool_stats()
-        }
+        let stats = self.core.stats(mem::size_of::<Self>() - mem::size_of_val(&self.core));
+        PoolStats { returned: stats.returned + self.tally.returned, ..stats }
     }
 
     fn config(&self) -> &PoolConfig {
-        &self.config
+        self.core.config()
     }
 
     fn cold(&self) -> Option<Cold> {
-        if self.depot.is_warm() {
-            return None;
-        }
-        self.depot.go_hungry();
-        let d = self.depot.snapshot();
-        Some(Cold { ready: d.published + self.local(), on_the_way: d.building + d.held })
+        self.core.cold()
     }
 
     fn name(&self) -> &'static str {
@@ -1061,37 +927,12 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
     }
 
     fn shutdown(&mut self) {
-        self.depot.stop();
-        for worker in self.workers.drain(..) {
-            let _ = worker.join();
-        }
-        let local = self.local();
-        self.depot.count_in_hand(-(local as isize));
-        let mut drops = DropAll::new();
-        let map = self.map;
-        for magazine in [&mut self.magazines.loaded, &mut self.magazines.previous] {
-            while let Some(assembly) = magazine.pop() {
-                // SAFETY: a ready assembly holds a built composite the pool alone owns, and
-                // the workers are joined: each drop here is the objects' one.
-                drops.run(|| unsafe { drop_assembly::<O>(&assembly, &map) });
-            }
-        }
-        while let Some(mut magazine) = self.depot.take_full() {
-            while let Some(assembly) = magazine.pop() {
-                // SAFETY: as above, for the depot's published magazines.
-                drops.run(|| unsafe { drop_assembly::<O>(&assembly, &map) });
-            }
-            self.depot.return_empty(magazine);
-        }
-        // The sets queued for building or given back, and the owner cells the route left,
-        // hold nothing built; an occupied one still holds its ended owner. The cells go with
-        // the arena.
-        // SAFETY: the workers are joined, and an occupied set's owner cell holds an `O`.
-        unsafe { self.depot.drain_queued::<O>(&mut drops) };
+        self.core.shutdown();
+        // The owner cells the route left hold nothing built; an occupied one still holds
+        // its ended owner. The cells go with the arena.
         let ended = mem::take(&mut *self.ended.cells.lock());
         for owner in ended {
-            // The cell is forgotten, as the queued ones are.
-            let _ = self.vacate(owner);
+            let _ = vacate_owner(&self.core, owner);
         }
     }
 }

@@ -1111,24 +1111,23 @@ impl<C: Token> Depot<C> {
 }
 
 #[cfg(all(feature = "world", not(loom)))]
-impl Depot<CompactCell> {
-    /// The World's free route, on the game thread (inside the collector or a `Purge`
-    /// release): a cell whose object has ended comes back to the pool, counted by why it
-    /// ended, and goes to the workers for rebuilding — or back to the arena when the pool is
-    /// at `max` or shutting down (or has no workers). A retired slot brings no cell, but its
-    /// object is gone all the same.
+impl<C: Token> Depot<C> {
+    /// A cell whose object ended, arriving on a World pool's free route (on the game
+    /// thread, inside the collector or a `Purge` release): the object leaves the hand,
+    /// counted by why it ended; the cell, compacted by `map` (the class's), is the route's
+    /// to place. A retired slot brings no cell (`None`), but its object is gone all the
+    /// same. Under `async_purge` the cell comes occupied: whoever takes it next (a worker,
+    /// or the game thread's drain of cells given back) drops the object first.
     #[inline]
-    pub(crate) fn route(&self, freed: Freed) {
-        // Only the game thread writes `in_hand` (the route runs there, inside the collector).
-        let in_hand = self.count_in_hand(-1);
+    pub(crate) fn arrived(&self, freed: Freed, map: &CellMap) -> Option<CompactCell> {
+        // Only the game thread writes `in_hand` (the route runs there).
+        self.count_in_hand(-1);
         let (cell, ended) = match freed {
-            Freed::Cell(cell, ended) => (self.map.compact(cell), ended),
-            // `async_purge`: the object comes undropped; whoever takes the cell next (a
-            // worker, or the game thread's drain of cells given back) drops it first.
-            Freed::Occupied(cell, ended) => (self.map.compact_occupied(cell), ended),
+            Freed::Cell(cell, ended) => (map.compact(cell), ended),
+            Freed::Occupied(cell, ended) => (map.compact_occupied(cell), ended),
             Freed::Retired { .. } => {
                 self.count_retired();
-                return;
+                return None;
             }
         };
         // The route is the class's own: its cells are the map's.
@@ -1136,7 +1135,19 @@ impl Depot<CompactCell> {
         let c = &self.counters;
         let tally = if ended == Ended::DestroyedNow { &c.routed_purge } else { &c.routed_gc };
         tally.fetch_add(1, Ordering::Relaxed);
-        if self.shutdown.load(Ordering::Relaxed) || in_hand + self.pooled() >= self.max {
+        Some(cell)
+    }
+}
+
+#[cfg(all(feature = "world", not(loom)))]
+impl Depot<CompactCell> {
+    /// A class pool's free route: the cell [arrives](Self::arrived) and goes to the workers
+    /// for rebuilding — or back to the arena when the pool is at `max` or shutting down (or
+    /// has no workers).
+    #[inline]
+    pub(crate) fn route(&self, freed: Freed) {
+        let Some(cell) = self.arrived(freed, &self.map) else { return };
+        if self.shutdown.load(Ordering::Relaxed) || self.owned() >= self.max {
             self.give_back(cell);
         } else {
             self.request(cell);
@@ -1189,6 +1200,10 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
 /// made: one object (`dyn Fn() -> T`, a class's pool) or an owner with its parts, each in
 /// a cell of its own class (a composite pool, `crate::composite`).
 pub(crate) trait Recipe<C: Token>: Send + Sync {
+    /// What an [occupied](Token::occupied) token's cell holds: the ended object of the
+    /// class (a composite's owner) its route handed back undropped.
+    type Occupant;
+
     /// Builds in `cell`'s cells. A panic (a panicking constructor) leaves nothing built
     /// in them: the worker hands the token back as it came.
     ///
@@ -1208,10 +1223,15 @@ pub(crate) trait Recipe<C: Token>: Send + Sync {
     ///
     /// # Safety
     /// As [`drop_occupant`].
-    unsafe fn drop_occupant(cell: C, map: &C::Map) -> (C, bool);
+    unsafe fn drop_occupant(cell: C, map: &C::Map) -> (C, bool) {
+        // SAFETY: the caller's contract.
+        unsafe { drop_occupant::<Self::Occupant, C>(cell, map) }
+    }
 }
 
 impl<T: Send + 'static, C: Token> Recipe<C> for dyn Fn() -> T + Send + Sync {
+    type Occupant = T;
+
     #[inline]
     unsafe fn build(&self, cell: &C, map: &C::Map) {
         let value = self();
@@ -1223,11 +1243,6 @@ impl<T: Send + 'static, C: Token> Recipe<C> for dyn Fn() -> T + Send + Sync {
     unsafe fn drop_built(cell: &C, map: &C::Map) {
         // SAFETY: the caller's contract: `build` wrote a `T` there, the caller's alone.
         unsafe { std::ptr::drop_in_place(cell.cell(map).cast::<T>().as_ptr()) };
-    }
-
-    unsafe fn drop_occupant(cell: C, map: &C::Map) -> (C, bool) {
-        // SAFETY: the caller's contract.
-        unsafe { drop_occupant::<T, C>(cell, map) }
     }
 }
 

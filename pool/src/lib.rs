@@ -90,6 +90,8 @@ mod depot;
 #[cfg(not(loom))]
 mod error;
 #[cfg(all(feature = "world", not(loom)))]
+mod pool_core;
+#[cfg(all(feature = "world", not(loom)))]
 mod poolable;
 #[cfg(all(feature = "world", not(loom)))]
 mod pools;

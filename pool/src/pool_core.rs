@@ -1,0 +1,545 @@
+//! The game-thread side every World pool shares: [`PoolCore`] owns the depot, the two
+//! magazines, the workers, the tallies, the trim window and the config, and is the only
+//! code that moves the count of objects in the game thread's hand. A class's pool and a
+//! composite pool are adapters over it: each says only how its cells are taken from the
+//! arena, adopted into the world and given back.
+//!
+//! ```text
+//!   adapter (ClassPool, CompositePool)          PoolCore
+//!   ──────────────────────────────────          ────────
+//!   spawn:   pop ─► adopt, hooks                pop / refill (depot) ─► spawned
+//!   miss:    take cells, build inline           spawned_inline (into the hand)
+//!   Reuse:   reset, stow ─► shelve              shelve (magazines; dropped when full)
+//!   growth:  take cells from the arena          grow (within max) ─► depot's build queue
+//!   upkeep:  cells back to the arena            drain_spare (ended objects dropped first)
+//!   stats, cold, trim, shutdown                 all of it, by the recipe's types
+//! ```
+
+use std::mem;
+use std::ptr::NonNull;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use respawn_allocator::sync::spawn_running;
+use respawn_arena::DropAll;
+
+use crate::class_pool::Cold;
+use crate::depot::{self, Depot, Magazines, Recipe, Refilled, Token};
+use crate::sync::{background_priority, Arc};
+use crate::{PoolConfig, PoolStats};
+
+/// Tallies only the game thread writes.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Spawns; the hits are the spawns less the misses.
+    spawns: u64,
+    misses: u64,
+    overflow: u64,
+    released: u64,
+    recycled_reuse: u64,
+    grown: u64,
+    /// The most objects in use at once before the current idle window (`peak` keeps the
+    /// window's).
+    high_water: usize,
+}
+
+/// The idle window (see `ClassPool`'s trim) and what trims dropped.
+#[derive(Debug, Default)]
+struct Window {
+    /// Frame time since the window opened.
+    elapsed: Duration,
+    /// The most objects in use at once since the window opened (kept by every spawn).
+    peak: usize,
+    /// Ready objects trims dropped.
+    trimmed: u64,
+}
+
+/// One World pool's game-thread side over tokens `C`, whose objects its workers build by
+/// recipe `R`. See the module docs.
+pub(crate) struct PoolCore<C: Token, R: Recipe<C> + ?Sized> {
+    name: &'static str,
+    config: PoolConfig,
+    depot: Arc<Depot<C>>,
+    /// A copy of the depot's map: the hot paths place cells without reaching through the
+    /// `Arc`.
+    map: C::Map,
+    magazines: Magazines<C>,
+    workers: Vec<JoinHandle<()>>,
+    tally: Tally,
+    /// Set once the first `capacity` cells are queued: growth after that counts as `grown`.
+    built: bool,
+    /// The pool may own more than `max` cells: set by the only ways past it (a spawn that
+    /// overflows at `max`, a plain insert), cleared by [`above_max`](Self::above_max) once
+    /// the pool is back within `max`. While it is clear a `Reuse` release skips counting
+    /// the cells the pool owns (four shared counters).
+    over_max: bool,
+    window: Window,
+    /// What the workers build with; the adapter builds inline with it too (a miss, a
+    /// prefill).
+    recipe: Arc<R>,
+}
+
+impl<C: Token, R: Recipe<C> + ?Sized + 'static> PoolCore<C, R> {
+    /// The game-thread side of a pool named `name`: its depot (placing cells by `map`) and
+    /// `config.workers` workers building by `recipe`. Nothing is queued yet: the adapter
+    /// grows the pool once its free route is in place, then calls [`built`](Self::built).
+    pub(crate) fn start(name: &'static str, config: PoolConfig, map: C::Map, recipe: Arc<R>) -> Self {
+        let depot = Arc::new(Depot::for_config(&config, map));
+        let mut workers = Vec::with_capacity(config.workers);
+        for i in 0..config.workers {
+            let (depot, recipe) = (Arc::clone(&depot), Arc::clone(&recipe));
+            let spawned = spawn_running(format!("respawn-pool {name} #{i}"), move || {
+                background_priority();
+                depot::work_with(depot, recipe)
+            });
+            match spawned {
+                Ok(handle) => workers.push(handle),
+                Err(e) => panic!("cannot start a precreation thread for {name}: {e}"),
+            }
+        }
+        Self {
+            name,
+            config,
+            depot,
+            map,
+            magazines: Magazines::new(),
+            workers,
+            tally: Tally::default(),
+            built: false,
+            over_max: false,
+            window: Window::default(),
+            recipe,
+        }
+    }
+}
+
+impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
+    /// The first `capacity` cells are queued: growth from here on counts as `grown`.
+    pub(crate) fn built(&mut self) {
+        self.built = true;
+    }
+
+    /// The recipe the workers build with.
+    pub(crate) fn recipe(&self) -> &R {
+        &self.recipe
+    }
+
+    /// The depot, for the adapter's free route.
+    pub(crate) fn depot(&self) -> &Arc<Depot<C>> {
+        &self.depot
+    }
+
+    pub(crate) fn config(&self) -> &PoolConfig {
+        &self.config
+    }
+
+    /// The class's name in stats and errors.
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// What places the pool's cells.
+    #[inline(always)]
+    pub(crate) fn map(&self) -> &C::Map {
+        &self.map
+    }
+
+    /// The address of `cell`'s (first) object.
+    #[inline(always)]
+    pub(crate) fn cell(&self, cell: &C) -> NonNull<u8> {
+        // SAFETY: every token the pool holds was made for its map, and the arena the map
+        // reads outlives the pool (the `Pools` that owns both drops the pools first).
+        unsafe { cell.cell(&self.map) }
+    }
+
+    /// Objects ready in the game thread's magazines.
+    #[inline]
+    pub(crate) fn local(&self) -> usize {
+        self.magazines.len()
+    }
+
+    /// Objects of the class alive in the world: the game thread's hand less its magazines.
+    #[inline]
+    pub(crate) fn live(&self) -> usize {
+        self.depot.in_hand().saturating_sub(self.local())
+    }
+
+    /// Objects ready or being built, this thread's magazines counted directly (the depot's
+    /// mirror lags while a spawn is under way). Cells still being built count: growing past
+    /// them would balloon the pool whenever the workers fall behind.
+    pub(crate) fn available(&self) -> usize {
+        self.depot.on_the_way() + self.local()
+    }
+
+    /// Cells the pool owns: objects alive in the world, ready, being built.
+    #[inline]
+    pub(crate) fn owned(&self) -> usize {
+        self.depot.owned()
+    }
+
+    /// Whether the pool owns `max` cells or more.
+    pub(crate) fn at_max(&self) -> bool {
+        self.owned() >= self.config.max
+    }
+
+    /// Whether the pool owns more than `max` cells, told by the `over_max` flag without
+    /// counting while the pool cannot have got there; the flag clears once it is back.
+    #[inline]
+    pub(crate) fn above_max(&mut self) -> bool {
+        if !self.over_max {
+            return false;
+        }
+        self.over_max = self.owned() > self.config.max;
+        self.over_max
+    }
+
+    /// Whether the stock on its way is below the low watermark (with precreation on): time
+    /// to [`grow`](Self::grow) by `grow_by`.
+    pub(crate) fn wants_growth(&self) -> bool {
+        self.config.precreate && self.available() < self.config.low_watermark
+    }
+
+    /// A ready object's token from the loaded magazine, if it has one.
+    #[inline(always)]
+    pub(crate) fn pop(&mut self) -> Option<C> {
+        self.magazines.pop()
+    }
+
+    /// The token the next [`pop`](Self::pop) returns.
+    #[inline(always)]
+    pub(crate) fn next_ready(&self) -> Option<&C> {
+        self.magazines.loaded.last()
+    }
+
+    /// A ready object when the loaded magazine ran dry: from the previous magazine, else
+    /// from a full one the depot holds (`true`: it came from the depot, the moment to top
+    /// the stock up); `None` when there is none, and the workers are told to hand over what
+    /// they hold.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn refill(&mut self) -> Option<(C, bool)> {
+        let from_depot = match self.magazines.refill(&self.depot) {
+            Refilled::Previous => false,
+            Refilled::Depot => {
+                // The depot's magazine came into the game thread's hand (`loaded` was empty).
+                self.depot.count_in_hand(self.magazines.loaded.len() as isize);
+                true
+            }
+            Refilled::Nothing => {
+                self.depot.go_hungry();
+                return None;
+            }
+        };
+        self.magazines.pop().map(|cell| (cell, from_depot))
+    }
+
+    /// A popped object entered the world.
+    #[inline(always)]
+    pub(crate) fn spawned(&mut self) {
+        self.tally.spawns += 1;
+        self.window.peak = self.window.peak.max(self.live());
+    }
+
+    /// An object built inline entered the world: a miss (`at_max`: an overflow object,
+    /// beyond `max`).
+    pub(crate) fn spawned_inline(&mut self, at_max: bool) {
+        self.tally.spawns += 1;
+        self.tally.misses += 1;
+        self.tally.overflow += u64::from(at_max);
+        self.over_max |= at_max;
+        self.entered();
+    }
+
+    /// An object of the class entered the world without a spawn (a plain insert): the
+    /// pool may be past `max` from now on.
+    pub(crate) fn note_inserted(&mut self) {
+        self.over_max = true;
+        self.entered();
+    }
+
+    fn entered(&mut self) {
+        self.depot.count_in_hand(1);
+        self.window.peak = self.window.peak.max(self.live());
+    }
+
+    /// A release was accepted (whatever becomes of the object).
+    #[inline(always)]
+    pub(crate) fn released(&mut self) {
+        self.tally.released += 1;
+    }
+
+    /// Puts a reset object back among the ready ones (`Reuse`). With the magazines and the
+    /// depot full, the object is dropped and its cell given back.
+    #[inline(always)]
+    pub(crate) fn shelve(&mut self, cell: C) {
+        self.tally.recycled_reuse += 1;
+        if let Err(cell) = self.push_ready(cell) {
+            self.discard(cell);
+        }
+    }
+
+    /// A `Reuse` release whose slot retired at the generation ceiling: the object was
+    /// dropped, and no cell comes back.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn retired(&mut self) {
+        self.depot.count_in_hand(-1);
+        self.depot.count_retired();
+    }
+
+    /// Puts a built object among the ready ones; `Err` (the token back, nothing changed)
+    /// only if the magazines and the depot are full. Within the hand, so uncounted, unless
+    /// a full magazine goes to the depot.
+    #[inline(always)]
+    fn push_ready(&mut self, cell: C) -> Result<(), C> {
+        if !self.magazines.loaded.is_full() {
+            self.magazines.loaded.push(cell);
+            return Ok(());
+        }
+        self.push_ready_slow(cell)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_ready_slow(&mut self, cell: C) -> Result<(), C> {
+        let before = self.local();
+        let pushed = self.magazines.push(&self.depot, cell);
+        // A full magazine published to the depot left the game thread's hand.
+        let published = (before + usize::from(pushed.is_ok())).saturating_sub(self.local());
+        self.depot.count_in_hand(-(published as isize));
+        pushed
+    }
+
+    /// Drops the built object(s) in a token of the hand nobody will spawn, and gives its
+    /// cells back (to the arena at the next [`drain_spare`](Self::drain_spare)).
+    #[cold]
+    #[inline(never)]
+    fn discard(&mut self, cell: C) {
+        // SAFETY: a token of the hand holds what the recipe built (a worker, an inline
+        // build, a `Reuse` stow), the pool's alone; it goes to the spare list right after,
+        // vacant, so this is its one drop.
+        unsafe { R::drop_built(&cell, &self.map) };
+        self.depot.give_back(cell);
+        self.depot.count_in_hand(-1);
+    }
+
+    /// Queues up to `n` cells for the workers (within `max`; none without workers), each
+    /// from `take` (the adapter's arena cells). Stops at `take`'s first error, which it
+    /// returns once the cells taken so far are queued.
+    pub(crate) fn grow<E>(&mut self, n: usize, mut take: impl FnMut(&Self) -> Result<C, E>) -> Result<(), E> {
+        let n = n.min(self.config.max.saturating_sub(self.owned()));
+        if n == 0 || self.config.workers == 0 {
+            return Ok(());
+        }
+        let (mut taken, mut failed) = (0, None);
+        let this = &*self;
+        this.depot.request_growth(std::iter::from_fn(|| {
+            if taken == n || failed.is_some() {
+                return None;
+            }
+            match take(this) {
+                Ok(cell) => {
+                    taken += 1;
+                    Some(cell)
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    None
+                }
+            }
+        }));
+        if self.built {
+            self.tally.grown += taken as u64;
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Sends one cell to the workers (or back, at `max`, without workers or at shutdown:
+    /// the depot decides).
+    pub(crate) fn request(&self, cell: C) {
+        self.depot.request(cell);
+    }
+
+    /// Builds up to `n` objects on the calling thread (within `max`) into the magazines,
+    /// each by `build` (a token holding what the recipe builds). Returns how many it built.
+    pub(crate) fn prefill<E>(&mut self, n: usize, mut build: impl FnMut(&Self) -> Result<C, E>) -> Result<usize, E> {
+        let mut built = 0;
+        while built < n && self.owned() < self.config.max {
+            let start = Instant::now();
+            let cell = build(self)?;
+            let nanos = start.elapsed().as_nanos() as u64;
+            self.depot.count_in_hand(1);
+            if let Err(cell) = self.push_ready(cell) {
+                // The depot is full (the pool holds `max` already): the object goes.
+                self.discard(cell);
+                break;
+            }
+            self.depot.prefilled(nanos);
+            built += 1;
+        }
+        Ok(built)
+    }
+
+    /// A token as the pool may give it back or build in it again: an ended object its
+    /// cell still holds (`async_purge`) is dropped here, on the game thread, and counted
+    /// (a panicking destructor is caught: the memory is a cell all the same).
+    pub(crate) fn vacate(&self, cell: C) -> C {
+        if !cell.occupied() {
+            return cell;
+        }
+        // SAFETY: an occupied token the pool holds came from its free route with the ended
+        // object in it, the pool's alone; it comes back vacant, so the object is dropped once.
+        let (cell, panicked) = unsafe { R::drop_occupant(cell, &self.map) };
+        self.depot.dropped(panicked, false);
+        cell
+    }
+
+    /// Hands every cell the pool gave up to `recycle` (back to the arena), vacated.
+    pub(crate) fn drain_spare(&self, mut recycle: impl FnMut(&Self, C)) {
+        self.depot.drain_spare(|cell| recycle(self, self.vacate(cell)));
+    }
+
+    /// Game-thread upkeep after the adapter's: wakes the workers if cells wait for them or
+    /// a spawn went hungry.
+    pub(crate) fn nudge(&self) {
+        self.depot.nudge();
+    }
+
+    /// The pool's figures; `side_bytes` is the adapter's own size (its struct, buffers).
+    pub(crate) fn stats(&self, side_bytes: usize) -> PoolStats {
+        let (d, t) = (self.depot.snapshot(), &self.tally);
+        PoolStats {
+            class: self.name,
+            policy: self.config.policy,
+            spawns: t.spawns,
+            hits: t.spawns - t.misses,
+            misses: t.misses,
+            overflow: t.overflow,
+            ready: d.published + d.held + self.local(),
+            in_use: d.in_hand.saturating_sub(self.local()),
+            high_water: t.high_water.max(self.window.peak),
+            released: t.released,
+            recycled_reuse: t.recycled_reuse,
+            recycled_purge: d.routed_purge,
+            recycled_gc: d.routed_gc,
+            returned: d.returned,
+            retired: d.retired,
+            grown: t.grown,
+            // The game thread's magazines are one consumer's pair.
+            side_bytes: self.depot.side_bytes(1) + mem::size_of::<Self>() + side_bytes,
+            trimmed: self.window.trimmed,
+            // The class's memory is the heap's: `Pools` fills it in.
+            committed_bytes: 0,
+            ..d.pool_stats()
+        }
+    }
+
+    /// What the workers still owe before every precreated object can be popped, or `None`
+    /// once the pool is warm; a cold pool's workers are asked to hand over partial
+    /// magazines at once.
+    pub(crate) fn cold(&self) -> Option<Cold> {
+        if self.depot.is_warm() {
+            return None;
+        }
+        self.depot.go_hungry();
+        let d = self.depot.snapshot();
+        Some(Cold { ready: d.published + self.local(), on_the_way: d.building + d.held })
+    }
+
+    /// Takes every ready and queued token out of the pool for a trim: the magazines' and
+    /// the depot's published objects (leaving the hand), then the cells queued for the
+    /// workers.
+    pub(crate) fn take_stock(&mut self) -> (Vec<C>, Vec<C>) {
+        let local = self.local();
+        let mut ready = Vec::with_capacity(local);
+        ready.extend(std::iter::from_fn(|| self.magazines.loaded.pop()));
+        ready.extend(std::iter::from_fn(|| self.magazines.previous.pop()));
+        self.depot.count_in_hand(-(local as isize));
+        self.depot.take_published(&mut ready);
+        let mut queued = Vec::new();
+        self.depot.take_queued(&mut queued);
+        (ready, queued)
+    }
+
+    /// Puts back what a trim kept: `ready` into the hand (the last pushed on top, popped
+    /// first), `queued` to the workers. Returns the ready ones that found no room.
+    pub(crate) fn restock(&mut self, ready: Vec<C>, queued: Vec<C>) -> Vec<C> {
+        self.depot.count_in_hand(ready.len() as isize);
+        let mut overflow = Vec::new();
+        for cell in ready {
+            if let Err(cell) = self.push_ready(cell) {
+                self.depot.count_in_hand(-1);
+                overflow.push(cell);
+            }
+        }
+        if !queued.is_empty() {
+            self.depot.request_growth(queued);
+        }
+        overflow
+    }
+
+    /// A trim dropped `n` ready objects.
+    pub(crate) fn trimmed(&mut self, n: usize) {
+        self.window.trimmed += n as u64;
+    }
+
+    /// `dt` of frame time passed (with `idle_trim` set): at the end of an idle window,
+    /// how many ready or queued objects to keep, if some were not needed during the whole
+    /// window — the stock beyond the window's peak use, but never below `capacity`. The
+    /// window restarts.
+    pub(crate) fn idle_window(&mut self, dt: Duration) -> Option<usize> {
+        let window = self.config.idle_trim?;
+        // Stops at `Duration::MAX`: a caller's clock may hand any `dt`.
+        self.window.elapsed = self.window.elapsed.saturating_add(dt);
+        if self.window.elapsed < window {
+            return None;
+        }
+        let d = self.depot.snapshot();
+        let stock = self.local() + d.published + d.lag;
+        let unused = (stock + self.live()).saturating_sub(self.window.peak);
+        let excess = stock.saturating_sub(self.config.capacity).min(unused);
+        self.tally.high_water = self.tally.high_water.max(self.window.peak);
+        self.window.peak = self.live();
+        self.window.elapsed = Duration::ZERO;
+        (excess > 0).then(|| stock - excess)
+    }
+
+    /// Joins the workers and drops every ready object, and the ended objects still in
+    /// cells queued or given back; the cells are forgotten (their memory goes with the
+    /// arena). Idempotent.
+    pub(crate) fn shutdown(&mut self) {
+        self.depot.stop();
+        for worker in self.workers.drain(..) {
+            // A worker that panicked outside `create` has nothing left to clean up here.
+            let _ = worker.join();
+        }
+        let local = self.local();
+        self.depot.count_in_hand(-(local as isize));
+        // A panicking destructor in one step does not skip the others.
+        let mut drops = DropAll::new();
+        let map = self.map;
+        for magazine in [&mut self.magazines.loaded, &mut self.magazines.previous] {
+            while let Some(cell) = magazine.pop() {
+                // SAFETY: a ready token holds what the recipe built, the pool's alone, and
+                // the workers are joined: each drop here is the objects' one.
+                drops.run(|| unsafe { R::drop_built(&cell, &map) });
+            }
+        }
+        while let Some(mut magazine) = self.depot.take_full() {
+            while let Some(cell) = magazine.pop() {
+                // SAFETY: as above, for the depot's published magazines.
+                drops.run(|| unsafe { R::drop_built(&cell, &map) });
+            }
+            self.depot.return_empty(magazine);
+        }
+        // SAFETY: the workers are joined, and an occupied token's cell holds the ended
+        // object the recipe's `Occupant` names.
+        unsafe { self.depot.drain_queued::<R::Occupant>(&mut drops) };
+    }
+}
+
+impl<C: Token, R: Recipe<C> + ?Sized> Drop for PoolCore<C, R> {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
