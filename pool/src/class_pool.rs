@@ -155,16 +155,18 @@ impl<T: Poolable> ClassPool<T> {
                 None => return self.miss(heap, strict, init),
             },
         };
+        // The store places cells by `T`'s size, a constant (the map by the class's, read).
+        let mut store = self.store(heap);
         if let Some(next) = self.core.next_ready() {
             // The next spawn's object was most likely built on a worker's core: start
             // bringing it over now, so that spawn does not wait for the transfer.
-            respawn_allocator::prefetch(self.core.cell(next).as_ptr());
+            respawn_allocator::prefetch(store.compact_cell(next).as_ptr().cast());
         }
-        let object = self.core.cell(&cell).cast::<T>();
+        let object = store.compact_cell(&cell);
         // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
         // free route, stow, compacted by its map) and holds an object a worker built or
         // `Reuse` reset.
-        let handle = unsafe { self.store(heap).adopt_compact(cell) };
+        let handle = unsafe { store.adopt_compact(cell) };
         self.core.spawned();
         // SAFETY: adopted just now; `&mut Heap` makes it ours for the call.
         let object = unsafe { &mut *object.as_ptr() };
