@@ -251,7 +251,7 @@ impl<T: Poolable> ClassPool<T> {
             Policy::Reuse if !self.core.above_max() => {
                 object.reset();
                 match found.stow_compact() {
-                    Some(cell) => self.core.shelve(cell),
+                    Some(cell) => self.core.put_back(cell),
                     None => self.core.retired(),
                 }
                 Ok(())
@@ -313,7 +313,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
                 let mut found = store.releasable(Handle::<T>::from_raw(raw))?;
                 found.object().reset();
                 match found.stow_compact() {
-                    Some(cell) => self.core.shelve(cell),
+                    Some(cell) => self.core.put_back(cell),
                     None => self.core.retired(),
                 }
             }
@@ -330,7 +330,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         if self.core.wants_growth() {
             let _ = self.grow(heap, self.core.config().grow_by);
         }
-        self.core.nudge();
+        self.core.wake_if_needed();
     }
 
     fn stats(&self) -> PoolStats {

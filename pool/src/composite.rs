@@ -671,7 +671,7 @@ impl<O: Composite> CompositePool<O> {
             None => Err(cells),
         };
         match assembly {
-            Ok(assembly) if whole => self.core.shelve(assembly),
+            Ok(assembly) if whole => self.core.put_back(assembly),
             // A slot retired: drop what the others hold and hand their cells back.
             partial => {
                 self.core.retired();
@@ -906,7 +906,7 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
         if self.core.wants_growth() {
             let _ = self.grow(heap, self.core.config().grow_by);
         }
-        self.core.nudge();
+        self.core.wake_if_needed();
     }
 
     fn stats(&self) -> PoolStats {

@@ -10,7 +10,7 @@
 //!   free route ── CompactCell ──► to_build ──► create() into the cell
 //!   grow()     ── CompactCell ──►    │            │ push into its own magazine
 //!                                    │            ▼
-//!   loaded/previous ◄── whole magazine ──── full ◄── publish when full (or when hungry)
+//!   loaded/previous ◄── whole magazine ──── full ◄── publish when full (or on a flush request)
 //!   magazines       ── empty magazine ────► empty ──► next magazine to fill
 //! ```
 //!
@@ -23,15 +23,15 @@
 //!
 //! | side | steps |
 //! |---|---|
-//! | game thread: spawn | [`Magazines::pop`], [`Magazines::refill`] ([`take_full`](Depot::take_full), [`return_empty`](Depot::return_empty)), [`go_hungry`](Depot::go_hungry), [`count_in_hand`](Depot::count_in_hand) (a miss, a refill) |
-//! | game thread: `Reuse` release | [`owned`](Depot::owned) (after an overflow), [`Magazines::push`] (`take_empty`, [`publish_local`](Depot::publish_local)), [`count_in_hand`](Depot::count_in_hand) (a publish, a retirement), [`count_retired`](Depot::count_retired) |
-//! | game thread: growth and upkeep | [`on_the_way`](Depot::on_the_way), [`request_growth`](Depot::request_growth), [`request`](Depot::request), [`kick`](Depot::kick), [`drain_spare`](Depot::drain_spare), [`nudge`](Depot::nudge), [`snapshot`](Depot::snapshot), [`side_bytes`](Depot::side_bytes) |
+//! | game thread: spawn | [`Magazines::pop`], [`Magazines::refill`] ([`take_full`](Depot::take_full), [`return_empty`](Depot::return_empty)), [`request_flush`](Depot::request_flush), [`count_checked_out`](Depot::count_checked_out) (a miss, a refill) |
+//! | game thread: `Reuse` release | [`owned`](Depot::owned) (after an overflow), [`Magazines::push`] (`take_empty`, [`publish_local`](Depot::publish_local)), [`count_checked_out`](Depot::count_checked_out) (a publish, a retirement), [`count_retired`](Depot::count_retired) |
+//! | game thread: growth and upkeep | [`on_the_way`](Depot::on_the_way), [`request_growth`](Depot::request_growth), [`request`](Depot::request), [`wake_workers`](Depot::wake_workers), [`drain_spare`](Depot::drain_spare), [`wake_if_needed`](Depot::wake_if_needed), [`snapshot`](Depot::snapshot), [`side_bytes`](Depot::side_bytes) |
 //! | game thread: shutdown | [`stop`](Depot::stop), then (workers joined) [`drain_published`](Depot::drain_published) |
 //! | free route | [`route`](Depot::route) (a World's pool), [`route_purged`](Depot::route_purged) (a standalone pool's `Purge` drop), [`give_back`](Depot::give_back), [`count_returned`](Depot::count_returned) |
 //! | worker ([`work`]) | `enlist` (once, at start), `stopping`, `take_to_build`, `built` or `build_failed`, `take_empty`, `publish`, `wants_partial`, `park`, `abandon_held` |
 //!
 //! (A standalone pool has no single game thread: any thread that pulls and returns plays
-//! that part with its own magazines, and the pool counts its cells itself, so `in_hand`
+//! that part with its own magazines, and the pool counts its cells itself, so `checked_out`
 //! stays zero.)
 //!
 //! Who writes each field, and with which ordering (in the manner of the arena's `Slot`):
@@ -39,19 +39,19 @@
 //! | field | written by | ordering | why |
 //! |---|---|---|---|
 //! | `to_build` | route and growth push (the game thread; any thread for a standalone `Purge` drop); workers pop; `drain_published` after the join | the queue's own: a push happens before the pop that takes the cell | the token is the cell's ownership: a worker writes the object only after its pop |
-//! | `backlog`, `backlogged`, `burst` | growth (`request_growth`: what `to_build` has no room for) and `request` (a burst beyond `to_build` while the stock is short) push under the lock, then count (Relaxed) before their `kick`; workers pop under the lock after `to_build` is empty (taken by `worker_lock`: a pop and a count; the buffer's trim allocates and frees outside it); `drain_published` after the join | the lock; `backlogged` is a hint read before taking it | the lock hands the token over; the count rises before the kick's fence, so a parking worker sees it (the same Dekker as `to_build`) |
+//! | `backlog`, `backlogged`, `burst` | growth (`request_growth`: what `to_build` has no room for) and `request` (a burst beyond `to_build` while the stock is short) push under the lock, then count (Relaxed) before their `wake_workers`; workers pop under the lock after `to_build` is empty (taken by `worker_lock`: a pop and a count; the buffer's trim allocates and frees outside it); `drain_published` after the join | the lock; `backlogged` is a hint read before taking it | the lock hands the token over; the count rises before the wake-up's fence, so a parking worker sees it (the same Dekker as `to_build`) |
 //! | `full` | workers and the game thread push (`publish`, `publish_local`); the game thread pops (`take_full`) | the queue's own | a worker's writes into the magazine's cells happen before its push, so whoever pops sees built objects (loom model `magazine_exchange`) |
 //! | `empty` | the game thread pushes (`return_empty`); workers and the game thread pop | the queue's own | only buffers move; no object |
 //! | `spare` | route (`give_back`) and workers (`build_failed`, by `worker_lock`: one push); drained by the game thread | the lock | rare; the lock also keeps the vector's buffer between drains |
-//! | `ready` | `publish_local` (+n after the push, Release); `take_full` (−n after the pop, Relaxed) | Release / Acquire in `published` | whoever reads a count can pop the magazine it counts; a pop overtaking its publish's count dips the sum below zero, read through `settled` |
+//! | `ready` | `publish_local` (+n after the push, Release); `take_full` (−n after the pop, Relaxed) | Release / Acquire in `published` | whoever reads a count can pop the magazine it counts; a pop overtaking its publish's count dips the sum below zero, read through `non_negative` |
 //! | `building` | `request` (+1 before the push, Relaxed); a worker (−1 after `held` +1, Release; −1 on a failed `create`, after its cell is on the spare list and counted, Release; −1 at shutdown, Relaxed) | Release / Acquire in `on_the_way` and `snapshot` | an object moves downstream (`building` → `held` → `ready`), each move Released on the counter it leaves and read upstream first: a moving object is counted twice, never missed |
 //! | `held` | a worker (+1 Relaxed per build; −n Release in `publish`, Relaxed at exit) | as `building` | as `building` |
 //! | `deepest` | `request` (Relaxed `fetch_max`, only when exceeded) | Relaxed | a high-water tally; nothing is ordered by it |
-//! | `in_hand` | the game thread alone (`count_in_hand`, `route`: load and store, no read-modify-write) | Relaxed | one writer; its readers (the route's `max` check, growth, stats) run on the game thread too. A spawn from a magazine and a `Reuse` release into one leave it alone. On a cache line of its own, so the game thread never waits for a worker's core |
-//! | `hungry` | the game thread (`go_hungry` sets, `take_full` clears); workers read | Relaxed | a hint: the wake-up it needs travels with the [`kick`](Depot::kick) that follows it (SeqCst fence) |
-//! | `shutdown` | `stop` (Release) | Acquire in the worker loop; Relaxed in `park` (after its fence, or after the unpark that `stop`'s kick sends) and the route | a worker that sees it returns with everything done before `stop` visible; the route only sends cells back instead of queueing them |
-//! | `sleepers[i].parked` | worker `i` alone: `park` raises it (Release) before its SeqCst fence and lowers it (Relaxed) once it stops parking; `kick` reads every worker's (Acquire) after its SeqCst fence | Release / Acquire, between SeqCst fences | Dekker with `kick`: either the kicker sees the flag and unparks the worker, or the worker sees the work; an unpark before the worker's `park_timeout` makes it return at once, and the unpark orders the work before the worker's next look (loom models `magazine_exchange`, `shutdown_drops_each_object_once`: a lost wake-up deadlocks them). No lock: the game thread never waits for a worker here |
-//! | `sleepers[i].thread` | worker `i` (`enlist`, once, at start, before its first `park`) | `OnceLock`, and the flag's Release / Acquire | `kick` reads it only after seeing the flag the worker raised after setting it |
+//! | `checked_out` | the game thread alone (`count_checked_out`, `route`: load and store, no read-modify-write) | Relaxed | one writer; its readers (the route's `max` check, growth, stats) run on the game thread too. A spawn from a magazine and a `Reuse` release into one leave it alone. On a cache line of its own, so the game thread never waits for a worker's core |
+//! | `flush_requested` | the game thread (`request_flush` sets, `take_full` clears); workers read | Relaxed | a hint: the wake-up it needs travels with the [`wake_workers`](Depot::wake_workers) that follows it (SeqCst fence) |
+//! | `shutdown` | `stop` (Release) | Acquire in the worker loop; Relaxed in `park` (after its fence, or after the unpark that `stop`'s wake-up sends) and the route | a worker that sees it returns with everything done before `stop` visible; the route only sends cells back instead of queueing them |
+//! | `sleepers[i].parked` | worker `i` alone: `park` raises it (Release) before its SeqCst fence and lowers it (Relaxed) once it stops parking; `wake_workers` reads every worker's (Acquire) after its SeqCst fence | Release / Acquire, between SeqCst fences | Dekker with `wake_workers`: either the kicker sees the flag and unparks the worker, or the worker sees the work; an unpark before the worker's `park_timeout` makes it return at once, and the unpark orders the work before the worker's next look (loom models `magazine_exchange`, `shutdown_drops_each_object_once`: a lost wake-up deadlocks them). No lock: the game thread never waits for a worker here |
+//! | `sleepers[i].thread` | worker `i` (`enlist`, once, at start, before its first `park`) | `OnceLock`, and the flag's Release / Acquire | `wake_workers` reads it only after seeing the flag the worker raised after setting it |
 //! | `enlisted` | each worker once (`enlist`: `fetch_add`) | Relaxed | hands each worker its own slot; nothing else is ordered by it |
 //! | `counters` | their owning side (worker, route, game thread) | Relaxed | tallies for stats; nothing is ordered by them |
 //! | `map`, `max`, `stock`, `workers`, the number of `sleepers` | set at creation | — | immutable |
@@ -59,7 +59,7 @@
 //! **No waiting on a worker.** Workers run at a lower priority than the game thread (see
 //! `background_priority`), so on a busy machine a worker that holds a lock may not run
 //! again for milliseconds; the game thread must not wait for one on its route. A parked
-//! worker holds nothing: it parks its thread (`park_timeout`) and `kick` unparks it,
+//! worker holds nothing: it parks its thread (`park_timeout`) and `wake_workers` unparks it,
 //! lock-free. The two locks the route can take (`backlog` on a burst beyond `to_build`,
 //! `spare` on a give-back) are held by a worker only for a few instructions: a pop from the
 //! backlog (its buffer is trimmed outside the lock), or a push onto the spare list after a
@@ -100,8 +100,8 @@ pub(crate) const MAGAZINE: usize = 128;
 pub(crate) const MAGAZINE: usize = 2;
 
 /// A worker out of work publishes its partial magazine while the depot holds fewer ready
-/// objects than this (or the game thread is hungry). Zero under loom, so the models reach
-/// a partial magazine only through the hungry hand-shake.
+/// objects than this (or the game thread has requested a flush). Zero under loom, so the models reach
+/// a partial magazine only through the flush hand-shake.
 #[cfg(not(loom))]
 const LOW_DEPOT: usize = 2 * MAGAZINE;
 #[cfg(loom)]
@@ -370,7 +370,7 @@ struct Counters {
     retired: AtomicU64,
 }
 
-/// A worker's place in the depot's parking: where [`kick`](Depot::kick) finds it.
+/// A worker's place in the depot's parking: where [`wake_workers`](Depot::wake_workers) finds it.
 #[derive(Debug, Default)]
 struct Sleeper {
     /// The worker's thread, to unpark. Set once, when the worker starts, before it first
@@ -427,25 +427,25 @@ pub(crate) struct Depot<C: Token> {
     held: AtomicUsize,
     /// The most cells `to_build` has held at once (the stats' `lag_high_water`).
     deepest: AtomicUsize,
-    /// Objects of the class in the game thread's hand: alive in the world (spawned and not
+    /// Objects of the class checked out to the game thread: alive in the world (spawned and not
     /// yet released or routed back) or ready in its two magazines. A spawn that pops a
-    /// magazine and a `Reuse` release that pushes one move an object within the hand, so
+    /// magazine and a `Reuse` release that pushes one move an object within what is checked out, so
     /// neither touches this; it moves when an object enters or leaves the world from
     /// outside the magazines (an inline build, a plain insert, the route) and when whole
     /// magazines are traded with the depot. Written by the game thread only: on a cache line
     /// of its own, away from the counters workers write. (A standalone pool counts its cells
     /// itself and leaves this at zero.)
-    in_hand: CachePadded<AtomicUsize>,
-    /// The pool's ceiling on cells it owns (`in_hand + ready + held + building`).
+    checked_out: CachePadded<AtomicUsize>,
+    /// The pool's ceiling on cells it owns (`checked_out + ready + held + building`).
     max: usize,
     /// Number of worker threads (0: routed cells go straight back to the arena).
     workers: usize,
     /// The game thread found no full magazine: workers publish partial ones.
-    hungry: AtomicBool,
+    flush_requested: AtomicBool,
     /// Set once by [`stop`](Self::stop): workers return, routed cells go back to the arena.
     shutdown: AtomicBool,
     /// One per worker: its thread (set when it starts, see [`enlist`](Self::enlist)) and
-    /// whether it is parked or about to park. `kick` unparks the raised ones, taking no lock.
+    /// whether it is parked or about to park. `wake_workers` unparks the raised ones, taking no lock.
     sleepers: Box<[Sleeper]>,
     /// Slots of `sleepers` the workers started so far have taken.
     enlisted: AtomicUsize,
@@ -475,7 +475,7 @@ pub(crate) struct DepotStats {
     pub(crate) building: usize,
     /// Objects alive in the world or in the game thread's magazines (the World's pools
     /// only): less the magazines' objects, the pool's `in_use`.
-    pub(crate) in_hand: usize,
+    pub(crate) checked_out: usize,
     /// Cells queued in `to_build` now, not yet taken by a worker.
     pub(crate) lag: usize,
     /// The most cells `to_build` has held at once.
@@ -587,10 +587,10 @@ impl<C: Token> Depot<C> {
             building: AtomicUsize::new(0),
             held: AtomicUsize::new(0),
             deepest: AtomicUsize::new(0),
-            in_hand: CachePadded::new(AtomicUsize::new(0)),
+            checked_out: CachePadded::new(AtomicUsize::new(0)),
             max,
             workers,
-            hungry: AtomicBool::new(false),
+            flush_requested: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
             sleepers: (0..workers).map(|_| Sleeper::default()).collect(),
             enlisted: AtomicUsize::new(0),
@@ -607,58 +607,58 @@ impl<C: Token> Depot<C> {
     pub(crate) fn on_the_way(&self) -> usize {
         let building = self.building.load(Ordering::Acquire);
         let held = self.held.load(Ordering::Acquire);
-        settled(building.wrapping_add(held).wrapping_add(self.ready.load(Ordering::Relaxed)))
+        non_negative(building.wrapping_add(held).wrapping_add(self.ready.load(Ordering::Relaxed)))
     }
 
     /// Objects in published magazines: a pull that sees this many can take them. (A
     /// magazine is counted only once it is in `full`; see `ready`.)
     #[inline]
     fn published(&self) -> usize {
-        settled(self.ready.load(Ordering::Acquire))
+        non_negative(self.ready.load(Ordering::Acquire))
     }
 
-    /// Cells the pool owns outside the game thread's hand: ready in the depot or a
+    /// Cells the pool owns that are not checked out to the game thread: ready in the depot or a
     /// worker's magazine, and being built.
     #[inline]
     fn pooled(&self) -> usize {
         let ready = self.ready.load(Ordering::Relaxed).wrapping_add(self.held.load(Ordering::Relaxed));
-        settled(ready.wrapping_add(self.building.load(Ordering::Relaxed)))
+        non_negative(ready.wrapping_add(self.building.load(Ordering::Relaxed)))
     }
 
     /// Cells a World's pool owns: objects alive in the world, ready, being built.
     #[inline]
     pub(crate) fn owned(&self) -> usize {
-        self.in_hand() + self.pooled()
+        self.checked_out() + self.pooled()
     }
 
-    /// Objects in the game thread's hand: alive in the world or in its magazines.
+    /// Objects checked out to the game thread: alive in the world or in its magazines.
     #[inline]
-    pub(crate) fn in_hand(&self) -> usize {
-        self.in_hand.load(Ordering::Relaxed)
+    pub(crate) fn checked_out(&self) -> usize {
+        self.checked_out.load(Ordering::Relaxed)
     }
 
-    /// Objects entered the game thread's hand (`delta > 0`: an inline build, a plain
+    /// Objects were checked out to the game thread (`delta > 0`: an inline build, a plain
     /// insert, a prefill, a magazine from the depot) or left it (an object routed back, a
     /// retired slot, a cell given back, a magazine published): moves the count and returns
     /// it. Game thread only, so a load and a store, no read-modify-write.
     #[inline]
-    pub(crate) fn count_in_hand(&self, delta: isize) -> usize {
-        let in_hand = self.in_hand().saturating_add_signed(delta);
-        self.in_hand.store(in_hand, Ordering::Relaxed);
-        in_hand
+    pub(crate) fn count_checked_out(&self, delta: isize) -> usize {
+        let checked_out = self.checked_out().saturating_add_signed(delta);
+        self.checked_out.store(checked_out, Ordering::Relaxed);
+        checked_out
     }
 
     /// A spawn found nothing published: the workers hand over the partial magazines they
-    /// hold. The kick carries the wake-up; the flag itself is a hint.
-    pub(crate) fn go_hungry(&self) {
-        self.hungry.store(true, Ordering::Relaxed);
-        self.kick();
+    /// hold. The wake-up call carries the wake-up; the flag itself is a hint.
+    pub(crate) fn request_flush(&self) {
+        self.flush_requested.store(true, Ordering::Relaxed);
+        self.wake_workers();
     }
 
-    /// Game-thread upkeep: wakes the workers if cells wait for them or a spawn is hungry.
-    pub(crate) fn nudge(&self) {
-        if self.has_work() || self.hungry.load(Ordering::Relaxed) {
-            self.kick();
+    /// Game-thread upkeep: wakes the workers if cells wait for them or a spawn has requested a flush.
+    pub(crate) fn wake_if_needed(&self) {
+        if self.has_work() || self.flush_requested.load(Ordering::Relaxed) {
+            self.wake_workers();
         }
     }
 
@@ -720,7 +720,7 @@ impl<C: Token> Depot<C> {
             published,
             held,
             building: self.building.load(Ordering::Acquire),
-            in_hand: self.in_hand(),
+            checked_out: self.checked_out(),
             lag: self.to_build.len() + self.backlogged.load(Ordering::Relaxed),
             lag_high_water: self.deepest.load(Ordering::Relaxed),
             build_queue: self.to_build.capacity(),
@@ -764,7 +764,7 @@ impl<C: Token> Depot<C> {
                 self.burst.fetch_max(backlog.len(), Ordering::Relaxed);
                 drop(backlog);
                 self.backlogged.fetch_add(1, Ordering::Relaxed);
-                self.kick();
+                self.wake_workers();
                 return;
             }
             // A release burst beyond the queue and the stock: back to the arena.
@@ -777,7 +777,7 @@ impl<C: Token> Depot<C> {
             self.deepest.fetch_max(queued, Ordering::Relaxed);
         }
         if queued >= MAGAZINE {
-            self.kick();
+            self.wake_workers();
         }
     }
 
@@ -798,7 +798,7 @@ impl<C: Token> Depot<C> {
             self.deepest.fetch_max(queued, Ordering::Relaxed);
         }
         drop(backlog);
-        self.kick();
+        self.wake_workers();
     }
 
     /// Hands a cell back to the arena (at the game thread's next maintenance).
@@ -811,7 +811,7 @@ impl<C: Token> Depot<C> {
     /// worker. Takes no lock: the game thread never waits here for a worker, which runs at a
     /// lower priority and may not be scheduled for milliseconds (the lock and condition
     /// variable this replaced made a purge slice wait up to 1.7 ms for a parking worker).
-    pub(crate) fn kick(&self) {
+    pub(crate) fn wake_workers(&self) {
         // Pairs with the fence in `park`: either the worker sees the work, or we see its flag
         // raised and unpark it; an unpark before its `park_timeout` makes that return at once
         // (loom models `magazine_exchange` and `shutdown_drops_each_object_once`: a lost
@@ -830,11 +830,11 @@ impl<C: Token> Depot<C> {
     /// Tells the workers to return, waking any that is parked. The caller joins them.
     pub(crate) fn stop(&self) {
         self.shutdown.store(true, Ordering::Release);
-        self.kick();
+        self.wake_workers();
     }
 
     /// A worker starting takes a slot in `sleepers` and puts its thread there, so that
-    /// [`kick`](Self::kick) can unpark it. Once per worker, before its first
+    /// [`wake_workers`](Self::wake_workers) can unpark it. Once per worker, before its first
     /// [`park`](Self::park); returns the slot.
     fn enlist(&self) -> usize {
         let me = self.enlisted.fetch_add(1, Ordering::Relaxed);
@@ -846,24 +846,24 @@ impl<C: Token> Depot<C> {
     }
 
     /// A worker with nothing to do (the one in slot `me`) waits here until there is work,
-    /// the game thread is hungry for the partial magazine it holds, or the pool shuts down;
+    /// the game thread requests a flush of the partial magazine it holds, or the pool shuts down;
     /// or, holding one, until it has been idle for [`IDLE_FLUSH`]. Returns whether that idle
-    /// time ran out. Holds no lock while it waits: `kick` finds it by its flag.
+    /// time ran out. Holds no lock while it waits: `wake_workers` finds it by its flag.
     fn park(&self, me: usize, holding: bool) -> bool {
         let flush_at = IDLE_FLUSH.filter(|_| holding).map(|idle| Instant::now() + idle);
         let mut idle = false;
         let sleeper = &self.sleepers[me];
-        // Release: `kick` that sees the flag sees the thread `enlist` set.
+        // Release: `wake_workers` that sees the flag sees the thread `enlist` set.
         sleeper.parked.store(true, Ordering::Release);
-        // Pairs with the fence in `kick` (Dekker): the flag is raised before each look for
-        // work below, and stays raised until the loop ends, so a kick either comes after the
+        // Pairs with the fence in `wake_workers` (Dekker): the flag is raised before each look for
+        // work below, and stays raised until the loop ends, so a wake-up either comes after the
         // look and sees the flag (and unparks), or before it and its work is seen.
         fence(Ordering::SeqCst);
         while !(self.shutdown.load(Ordering::Relaxed)
             || self.has_work()
-            || (holding && self.hungry.load(Ordering::Relaxed)))
+            || (holding && self.flush_requested.load(Ordering::Relaxed)))
         {
-            // The 50 ms timeout is a safety net only; wake-ups come from `kick`. (Loom
+            // The 50 ms timeout is a safety net only; wake-ups come from `wake_workers`. (Loom
             // ignores it, so a lost wake-up would deadlock the models.)
             let mut wait = Duration::from_millis(50);
             if let Some(at) = flush_at {
@@ -879,7 +879,7 @@ impl<C: Token> Depot<C> {
             // work before the look.
             park_timeout(wait);
         }
-        // A kick that still sees the flag leaves a spare unpark: the next park returns at
+        // A wake-up that still sees the flag leaves a spare unpark: the next park returns at
         // once and looks again.
         sleeper.parked.store(false, Ordering::Relaxed);
         idle
@@ -980,7 +980,7 @@ impl<C: Token> Depot<C> {
     fn wants_partial(&self) -> bool {
         #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))] // LOW_DEPOT is 0 there
         let low = self.published() < LOW_DEPOT;
-        low || self.hungry.load(Ordering::Relaxed)
+        low || self.flush_requested.load(Ordering::Relaxed)
     }
 
     /// A worker finished building an object (it goes into the worker's magazine next),
@@ -1035,12 +1035,12 @@ impl<C: Token> Depot<C> {
         Ok(())
     }
 
-    /// Takes a full magazine for the game thread, which is no longer hungry.
+    /// Takes a full magazine for the game thread, whose flush request is met.
     #[inline]
     pub(crate) fn take_full(&self) -> Option<Magazine<C>> {
         let magazine = self.full.pop()?;
         self.ready.fetch_sub(magazine.len(), Ordering::Relaxed);
-        self.hungry.store(false, Ordering::Relaxed);
+        self.flush_requested.store(false, Ordering::Relaxed);
         Some(magazine)
     }
 
@@ -1113,15 +1113,15 @@ impl<C: Token> Depot<C> {
 #[cfg(all(feature = "world", not(loom)))]
 impl<C: Token> Depot<C> {
     /// A cell whose object ended, arriving on a World pool's free route (on the game
-    /// thread, inside the collector or a `Purge` release): the object leaves the hand,
+    /// thread, inside the collector or a `Purge` release): the object is no longer checked out,
     /// counted by why it ended; the cell, compacted by `map` (the class's), is the route's
     /// to place. A retired slot brings no cell (`None`), but its object is gone all the
     /// same. Under `async_purge` the cell comes occupied: whoever takes it next (a worker,
     /// or the game thread's drain of cells given back) drops the object first.
     #[inline]
     pub(crate) fn arrived(&self, freed: Freed, map: &CellMap) -> Option<CompactCell> {
-        // Only the game thread writes `in_hand` (the route runs there).
-        self.count_in_hand(-1);
+        // Only the game thread writes `checked_out` (the route runs there).
+        self.count_checked_out(-1);
         let (cell, ended) = match freed {
             Freed::Cell(cell, ended) => (map.compact(cell), ended),
             Freed::Occupied(cell, ended) => (map.compact_occupied(cell), ended),
@@ -1186,7 +1186,7 @@ fn worker_lock<T>(lock: &Mutex<T>) -> MutexGuard<'_, T> {
 /// A counter sum read while other threads move objects between counters: a transient dip
 /// below zero (see [`Depot::ready`]) reads as zero.
 #[inline]
-fn settled(sum: usize) -> usize {
+fn non_negative(sum: usize) -> usize {
     usize::try_from(sum as isize).unwrap_or(0)
 }
 
@@ -1339,16 +1339,16 @@ mod tests {
     }
 
     /// The priority inversion the depot's parking had: a worker inside `park`, descheduled
-    /// (it runs at a lower priority), held the lock `kick` took, so a purge slice's route
+    /// (it runs at a lower priority), held the lock `wake_workers` took, so a purge slice's route
     /// waited until the worker was scheduled again (1.7 ms in the storm). Here the test
     /// thread stands in for a worker stalled inside `park` for good — enlisted, its flag
     /// raised, never reaching `park_timeout` — while another thread plays the game thread:
-    /// a magazine's worth of releases (the last one kicks), a burst beyond the build queue
-    /// into the backlog (each one kicks), a hungry spawn and the upkeep's nudge. All of it
+    /// a magazine's worth of releases (the last one wakes the workers), a burst beyond the build queue
+    /// into the backlog (each one wakes the workers), a spawn's flush request and the upkeep's conditional wake-up. All of it
     /// must return though the worker never moves; the channel's timeout only turns a hang
     /// into a failure, nothing is timed. (Against the lock and condition variable this
     /// replaced — the worker holding the depot's lock with itself counted in `sleepers` —
-    /// the first kick never returns.)
+    /// the first wake-up never returns.)
     #[test]
     fn a_worker_stalled_in_park_never_blocks_the_route() {
         let mut depot = Depot::<Cell>::new(4 * MAGAZINE, MAGAZINE, 1, ());
@@ -1364,8 +1364,8 @@ mod tests {
                 for _ in 0..3 * MAGAZINE {
                     depot.request(Cell);
                 }
-                depot.go_hungry();
-                depot.nudge();
+                depot.request_flush();
+                depot.wake_if_needed();
                 done.send(()).unwrap();
             })
         };
@@ -1513,7 +1513,7 @@ mod loom_model {
                 for token in tokens {
                     depot.request(token);
                 }
-                depot.kick();
+                depot.wake_workers();
             })
         }
 
@@ -1540,7 +1540,7 @@ mod loom_model {
                     token.occupied = true;
                     depot.request(token);
                 }
-                depot.kick();
+                depot.wake_workers();
             });
             model.ended_dropped = ended_dropped;
             model
@@ -1566,7 +1566,7 @@ mod loom_model {
             self.worker.join().unwrap();
             // SAFETY: the worker has returned, and it built `Obj`s.
             unsafe { self.depot.drain_published::<Obj>() };
-            // The module's own test reads the counters raw: exact, not `settled`.
+            // The module's own test reads the counters raw: exact, not `non_negative`.
             assert_eq!(self.depot.ready.load(Ordering::Relaxed), 0);
             assert_eq!(self.depot.held.load(Ordering::Relaxed), 0);
             assert_eq!(self.depot.building.load(Ordering::Relaxed), 0, "queued cells still counted");
@@ -1574,9 +1574,9 @@ mod loom_model {
         }
     }
 
-    /// The ready queue and magazine exchange, and the hungry hand-shake: the game thread
+    /// The ready queue and magazine exchange, and the flush hand-shake: the game thread
     /// queues three cells for a worker (which may already be parked), takes the full
-    /// magazine the worker publishes, finds the depot empty, says it is hungry, and must
+    /// magazine the worker publishes, finds the depot empty, says it has requested a flush, and must
     /// get the worker's partial magazine. Every object arrives once, built, and the
     /// counters balance. A lost wake-up deadlocks the model (loom ignores the timeout).
     #[test]
@@ -1585,7 +1585,7 @@ mod loom_model {
     }
 
     /// The same through the growth backlog: the worker, perhaps parked already, must be
-    /// woken for cells that are only in the backlog (its count rises before the kick's
+    /// woken for cells that are only in the backlog (its count rises before the wake-up's
     /// fence), take them under its lock, and hand every object over built.
     #[test]
     fn backlog_exchange() {
@@ -1605,7 +1605,7 @@ mod loom_model {
                         depot.return_empty(magazine);
                     }
                     None => {
-                        depot.go_hungry();
+                        depot.request_flush();
                         thread::yield_now();
                     }
                 }
@@ -1618,8 +1618,8 @@ mod loom_model {
         assert_eq!(built.dropped.load(Ordering::Relaxed), N, "the game thread drops what it took");
     }
 
-    /// Park and kick at shutdown: the pool shuts down while the worker is building, holding
-    /// a partial magazine, or parked. The kick must reach it (no timeout under loom), and
+    /// Parking and waking at shutdown: the pool shuts down while the worker is building, holding
+    /// a partial magazine, or parked. The wake-up must reach it (no timeout under loom), and
     /// every object built is dropped exactly once — by the worker (its own magazine) or by
     /// the pool (published ones, `drain_published`) — and nothing stays counted.
     #[test]

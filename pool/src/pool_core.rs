@@ -1,6 +1,6 @@
 //! The game-thread side every World pool shares: [`PoolCore`] owns the depot, the two
 //! magazines, the workers, the tallies, the trim window and the config, and is the only
-//! code that moves the count of objects in the game thread's hand. A class's pool and a
+//! code that moves the count of objects checked out to the game thread. A class's pool and a
 //! composite pool are adapters over it: each says only how its cells are taken from the
 //! arena, adopted into the world and given back.
 //!
@@ -8,7 +8,7 @@
 //!   adapter (ClassPool, CompositePool)          PoolCore
 //!   ──────────────────────────────────          ────────
 //!   spawn:   pop ─► adopt, hooks                pop / refill (depot) ─► spawned
-//!   miss:    take cells, build inline           spawned_inline (into the hand)
+//!   miss:    take cells, build inline           spawned_inline (checked out)
 //!   Reuse:   reset, stow ─► shelve              shelve (magazines; dropped when full)
 //!   growth:  take cells from the arena          grow (within max) ─► depot's build queue
 //!   upkeep:  cells back to the arena            drain_spare (ended objects dropped first)
@@ -158,10 +158,10 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.magazines.len()
     }
 
-    /// Objects of the class alive in the world: the game thread's hand less its magazines.
+    /// Objects of the class alive in the world: those checked out less the magazines'.
     #[inline]
     pub(crate) fn live(&self) -> usize {
-        self.depot.in_hand().saturating_sub(self.local())
+        self.depot.checked_out().saturating_sub(self.local())
     }
 
     /// Objects ready or being built, this thread's magazines counted directly (the depot's
@@ -221,12 +221,12 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         let from_depot = match self.magazines.refill(&self.depot) {
             Refilled::Previous => false,
             Refilled::Depot => {
-                // The depot's magazine came into the game thread's hand (`loaded` was empty).
-                self.depot.count_in_hand(self.magazines.loaded.len() as isize);
+                // The depot's magazine was checked out to the game thread (`loaded` was empty).
+                self.depot.count_checked_out(self.magazines.loaded.len() as isize);
                 true
             }
             Refilled::Nothing => {
-                self.depot.go_hungry();
+                self.depot.request_flush();
                 return None;
             }
         };
@@ -258,7 +258,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     }
 
     fn entered(&mut self) {
-        self.depot.count_in_hand(1);
+        self.depot.count_checked_out(1);
         self.window.peak = self.window.peak.max(self.live());
     }
 
@@ -271,7 +271,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     /// Puts a reset object back among the ready ones (`Reuse`). With the magazines and the
     /// depot full, the object is dropped and its cell given back.
     #[inline(always)]
-    pub(crate) fn shelve(&mut self, cell: C) {
+    pub(crate) fn put_back(&mut self, cell: C) {
         self.tally.recycled_reuse += 1;
         if let Err(cell) = self.push_ready(cell) {
             self.discard(cell);
@@ -283,12 +283,12 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     #[cold]
     #[inline(never)]
     pub(crate) fn retired(&mut self) {
-        self.depot.count_in_hand(-1);
+        self.depot.count_checked_out(-1);
         self.depot.count_retired();
     }
 
     /// Puts a built object among the ready ones; `Err` (the token back, nothing changed)
-    /// only if the magazines and the depot are full. Within the hand, so uncounted, unless
+    /// only if the magazines and the depot are full. Checked out already, so uncounted, unless
     /// a full magazine goes to the depot.
     #[inline(always)]
     fn push_ready(&mut self, cell: C) -> Result<(), C> {
@@ -304,23 +304,23 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     fn push_ready_slow(&mut self, cell: C) -> Result<(), C> {
         let before = self.local();
         let pushed = self.magazines.push(&self.depot, cell);
-        // A full magazine published to the depot left the game thread's hand.
+        // A full magazine published to the depot is no longer checked out.
         let published = (before + usize::from(pushed.is_ok())).saturating_sub(self.local());
-        self.depot.count_in_hand(-(published as isize));
+        self.depot.count_checked_out(-(published as isize));
         pushed
     }
 
-    /// Drops the built object(s) in a token of the hand nobody will spawn, and gives its
+    /// Drops the built object(s) in a checked-out token nobody will spawn, and gives its
     /// cells back (to the arena at the next [`drain_spare`](Self::drain_spare)).
     #[cold]
     #[inline(never)]
     fn discard(&mut self, cell: C) {
-        // SAFETY: a token of the hand holds what the recipe built (a worker, an inline
+        // SAFETY: a checked-out token holds what the recipe built (a worker, an inline
         // build, a `Reuse` stow), the pool's alone; it goes to the spare list right after,
         // vacant, so this is its one drop.
         unsafe { R::drop_built(&cell, &self.map) };
         self.depot.give_back(cell);
-        self.depot.count_in_hand(-1);
+        self.depot.count_checked_out(-1);
     }
 
     /// Queues up to `n` cells for the workers (within `max`; none without workers), each
@@ -368,7 +368,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
             let start = Instant::now();
             let cell = build(self)?;
             let nanos = start.elapsed().as_nanos() as u64;
-            self.depot.count_in_hand(1);
+            self.depot.count_checked_out(1);
             if let Err(cell) = self.push_ready(cell) {
                 // The depot is full (the pool holds `max` already): the object goes.
                 self.discard(cell);
@@ -400,9 +400,9 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     }
 
     /// Game-thread upkeep after the adapter's: wakes the workers if cells wait for them or
-    /// a spawn went hungry.
-    pub(crate) fn nudge(&self) {
-        self.depot.nudge();
+    /// a spawn requested a flush.
+    pub(crate) fn wake_if_needed(&self) {
+        self.depot.wake_if_needed();
     }
 
     /// The pool's figures; `side_bytes` is the adapter's own size (its struct, buffers).
@@ -416,7 +416,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
             misses: t.misses,
             overflow: t.overflow,
             ready: d.published + d.held + self.local(),
-            in_use: d.in_hand.saturating_sub(self.local()),
+            in_use: d.checked_out.saturating_sub(self.local()),
             high_water: t.high_water.max(self.window.peak),
             released: t.released,
             recycled_reuse: t.recycled_reuse,
@@ -441,34 +441,34 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         if self.depot.is_warm() {
             return None;
         }
-        self.depot.go_hungry();
+        self.depot.request_flush();
         let d = self.depot.snapshot();
         Some(Cold { ready: d.published + self.local(), on_the_way: d.building + d.held })
     }
 
     /// Takes every ready and queued token out of the pool for a trim: the magazines' and
-    /// the depot's published objects (leaving the hand), then the cells queued for the
+    /// the depot's published objects (no longer checked out), then the cells queued for the
     /// workers.
     pub(crate) fn take_stock(&mut self) -> (Vec<C>, Vec<C>) {
         let local = self.local();
         let mut ready = Vec::with_capacity(local);
         ready.extend(std::iter::from_fn(|| self.magazines.loaded.pop()));
         ready.extend(std::iter::from_fn(|| self.magazines.previous.pop()));
-        self.depot.count_in_hand(-(local as isize));
+        self.depot.count_checked_out(-(local as isize));
         self.depot.take_published(&mut ready);
         let mut queued = Vec::new();
         self.depot.take_queued(&mut queued);
         (ready, queued)
     }
 
-    /// Puts back what a trim kept: `ready` into the hand (the last pushed on top, popped
+    /// Puts back what a trim kept: `ready` checked out again (the last pushed on top, popped
     /// first), `queued` to the workers. Returns the ready ones that found no room.
     pub(crate) fn restock(&mut self, ready: Vec<C>, queued: Vec<C>) -> Vec<C> {
-        self.depot.count_in_hand(ready.len() as isize);
+        self.depot.count_checked_out(ready.len() as isize);
         let mut overflow = Vec::new();
         for cell in ready {
             if let Err(cell) = self.push_ready(cell) {
-                self.depot.count_in_hand(-1);
+                self.depot.count_checked_out(-1);
                 overflow.push(cell);
             }
         }
@@ -514,7 +514,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
             let _ = worker.join();
         }
         let local = self.local();
-        self.depot.count_in_hand(-(local as isize));
+        self.depot.count_checked_out(-(local as isize));
         // A panicking destructor in one step does not skip the others.
         let mut drops = DropAll::new();
         let map = self.map;

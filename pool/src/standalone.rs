@@ -573,7 +573,7 @@ impl<T: Send + 'static> Pool<T> {
         let start = Instant::now();
         while !self.depot.is_warm() {
             // Out of cells to build, a worker publishes its partial magazine at once.
-            self.depot.go_hungry();
+            self.depot.request_flush();
             let waited = start.elapsed();
             if waited >= timeout {
                 let d = self.depot.snapshot();
@@ -704,7 +704,7 @@ impl<T: Send + 'static> Pool<T> {
         let overflow = self.reserve(at_max)?;
         let cell = self.alloc_reserved()?;
         if self.config.workers > 0 {
-            depot.go_hungry();
+            depot.request_flush();
             if self.available() < self.config.low_watermark.max(1) {
                 let _ = self.grow(self.config.grow_by.max(1), true);
             }

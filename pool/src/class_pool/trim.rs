@@ -33,7 +33,7 @@ impl<T: Poolable> ClassPool<T> {
         let (mut ready, mut queued) = self.core.take_stock();
         let gone = depot::lowest_first(&mut ready, keep, CompactCell::number);
         let gone_queued = depot::lowest_first(&mut queued, keep - ready.len(), CompactCell::number);
-        // Kept ready objects back into the hand, the lowest cell on top (popped first).
+        // Kept ready objects checked out again, the lowest cell on top (popped first).
         ready.reverse();
         let overflow = self.core.restock(ready, queued);
 
@@ -45,7 +45,7 @@ impl<T: Poolable> ClassPool<T> {
         for cell in gone.into_iter().chain(overflow) {
             let object = self.core.cell(&cell).cast::<T>();
             // SAFETY: a ready cell holds a built `T` the pool alone owns (taken out of the
-            // hand above); the token goes back to the arena right after, so this is the
+            // magazines above); the token goes back to the arena right after, so this is the
             // object's one drop.
             drops.run(|| unsafe { std::ptr::drop_in_place(object.as_ptr()) });
             // SAFETY: the pool's map compacted every cell it holds; its heap is alive.
