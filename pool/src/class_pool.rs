@@ -178,16 +178,8 @@ impl<T: Poolable> ClassPool<T> {
     #[cold]
     #[inline(never)]
     fn miss(&mut self, heap: &mut Heap, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
-        let at_max = self.core.at_max();
-        let config = *self.core.config();
-        if at_max && strict {
-            return Err(PoolError::Exhausted { class: self.core.name(), max: config.max });
-        }
-        if !at_max && config.workers > 0 && self.core.available() < config.low_watermark.max(1) {
-            // Grow only when too little is on its way: a miss while the first magazines
-            // are still being built must not add `grow_by` cells per miss.
-            self.grow(heap, config.grow_by.max(1))?;
-        }
+        let at_max = self.core.admit_miss(strict)?;
+        self.grow(heap, self.core.miss_growth(at_max))?;
         self.recycle_spare(heap);
         // Counted once the object exists: a panicking `create` spawned nothing.
         let value = (self.core.recipe())();
@@ -250,10 +242,7 @@ impl<T: Poolable> ClassPool<T> {
             // Within `max` (the flag says so without counting): reset and ready again.
             Policy::Reuse if !self.core.above_max() => {
                 object.reset();
-                match found.stow_compact() {
-                    Some(cell) => self.core.put_back(cell),
-                    None => self.core.retired(),
-                }
+                self.core.stowed(found.stow_compact());
                 Ok(())
             }
             // `found`'s borrow of the heap ends with its last use above.
@@ -312,10 +301,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
                 let mut store = self.store(heap);
                 let mut found = store.releasable(Handle::<T>::from_raw(raw))?;
                 found.object().reset();
-                match found.stow_compact() {
-                    Some(cell) => self.core.put_back(cell),
-                    None => self.core.retired(),
-                }
+                self.core.stowed(found.stow_compact());
             }
         }
         Ok(())
@@ -334,7 +320,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn stats(&self) -> PoolStats {
-        self.core.stats(mem::size_of::<Self>() - mem::size_of_val(&self.core))
+        self.core.stats(mem::size_of::<Self>())
     }
 
     fn trim(&mut self, heap: &mut Heap, keep: usize) -> Result<usize, PoolError> {

@@ -414,10 +414,7 @@ type Core<O> = PoolCore<Assembly, Assembler<O>>;
 /// cells (an [`Assembly`]), which its workers build with [`Composite::assemble`].
 pub(crate) struct CompositePool<O: Composite> {
     core: Core<O>,
-    class: ClassId,
-    /// Each part's class functions and id (`count` of them).
-    parts: [Option<(PartClass, ClassId)>; MAX_PARTS],
-    count: usize,
+    classes: Classes,
     ended: Arc<Ended>,
     tally: Tally,
 }
@@ -426,7 +423,7 @@ impl<O: Composite> fmt::Debug for CompositePool<O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CompositePool")
             .field("class", &O::class_name())
-            .field("parts", &&self.parts[..self.count])
+            .field("parts", &&self.classes.parts[..self.classes.count])
             .field("config", self.core.config())
             .finish()
     }
@@ -471,7 +468,8 @@ impl<O: Composite> CompositePool<O> {
             }
         })))?;
         arena.set_route_drops::<O>(async_drop)?;
-        let mut pool = Self { core, class, parts, count, ended, tally: Tally::default() };
+        let classes = Classes { owner: class, parts, count };
+        let mut pool = Self { core, classes, ended, tally: Tally::default() };
         if config.precreate {
             pool.grow(heap, config.capacity)?;
         }
@@ -479,15 +477,10 @@ impl<O: Composite> CompositePool<O> {
         Ok(pool)
     }
 
-    /// The parts' classes and ids.
-    fn part_classes(&self) -> impl Iterator<Item = (PartClass, ClassId)> + '_ {
-        part_classes(&self.parts, self.count)
-    }
-
     /// Takes the cells of up to `n` composites (within `max`) and queues them.
     fn grow(&mut self, heap: &mut Heap, n: usize) -> Result<(), PoolError> {
-        let (class, parts, count) = (self.class, self.parts, self.count);
-        self.core.grow(n, |core| take_cells::<O>(core, heap, class, &parts, count, None))
+        let classes = &self.classes;
+        self.core.grow(n, |core| classes.take_cells(core, heap, None))
     }
 
     /// A ready set when the loaded magazine ran dry (pairing ended owners with new parts
@@ -518,7 +511,7 @@ impl<O: Composite> CompositePool<O> {
                 self.tally.returned += 1;
                 continue;
             }
-            match take_cells::<O>(&self.core, heap, self.class, &self.parts, self.count, Some(owner)) {
+            match self.classes.take_cells(&self.core, heap, Some(owner)) {
                 Ok(assembly) => {
                     self.tally.reassembled += 1;
                     self.core.request(assembly);
@@ -539,8 +532,8 @@ impl<O: Composite> CompositePool<O> {
     /// Builds up to `n` composites on the calling thread (within `max`) into the game
     /// thread's magazines. Returns how many it built.
     pub(crate) fn prefill(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError> {
-        let (class, parts, count) = (self.class, self.parts, self.count);
-        self.core.prefill(n, |core| build_inline::<O>(core, heap, class, &parts, count))
+        let classes = &self.classes;
+        self.core.prefill(n, |core| classes.build_inline(core, heap))
     }
 
     /// Spawns a composite: a ready one if there is one, else one built inline (a miss).
@@ -569,7 +562,7 @@ impl<O: Composite> CompositePool<O> {
         let arena = heap.arena_mut_bypassing_gc();
         // SAFETY: `new` checked that `class` is `O`'s in this heap's arena, and the pool
         // never leaves its heap (its `Pools` owns both).
-        let mut store = unsafe { arena.store_of_unchecked::<O>(self.class) };
+        let mut store = unsafe { arena.store_of_unchecked::<O>(self.classes.owner) };
         let object = store.compact_cell(&owner);
         // SAFETY: every assembly the pool holds has a built `O` in an owner cell of this
         // class (a worker's build, an inline build or a `Reuse` stow).
@@ -577,7 +570,7 @@ impl<O: Composite> CompositePool<O> {
         let mut raws = [RawHandle::new(0, std::num::NonZeroU32::MIN); MAX_PARTS];
         for (i, cell) in parts.into_iter().enumerate() {
             let Some(cell) = cell else { break };
-            let (part, id) = self.parts[i].expect("a class per part");
+            let (part, id) = self.classes.parts[i].expect("a class per part");
             // SAFETY: `id` is the part's class in this heap (`new` registered it), and the
             // cell is one of its, holding a built part.
             let raw = unsafe { (part.adopt)(heap, id, cell) };
@@ -590,7 +583,7 @@ impl<O: Composite> CompositePool<O> {
         let object = unsafe { &mut *object.as_ptr() };
         object.attach(O::Parts::handles(&raws));
         init(object);
-        for ((part, _), cell) in self.part_classes().zip(cells) {
+        for ((part, _), cell) in self.classes.parts().zip(cells) {
             // SAFETY: each part was adopted into its cell just now, and is borrowed by
             // nothing else (`&mut Heap` is ours; the owner's borrow is another cell).
             unsafe { (part.on_spawn)(cell) };
@@ -602,16 +595,10 @@ impl<O: Composite> CompositePool<O> {
 
     #[cold]
     fn miss(&mut self, heap: &mut Heap, strict: bool) -> Result<Assembly, PoolError> {
-        let at_max = self.core.at_max();
-        let config = *self.core.config();
-        if at_max && strict {
-            return Err(PoolError::Exhausted { class: O::class_name(), max: config.max });
-        }
+        let at_max = self.core.admit_miss(strict)?;
         self.replenish(heap);
-        if !at_max && config.workers > 0 && self.core.available() < config.low_watermark.max(1) {
-            self.grow(heap, config.grow_by.max(1))?;
-        }
-        let assembly = build_inline::<O>(&self.core, heap, self.class, &self.parts, self.count)?;
+        self.grow(heap, self.core.miss_growth(at_max))?;
+        let assembly = self.classes.build_inline(&self.core, heap)?;
         self.core.spawned_inline(at_max);
         Ok(assembly)
     }
@@ -629,15 +616,15 @@ impl<O: Composite> CompositePool<O> {
             }
             let class = usize::from(slot.class());
             let at =
-                self.part_classes().enumerate().position(|(i, (_, id))| id.index() == class && found[i].is_none())?;
+                self.classes.parts().enumerate().position(|(i, (_, id))| id.index() == class && found[i].is_none())?;
             found[at] = Some(sub);
             n += 1;
         }
-        if n != self.count {
+        if n != self.classes.count {
             return None;
         }
         let mut raws = [owner; MAX_PARTS];
-        for (raw, sub) in raws.iter_mut().zip(found).take(self.count) {
+        for (raw, sub) in raws.iter_mut().zip(found).take(self.classes.count) {
             *raw = sub?;
         }
         Some(raws)
@@ -650,13 +637,13 @@ impl<O: Composite> CompositePool<O> {
         let object = heap.get_mut(h).ok_or(PoolError::Stale)?;
         object.on_release();
         object.reset();
-        for (i, (part, _)) in self.part_classes().enumerate() {
+        for (i, (part, _)) in self.classes.parts().enumerate() {
             (part.on_release)(heap, parts[i], true);
         }
         let map = *self.core.map();
         let mut cells: [Option<CompactCell>; MAX_PARTS] = [const { None }; MAX_PARTS];
         let mut whole = true;
-        for (i, (part, id)) in self.part_classes().enumerate() {
+        for (i, (part, id)) in self.classes.parts().enumerate() {
             // Checked by `intact_parts` (visible, unrooted) under the same borrow.
             match (part.stow)(heap, id, parts[i]) {
                 Ok(Some(cell)) => cells[i] = Some(compact(&map.parts[i].expect("a map per part"), cell)),
@@ -665,7 +652,7 @@ impl<O: Composite> CompositePool<O> {
                 Err(e) => unreachable!("an intact part refused its stow: {e}"),
             }
         }
-        let stowed = heap.arena_mut_bypassing_gc().store_of::<O>(self.class)?.stow(h)?;
+        let stowed = heap.arena_mut_bypassing_gc().store_of::<O>(self.classes.owner)?.stow(h)?;
         let assembly = match stowed {
             Some(owner) => Ok(Assembly { owner: compact(&map.owner, owner), parts: cells }),
             None => Err(cells),
@@ -686,7 +673,7 @@ impl<O: Composite> CompositePool<O> {
                 };
                 for (i, cell) in cells.into_iter().enumerate() {
                     let Some(cell) = cell else { continue };
-                    let (part, _) = self.parts[i].expect("a class per part");
+                    let (part, _) = self.classes.parts[i].expect("a class per part");
                     let part_map = map.parts[i].expect("a map per part");
                     // SAFETY: stowed just now: the cell holds the reset part, ours alone.
                     unsafe { (part.drop)(part_map.cell(&cell)) };
@@ -700,64 +687,63 @@ impl<O: Composite> CompositePool<O> {
     }
 }
 
-/// The first `count` parts' classes and ids.
-fn part_classes(
-    parts: &[Option<(PartClass, ClassId)>; MAX_PARTS],
+/// The classes of a composite's cells: the owner's and each part's.
+struct Classes {
+    owner: ClassId,
+    /// Each part's class functions and id (`count` of them).
+    parts: [Option<(PartClass, ClassId)>; MAX_PARTS],
     count: usize,
-) -> impl Iterator<Item = (PartClass, ClassId)> + '_ {
-    parts.iter().take(count).map(|p| p.expect("a class per part"))
 }
 
-/// A vacant cell of each part's class, beside `owner` (or a vacant cell of the owner's
-/// class `class`): the cells of one composite, for the workers or an inline build. On an
-/// error the cells taken so far go back.
-fn take_cells<O: Composite>(
-    core: &Core<O>,
-    heap: &mut Heap,
-    class: ClassId,
-    parts: &[Option<(PartClass, ClassId)>; MAX_PARTS],
-    count: usize,
-    owner: Option<CompactCell>,
-) -> Result<Assembly, PoolError> {
-    let map = core.map();
-    let owner = match owner {
-        Some(owner) => owner,
-        None => {
-            let cell = heap.arena_mut_bypassing_gc().store_of::<O>(class)?.take_cell()?;
-            compact(&map.owner, cell)
-        }
-    };
-    let mut assembly = Assembly { owner, parts: [const { None }; MAX_PARTS] };
-    for (i, (part, id)) in part_classes(parts, count).enumerate() {
-        match (part.take_cell)(heap, id) {
-            Ok(cell) => assembly.parts[i] = Some(compact(&map.parts[i].expect("a map per part"), cell)),
-            Err(e) => {
-                recycle::<O>(core, heap, assembly);
-                return Err(e.into());
+impl Classes {
+    /// The parts' classes and ids.
+    fn parts(&self) -> impl Iterator<Item = (PartClass, ClassId)> + '_ {
+        self.parts.iter().take(self.count).map(|p| p.expect("a class per part"))
+    }
+
+    /// A vacant cell of each part's class, beside `owner` (or a vacant cell of the owner's
+    /// class): the cells of one composite, for the workers or an inline build. On an error
+    /// the cells taken so far go back.
+    fn take_cells<O: Composite>(
+        &self,
+        core: &Core<O>,
+        heap: &mut Heap,
+        owner: Option<CompactCell>,
+    ) -> Result<Assembly, PoolError> {
+        let map = core.map();
+        let owner = match owner {
+            Some(owner) => owner,
+            None => {
+                let cell = heap.arena_mut_bypassing_gc().store_of::<O>(self.owner)?.take_cell()?;
+                compact(&map.owner, cell)
+            }
+        };
+        let mut assembly = Assembly { owner, parts: [const { None }; MAX_PARTS] };
+        for (i, (part, id)) in self.parts().enumerate() {
+            match (part.take_cell)(heap, id) {
+                Ok(cell) => assembly.parts[i] = Some(compact(&map.parts[i].expect("a map per part"), cell)),
+                Err(e) => {
+                    recycle::<O>(core, heap, assembly);
+                    return Err(e.into());
+                }
             }
         }
+        Ok(assembly)
     }
-    Ok(assembly)
-}
 
-/// Builds one composite on the calling thread into new cells. A panicking `assemble`
-/// takes nothing (it runs before any cell is taken).
-fn build_inline<O: Composite>(
-    core: &Core<O>,
-    heap: &mut Heap,
-    class: ClassId,
-    parts: &[Option<(PartClass, ClassId)>; MAX_PARTS],
-    count: usize,
-) -> Result<Assembly, PoolError> {
-    let (owner, built) = O::assemble();
-    let assembly = take_cells::<O>(core, heap, class, parts, count, None)?;
-    // SAFETY: `take_cells` handed over uninitialised cells of the owner's and each part's
-    // class, ours alone; each written once, here.
-    unsafe {
-        core.cell(&assembly).cast::<O>().as_ptr().write(owner);
-        built.write(&core.map().part_cells(&assembly.parts));
+    /// Builds one composite on the calling thread into new cells. A panicking `assemble`
+    /// takes nothing (it runs before any cell is taken).
+    fn build_inline<O: Composite>(&self, core: &Core<O>, heap: &mut Heap) -> Result<Assembly, PoolError> {
+        let (owner, built) = O::assemble();
+        let assembly = self.take_cells(core, heap, None)?;
+        // SAFETY: `take_cells` handed over uninitialised cells of the owner's and each
+        // part's class, ours alone; each written once, here.
+        unsafe {
+            core.cell(&assembly).cast::<O>().as_ptr().write(owner);
+            built.write(&core.map().part_cells(&assembly.parts));
+        }
+        Ok(assembly)
     }
-    Ok(assembly)
 }
 
 /// Hands an owner cell back to the arena (dropping the ended owner an occupied one still
@@ -838,13 +824,13 @@ impl<O: Composite> ErasedComposite for CompositePool<O> {
     }
 
     fn part_classes_erased(&self) -> &[Option<(PartClass, ClassId)>; MAX_PARTS] {
-        &self.parts
+        &self.classes.parts
     }
 
     fn composite_stats(&self) -> CompositeStats {
         CompositeStats {
             pool: self.stats(),
-            parts: self.count,
+            parts: self.classes.count,
             reassembled: self.tally.reassembled,
             broken: self.tally.broken,
         }
@@ -873,7 +859,7 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
             owner.on_release();
         }
         if let Some(parts) = parts {
-            for (i, (part, _)) in self.part_classes().enumerate() {
+            for (i, (part, _)) in self.classes.parts().enumerate() {
                 (part.on_release)(heap, parts[i], false);
             }
         }
@@ -910,7 +896,7 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
     }
 
     fn stats(&self) -> PoolStats {
-        let stats = self.core.stats(mem::size_of::<Self>() - mem::size_of_val(&self.core));
+        let stats = self.core.stats(mem::size_of::<Self>());
         PoolStats { returned: stats.returned + self.tally.returned, ..stats }
     }
 

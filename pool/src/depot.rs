@@ -1113,7 +1113,7 @@ impl<C: Token> Depot<C> {
 #[cfg(all(feature = "world", not(loom)))]
 impl<C: Token> Depot<C> {
     /// A cell whose object ended, arriving on a World pool's free route (on the game
-    /// thread, inside the collector or a `Purge` release): the object is no longer checked out,
+    /// thread, inside the collector or a `Purge` release): the object leaves the checked-out count,
     /// counted by why it ended; the cell, compacted by `map` (the class's), is the route's
     /// to place. A retired slot brings no cell (`None`), but its object is gone all the
     /// same. Under `async_purge` the cell comes occupied: whoever takes it next (a worker,

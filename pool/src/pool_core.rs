@@ -15,7 +15,6 @@
 //!   stats, cold, trim, shutdown                 all of it, by the recipe's types
 //! ```
 
-use std::mem;
 use std::ptr::NonNull;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -26,7 +25,7 @@ use respawn_arena::DropAll;
 use crate::class_pool::Cold;
 use crate::depot::{self, Depot, Magazines, Recipe, Refilled, Token};
 use crate::sync::{background_priority, Arc};
-use crate::{PoolConfig, PoolStats};
+use crate::{PoolConfig, PoolError, PoolStats};
 
 /// Tallies only the game thread writes.
 #[derive(Debug, Default)]
@@ -182,6 +181,29 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.owned() >= self.config.max
     }
 
+    /// A spawn found nothing ready: whether it may build inline. `Ok(true)`: the pool is at
+    /// `max`, so the object is an overflow one; `Err` there when `strict`.
+    pub(crate) fn admit_miss(&self, strict: bool) -> Result<bool, PoolError> {
+        let at_max = self.at_max();
+        if at_max && strict {
+            return Err(PoolError::Exhausted { class: self.name, max: self.config.max });
+        }
+        Ok(at_max)
+    }
+
+    /// How many cells a miss grows the pool by (none `at_max` or without workers): only
+    /// when too little is on its way, so that a miss while the first magazines are still
+    /// being built does not add `grow_by` cells per miss.
+    pub(crate) fn miss_growth(&self, at_max: bool) -> usize {
+        let config = &self.config;
+        let short = !at_max && config.workers > 0 && self.available() < config.low_watermark.max(1);
+        if short {
+            config.grow_by.max(1)
+        } else {
+            0
+        }
+    }
+
     /// Whether the pool owns more than `max` cells, told by the `over_max` flag without
     /// counting while the pool cannot have got there; the flag clears once it is back.
     #[inline]
@@ -278,6 +300,16 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         }
     }
 
+    /// A `Reuse` release's stowed token: [put back](Self::put_back), or `None` when its
+    /// slot [retired](Self::retired).
+    #[inline(always)]
+    pub(crate) fn stowed(&mut self, stowed: Option<C>) {
+        match stowed {
+            Some(cell) => self.put_back(cell),
+            None => self.retired(),
+        }
+    }
+
     /// A `Reuse` release whose slot retired at the generation ceiling: the object was
     /// dropped, and no cell comes back.
     #[cold]
@@ -304,7 +336,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     fn push_ready_slow(&mut self, cell: C) -> Result<(), C> {
         let before = self.local();
         let pushed = self.magazines.push(&self.depot, cell);
-        // A full magazine published to the depot is no longer checked out.
+        // A full magazine published to the depot leaves the checked-out count.
         let published = (before + usize::from(pushed.is_ok())).saturating_sub(self.local());
         self.depot.count_checked_out(-(published as isize));
         pushed
@@ -405,8 +437,8 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.depot.wake_if_needed();
     }
 
-    /// The pool's figures; `side_bytes` is the adapter's own size (its struct, buffers).
-    pub(crate) fn stats(&self, side_bytes: usize) -> PoolStats {
+    /// The pool's figures; `adapter_bytes` is the size of the adapter that holds the core.
+    pub(crate) fn stats(&self, adapter_bytes: usize) -> PoolStats {
         let (d, t) = (self.depot.snapshot(), &self.tally);
         PoolStats {
             class: self.name,
@@ -426,7 +458,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
             retired: d.retired,
             grown: t.grown,
             // The game thread's magazines are one consumer's pair.
-            side_bytes: self.depot.side_bytes(1) + mem::size_of::<Self>() + side_bytes,
+            side_bytes: self.depot.side_bytes(1) + adapter_bytes,
             trimmed: self.window.trimmed,
             // The class's memory is the heap's: `Pools` fills it in.
             committed_bytes: 0,
@@ -447,7 +479,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     }
 
     /// Takes every ready and queued token out of the pool for a trim: the magazines' and
-    /// the depot's published objects (no longer checked out), then the cells queued for the
+    /// the depot's published objects (uncounted from `checked_out`), then the cells queued for the
     /// workers.
     pub(crate) fn take_stock(&mut self) -> (Vec<C>, Vec<C>) {
         let local = self.local();
