@@ -8,7 +8,7 @@ pub use respawn_allocator::{AllocError, ChunkAllocator, ClassId, PermanentPool, 
 pub use respawn_arena as arena;
 pub use respawn_arena::{
     Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, EndListenerId, Ended, Freed,
-    FreedCell, Handle, ObjectFlags, RawHandle, Releasable, Root, SideTable, SlabLayout, TickCursor, View,
+    FreedCell, Handle, Lifecycle, ObjectFlags, RawHandle, Releasable, Root, SideTable, SlabLayout, TickCursor, View,
 };
 pub use respawn_gc as gc;
 pub use respawn_gc::{

@@ -17,7 +17,7 @@ use crate::class::{ClassEntry, Ended, FreeRoute, Freed, FreedCell, Hooks};
 use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
 use crate::table::{Cells, ObjectTable, Range, Slot, PERMANENT_SLOTS};
-use crate::{ArenaError, DropAll, Handle, ObjectFlags, RawHandle, Root};
+use crate::{ArenaError, DropAll, Handle, Lifecycle, ObjectFlags, RawHandle, Root};
 
 mod access;
 pub(crate) mod dormancy;
@@ -660,12 +660,12 @@ impl Arena {
         let slot = self.table.slot(token.slot).ok_or(ArenaError::Stale)?;
         let ours = self.table.cell(token.slot) == Some(token.cell)
             && usize::from(slot.class()) == token.class.index()
-            && slot.flags().contains(ObjectFlags::VACANT);
+            && slot.flags().is_vacant();
         if !ours {
             return Err(ArenaError::Stale);
         }
-        // A token from `take_cell` or `stow` carries `ASYNC` / `IN_POOL`: plain vacant again.
-        slot.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
+        // A token from `take_cell` or `stow` is `Lent` / `InPool`: plain vacant again.
+        slot.flags.store(Lifecycle::Vacant.flags().bits(), Ordering::Release);
         let entry = &mut self.classes[token.class.index()];
         poison::poison(token.cell.as_ptr(), entry.cell_size);
         entry.free.push(token.slot);
@@ -681,15 +681,53 @@ impl Arena {
         Ok(self.table.resolve_live(raw)?.flags())
     }
 
-    /// Sets `flags` on the object `raw` names (hidden objects included), keeping the class's
-    /// live bitmap in step: an object flagged `GARBAGE`, `UNREACHABLE` or `IN_POOL` leaves
-    /// `tick` and `iter`, and comes back when the flags are cleared. Also brings the live bit
-    /// in step with flags set atomically (the collector's `UNREACHABLE`). Returns the flags
+    /// The lifecycle state of the object `raw` names (hidden objects included).
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`].
+    pub fn lifecycle(&self, raw: RawHandle) -> Result<Lifecycle, ArenaError> {
+        Ok(self.table.resolve_live(raw)?.flags().lifecycle())
+    }
+
+    /// Moves the object `raw` names (hidden objects included) to the lifecycle state `to`,
+    /// by one of the transitions [`Lifecycle::may_become`] allows, and keeps the class's
+    /// live bitmap in step: an object leaves `tick` and `iter` when it stops being
+    /// [`Live`](Lifecycle::Live) and comes back when it is revived. Returns the state
+    /// before; an object in `to` already stays as it is.
+    ///
+    /// # Errors
+    /// [`ArenaError::Stale`], or [`ArenaError::Transition`] for a move the lifecycle does
+    /// not have (the vacant states are the arena's own); nothing changes then.
+    pub fn set_lifecycle(&mut self, raw: RawHandle, to: Lifecycle) -> Result<Lifecycle, ArenaError> {
+        let slot = self.table.resolve_live(raw)?;
+        let from = slot.flags().lifecycle();
+        if from == to {
+            return Ok(from);
+        }
+        if !from.may_become(to) {
+            return Err(ArenaError::Transition { from, to });
+        }
+        slot.set_lifecycle(to);
+        // Permanent objects have no cell number, hence no live bit.
+        if !is_permanent(&self.table, raw.index()) {
+            let entry = &mut self.classes[usize::from(slot.class())];
+            let n = raw.index().wrapping_sub(entry.start);
+            entry.set_live(n, to == Lifecycle::Live);
+            if self.barrier {
+                // Garbage revived, an object hidden: the mark must judge it again.
+                entry.note(raw.index());
+            }
+        }
+        Ok(from)
+    }
+
+    /// Sets `flags` on the object `raw` names (hidden objects included). Returns the flags
     /// the object had before.
     ///
     /// # Errors
     /// [`ArenaError::Stale`], or [`ArenaError::ReservedFlags`] for
-    /// [`ObjectFlags::ARENA_OWNED`].
+    /// [`ObjectFlags::ARENA_OWNED`] (the lifecycle moves by
+    /// [`set_lifecycle`](Self::set_lifecycle)).
     pub fn set_flags(&mut self, raw: RawHandle, flags: ObjectFlags) -> Result<ObjectFlags, ArenaError> {
         self.change_flags(raw, flags, true)
     }
@@ -715,20 +753,13 @@ impl Arena {
             // It lives in the permanent pool whatever its flags say; keep them truthful.
             return Err(ArenaError::ReservedFlags(ObjectFlags::PERMANENT));
         }
-        let before = slot.flags();
-        let after = if set { before | flags } else { before - flags };
-        slot.flags.store(after.bits(), Ordering::Release);
-        let class = slot.class() as usize;
-        let entry = &mut self.classes[class];
-        let n = raw.index().wrapping_sub(entry.start);
-        let visible = !after.intersects(ObjectFlags::HIDDEN);
-        // Permanent objects have no cell number, hence no live bit.
-        if !permanent_pool && entry.is_live(n) != visible {
-            entry.set_live(n, visible);
-        }
+        let before = match set {
+            true => slot.insert_flags(flags),
+            false => slot.remove_flags(flags),
+        };
         if self.barrier && !permanent_pool {
-            // A keep flag set, garbage revived: the mark must judge the object again.
-            entry.note(raw.index());
+            // A keep flag set or cleared: the mark must judge the object again.
+            self.classes[usize::from(slot.class())].note(raw.index());
         }
         Ok(before)
     }
@@ -825,7 +856,7 @@ impl Arena {
     /// collector's sweep, an `outer` link).
     pub fn handle_at(&self, index: u32) -> Option<RawHandle> {
         let slot = self.table.slot(index)?;
-        if slot.flags().contains(ObjectFlags::VACANT) {
+        if slot.flags().is_vacant() {
             return None;
         }
         Some(RawHandle::new(index, NonZeroU32::new(slot.generation())?))
@@ -872,9 +903,9 @@ impl Arena {
     }
 
     /// Objects of class `T` in the class's cells with a live slot: visible ones and hidden
-    /// ones awaiting their end (`GARBAGE`, `UNREACHABLE`), not permanent ones (see
-    /// [`ArenaClassStats::permanent`]) and not the ones a pool keeps in released slots
-    /// (stowed, `IN_POOL`, or being built).
+    /// ones awaiting their end (`Garbage`, `Unreachable`, `Destroying`), not permanent ones
+    /// (see [`ArenaClassStats::permanent`]) and not the ones a pool keeps in released slots
+    /// (`InPool`, or `Lent` while being built).
     pub fn len<T: 'static>(&self) -> usize {
         self.class_of::<T>().map_or(0, |id| self.classes[id.index()].len())
     }
@@ -964,12 +995,12 @@ impl Arena {
     /// picture behind a memory-layout view. `None` for a class this arena does not know.
     pub fn layout(&self, class: ClassId) -> Option<ClassLayout> {
         let entry = self.classes.get(class.index())?;
-        Some(layout::class_layout(entry, self.config.max_generation))
+        Some(layout::class_layout(entry))
     }
 
     /// [`layout`](Self::layout) of every class, in registration order.
     pub fn layouts(&self) -> Vec<ClassLayout> {
-        self.classes.iter().map(|e| layout::class_layout(e, self.config.max_generation)).collect()
+        self.classes.iter().map(layout::class_layout).collect()
     }
 
     /// The object table, for type-erased code (the collector marks it chunk by chunk).
@@ -1135,10 +1166,10 @@ impl Drop for Arena {
         let mut drops = DropAll::new();
         for (first, run) in self.table.runs() {
             for (k, slot) in run.iter().enumerate() {
-                if slot.flags().contains(ObjectFlags::VACANT) {
+                if slot.flags().is_vacant() {
                     continue;
                 }
-                slot.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
+                slot.flags.store(Lifecycle::Vacant.flags().bits(), Ordering::Release);
                 let cell = self.table.cell(first + k as u32).expect("a set-up slot has a cell");
                 if let Some(drop_fn) = self.classes[slot.class() as usize].drop_fn {
                     // SAFETY: a non-vacant slot's cell holds an object of its class; marking
@@ -1176,7 +1207,7 @@ unsafe fn stow_at<T>(
 ) -> Option<FreedCell> {
     let max_generation = entry.max_generation;
     debug_assert_eq!(cell.as_ptr(), entry.cell_of::<T>(n), "cell of another slot");
-    let vacant = ObjectFlags::VACANT.union(ObjectFlags::IN_POOL);
+    let vacant = Lifecycle::InPool;
     if release(table, entry, outers, index, n, flags, generation, vacant, max_generation) {
         // SAFETY: the slot held a `T` until `release` retired it just now; nobody else can
         // reach the cell any more, so this is its one drop.
@@ -1262,7 +1293,8 @@ fn grow(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> 
     debug_assert_eq!(entry.range().cell(grant.index << entry.shift), Some(grant.base), "cell arithmetic disagrees");
     // SAFETY: the range is this class's, and a slab is granted once, so its block of slots
     // was never set up.
-    let first = unsafe { table.set_up_block(entry.range(), grant.index, entry.id.index() as u16, ObjectFlags::VACANT) };
+    let first =
+        unsafe { table.set_up_block(entry.range(), grant.index, entry.id.index() as u16, Lifecycle::Vacant.flags()) };
     // Reversed, so the slab fills front to back.
     entry.free.extend((first..first + grant.cells).rev());
     entry.granted += grant.cells as usize;
@@ -1332,11 +1364,11 @@ fn release(
     n: u32,
     flags: ObjectFlags,
     generation: u32,
-    vacant: ObjectFlags,
+    vacant: Lifecycle,
     max_generation: u32,
 ) -> bool {
     debug_assert_eq!(index - entry.start, n, "cell number of another slot");
-    debug_assert!(!flags.contains(ObjectFlags::VACANT), "releasing vacant slot {index}");
+    debug_assert!(!flags.is_vacant(), "releasing vacant slot {index}");
     debug_assert_eq!(entry.hooks, entry.hooks_now(), "the class's hooks out of step");
     // The flags first: the compiler then keeps three branches rather than folding the
     // tests into one (measured: five instructions fewer a pair).
@@ -1361,7 +1393,7 @@ fn release_slow(
     n: u32,
     flags: ObjectFlags,
     generation: u32,
-    vacant: ObjectFlags,
+    vacant: Lifecycle,
     max_generation: u32,
 ) -> bool {
     if entry.ends.listening() {
@@ -1398,15 +1430,15 @@ fn retire(table: &ObjectTable, entry: &mut ClassEntry, outers: &mut Outers, inde
     entry.retired += 1;
 }
 
-/// The flags a released slot takes when it is not retired: plain `VACANT` for the class's
-/// vacant list, `VACANT | ASYNC` for a cell its free route receives (`routed`: it belongs to
-/// the route's owner until it comes back through `adopt` or `recycle`, which a layout
-/// picture shows).
+/// The state a released slot takes when it is not retired: `Vacant` for the class's
+/// vacant list, `Lent` for a cell its free route receives (`routed`: it belongs to the
+/// route's owner until it comes back through `adopt` or `recycle`, which a layout picture
+/// shows).
 #[inline(always)]
-fn vacant_flags(routed: bool) -> ObjectFlags {
+fn vacant_flags(routed: bool) -> Lifecycle {
     match routed {
-        true => ObjectFlags::VACANT.union(ObjectFlags::ASYNC),
-        false => ObjectFlags::VACANT,
+        true => Lifecycle::Lent,
+        false => Lifecycle::Vacant,
     }
 }
 
@@ -1723,7 +1755,7 @@ impl<T: Send + Sync + 'static> Releasable<'_, T> {
     }
 
     /// [`ClassStore::stow`]s the object: its slot is released (every handle to it goes
-    /// stale, its sub-objects are cut loose) and flagged `IN_POOL`, and the returned token
+    /// stale, its sub-objects are cut loose) and `InPool`, and the returned token
     /// owns the cell with the object still in it. `None`: the slot reached the generation
     /// ceiling and retired, and the object was dropped here.
     #[inline]
@@ -1822,7 +1854,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let n = index - self.entry.start;
         let slot = self.entry.slot(n);
         let cell = self.entry.cell_of::<T>(n);
-        debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "vacant list holds occupied slot {index}");
+        debug_assert!(slot.flags().is_vacant(), "vacant list holds occupied slot {index}");
         poison::unpoison(cell, self.entry.cell_size);
         // SAFETY: a vacant slot's cell is ours, uninitialised, sized and aligned for `T`.
         unsafe { cell.cast::<T>().write(value) };
@@ -1851,7 +1883,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     /// Hands out a vacant cell of the class (taking a prepared slab when none is vacant) as
     /// a [`FreedCell`] token, for an object to be built off this thread — a pool's
     /// precreation worker — and placed with [`adopt`](Self::adopt). The slot stays vacant,
-    /// flagged [`ObjectFlags::ASYNC`], until then.
+    /// [`Lifecycle::Lent`], until then.
     ///
     /// # Errors
     /// As [`try_insert`](Self::try_insert): [`ArenaError::Alloc`] or [`ArenaError::TableFull`].
@@ -1859,7 +1891,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let index = self.vacant()?;
         let n = index - self.entry.start;
         let slot = self.entry.slot(n);
-        slot.flags.store((ObjectFlags::VACANT | ObjectFlags::ASYNC).bits(), Ordering::Release);
+        slot.flags.store(Lifecycle::Lent.flags().bits(), Ordering::Release);
         let cell = self.entry.cell_ptr(n);
         // The token's holder writes the cell (a pool worker builds an object in it).
         poison::unpoison(cell, self.entry.cell_size);
@@ -1881,7 +1913,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         debug_assert!(n < self.entry.capacity, "token of another class");
         let slot = self.entry.slot(n);
         debug_assert!(self.entry.cell_ptr(n) == token.cell.as_ptr(), "token of another arena");
-        debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "adopting occupied slot {}", token.slot);
+        debug_assert!(slot.flags().is_vacant(), "adopting occupied slot {}", token.slot);
         let generation = slot.occupy();
         self.entry.set_live(n, true);
         self.entry.out -= 1;
@@ -1903,7 +1935,7 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
         let n = cell.number();
         debug_assert!(n < self.entry.capacity, "token of another class");
         let slot = self.entry.slot(n);
-        debug_assert!(slot.flags().contains(ObjectFlags::VACANT), "adopting occupied slot {}", self.entry.slot_of(n));
+        debug_assert!(slot.flags().is_vacant(), "adopting occupied slot {}", self.entry.slot_of(n));
         let generation = slot.occupy();
         self.entry.set_live(n, true);
         self.entry.out -= 1;
@@ -1927,8 +1959,8 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
     }
 
     /// Takes the object out of the world without dropping it: its slot is released (every
-    /// handle to it goes stale at once, its sub-objects are cut loose) and flagged
-    /// [`ObjectFlags::IN_POOL`], and the returned token owns the cell *with the object still
+    /// handle to it goes stale at once, its sub-objects are cut loose) and
+    /// [`Lifecycle::InPool`], and the returned token owns the cell *with the object still
     /// in it* — a pool's `Reuse` path, which [`adopt`](Self::adopt)s it again later. The
     /// token's holder must drop the object (or adopt it); an object in a dropped token is
     /// leaked, never dropped twice. `Ok(None)`: the slot reached the generation ceiling and

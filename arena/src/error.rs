@@ -4,7 +4,7 @@ use std::fmt;
 
 use respawn_allocator::AllocError;
 
-use crate::ObjectFlags;
+use crate::{Lifecycle, ObjectFlags};
 
 /// Why an arena call failed. Nothing is changed when one is returned.
 #[derive(Debug)]
@@ -33,6 +33,14 @@ pub enum ArenaError {
     NotRooted,
     /// These flags are the arena's own; set them through the operation that owns them.
     ReservedFlags(ObjectFlags),
+    /// The object's lifecycle has no move from `from` to `to` (see
+    /// [`Lifecycle::may_become`](crate::Lifecycle::may_become)).
+    Transition {
+        /// The object's state.
+        from: Lifecycle,
+        /// The state asked for.
+        to: Lifecycle,
+    },
     /// The object table has no room left. Its 2³² − 1 slot indices are handed out in
     /// blocks of [`BLOCK_SLOTS`](crate::BLOCK_SLOTS) (1 Mi): each class registered reserves
     /// `max_slabs × cells_per_slab` slots rounded up to whole blocks, and the permanent pool
@@ -56,13 +64,14 @@ impl fmt::Display for ArenaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Stale => f.write_str("stale handle: the object it was made for is gone"),
-            Self::Hidden(flags) => write!(f, "the object is flagged {flags:?} and out of reach of handles"),
+            Self::Hidden(flags) => write!(f, "the object is {flags:?}: out of reach of handles"),
             Self::WrongClass { expected, found } => write!(f, "handle of {expected} names an object of {found}"),
             Self::Unregistered(name) => write!(f, "class {name} is not registered with this arena"),
             Self::AlreadyRegistered(name) => write!(f, "class {name} is registered already"),
             Self::Rooted => f.write_str("the object is in the root set; remove it from the root set first"),
             Self::NotRooted => f.write_str("the object is not in the root set"),
             Self::ReservedFlags(flags) => write!(f, "flags {flags:?} are set by the arena alone"),
+            Self::Transition { from, to } => write!(f, "an object cannot move from {from:?} to {to:?}"),
             Self::TableFull => f.write_str("the object table is full"),
             Self::OuterCycle => f.write_str("an object cannot be owned by itself or by one of its sub-objects"),
             Self::Permanent => f.write_str("the object is permanent: it lives until its arena drops"),

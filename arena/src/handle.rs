@@ -67,7 +67,7 @@ impl fmt::Debug for RawHandle {
 ///
 /// `Copy`, 8 bytes, and `Option<Handle<T>>` is 8 bytes. It resolves through the arena only
 /// while the object it was made for is alive and visible: the generation in the slot still
-/// matches, and none of `GARBAGE | UNREACHABLE | IN_POOL` is set. The arena bumps a slot's
+/// matches, and the object's [`Lifecycle`](crate::Lifecycle) is `Live`. The arena bumps a slot's
 /// generation every time its object is released and retires a slot rather than let the
 /// generation wrap, so a handle never resolves to an object other than its own.
 ///

@@ -5,18 +5,19 @@
 use respawn_allocator::ClassId;
 
 use crate::class::ClassEntry;
-use crate::ObjectFlags;
+use crate::{Lifecycle, ObjectFlags};
 
 /// What one cell holds, judged from its slot's flags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CellState {
     /// A visible object: handles resolve, `tick` visits it.
     Live,
-    /// Owned by the class's pool: stowed for reuse (`IN_POOL`), taken or routed for a
-    /// worker to build into (`ASYNC`), or holding a ready object the pool will hand out.
+    /// Owned by the class's pool: stowed for reuse ([`Lifecycle::InPool`]), taken or routed
+    /// for a worker to build into ([`Lifecycle::Lent`]), or holding a ready object the pool
+    /// will hand out.
     Pooled,
-    /// An object on its way out: marked garbage, found unreachable, or waiting for its
-    /// purge (`GARBAGE`, `UNREACHABLE`, `BEGIN_DESTROYED`).
+    /// An object on its way out: marked garbage, found unreachable, or being destroyed
+    /// ([`Lifecycle::is_ending`]).
     Garbage,
     /// Vacant and on the class's free list: the next insert may take it.
     Free,
@@ -40,21 +41,13 @@ impl CellState {
         }
     }
 
-    fn of(flags: ObjectFlags, generation: u32, max_generation: u32) -> Self {
-        if flags.contains(ObjectFlags::VACANT) {
-            if flags.intersects(ObjectFlags::ASYNC | ObjectFlags::IN_POOL) {
-                CellState::Pooled
-            } else if generation >= max_generation {
-                CellState::Retired
-            } else {
-                CellState::Free
-            }
-        } else if flags.intersects(ObjectFlags::GARBAGE | ObjectFlags::UNREACHABLE | ObjectFlags::BEGIN_DESTROYED) {
-            CellState::Garbage
-        } else if flags.intersects(ObjectFlags::IN_POOL | ObjectFlags::ASYNC) {
-            CellState::Pooled
-        } else {
-            CellState::Live
+    fn of(flags: ObjectFlags) -> Self {
+        match flags.lifecycle() {
+            Lifecycle::Live => CellState::Live,
+            Lifecycle::Garbage | Lifecycle::Unreachable | Lifecycle::Destroying => CellState::Garbage,
+            Lifecycle::Vacant => CellState::Free,
+            Lifecycle::InPool | Lifecycle::Lent => CellState::Pooled,
+            Lifecycle::Retired => CellState::Retired,
         }
     }
 }
@@ -97,7 +90,7 @@ impl ClassLayout {
     }
 }
 
-pub(crate) fn class_layout(entry: &ClassEntry, max_generation: u32) -> ClassLayout {
+pub(crate) fn class_layout(entry: &ClassEntry) -> ClassLayout {
     let per_slab = entry.cells_per_slab();
     let slabs = (entry.bases.iter().enumerate())
         // A decommitted slab holds nothing and takes no memory: not shown.
@@ -107,12 +100,7 @@ pub(crate) fn class_layout(entry: &ClassEntry, max_generation: u32) -> ClassLayo
             SlabLayout {
                 index: index as u32,
                 address: base as usize,
-                cells: (first..first + per_slab as u32)
-                    .map(|n| {
-                        let slot = entry.slot(n);
-                        CellState::of(slot.flags(), slot.generation(), max_generation)
-                    })
-                    .collect(),
+                cells: (first..first + per_slab as u32).map(|n| CellState::of(entry.slot(n).flags())).collect(),
             }
         })
         .collect();

@@ -24,10 +24,9 @@
 //!   the class's range, so a class's vacant slots are its free cells;
 //! - a slot's generation grows by one on every release and never wraps (the slot is retired
 //!   at the ceiling), so `(index, generation)` is never issued twice;
-//! - a handle resolves only if its generation matches and the slot is not `VACANT`,
-//!   `GARBAGE`, `UNREACHABLE` or `IN_POOL`;
-//! - a cell's live bit is set exactly while it holds an object a handle can reach (not
-//!   `GARBAGE`, `UNREACHABLE` or `IN_POOL`); `tick` visits exactly those whose dormancy bit
+//! - a handle resolves only if its generation matches and the object's [`Lifecycle`] is
+//!   `Live` (one state of eight; the others are hidden or vacant);
+//! - a cell's live bit is set exactly while its object is `Live`; `tick` visits exactly those whose dormancy bit
 //!   is clear ([`Arena::set_dormant`]; the release clears it), in address order
 //!   (the collector's mark bit, `MAYBE_UNREACHABLE`, hides nothing, so a mark spread over
 //!   frames leaves every object usable);
@@ -74,7 +73,7 @@ pub use arena::{
 pub use class::{CellMap, CompactCell};
 pub use class::{Ended, FreeRoute, Freed, FreedCell};
 pub use error::ArenaError;
-pub use flags::ObjectFlags;
+pub use flags::{Lifecycle, ObjectFlags};
 #[cfg(not(loom))]
 pub use handle::Root;
 pub use handle::{Handle, RawHandle};

@@ -14,7 +14,7 @@ use respawn_allocator::SideRegion;
 
 #[cfg(not(loom))]
 use crate::RawHandle;
-use crate::{ArenaError, ObjectFlags};
+use crate::{ArenaError, Lifecycle, ObjectFlags};
 
 /// The index space is handed out in blocks of this many slots (1 Mi): a class's range is a
 /// whole number of blocks, and the table's directory has one entry per block.
@@ -38,7 +38,7 @@ pub(crate) const PERMANENT_SLOTS: u32 = BLOCK_SLOTS as u32;
 /// | field | written by | ordering | read by |
 /// |---|---|---|---|
 /// | `generation` | the arena (`occupy`, `vacate`) | Release | handle checks, after the flags |
-/// | `flags` | the arena; the collector's mark (`UNREACHABLE`, one task a slot); `insert_flags` from any thread | Release / AcqRel | everyone, Acquire |
+/// | `flags` | the arena (the [`Lifecycle`] field); the collector's mark (`MAYBE_UNREACHABLE`, one task a slot); `insert_flags` from any thread | Release / AcqRel | everyone, Acquire |
 /// | `class` | the arena, when the slot is set up | Relaxed | the collector, type checks |
 /// | `outer` | the arena (`set_outer`, release) | Relaxed | the mark (a child reaches its owner) |
 /// | `root_count` | [`Root`](crate::Root) guards, any thread | AcqRel | release checks, the mark |
@@ -51,10 +51,10 @@ pub(crate) const PERMANENT_SLOTS: u32 = BLOCK_SLOTS as u32;
 ///
 /// ```text
 ///   writer (the arena)                         reader (check a handle of generation g)
-///   occupy:  flags = live          (Release)   flags   (Acquire)  VACANT?         → stale
-///   vacate:  flags = VACANT        (Release)   generation         ≠ g?            → stale
+///   occupy:  flags = Live          (Release)   flags   (Acquire)  vacant?         → stale
+///   vacate:  flags = Vacant        (Release)   generation         ≠ g?            → stale
 ///            generation = g + 1    (Release)   else the object of generation g
-///   occupy:  flags = live          (Release)
+///   occupy:  flags = Live          (Release)
 /// ```
 ///
 /// The reader loads the flags first: if it sees the second `occupy`, the generation bump
@@ -130,26 +130,34 @@ impl Slot {
     }
 
     /// Ends the slot's object of `generation` (the generation its handle carried, which the
-    /// caller checked) for every handle: flags it `vacant` (`VACANT`, with `ASYNC` for a cell
-    /// routed to a free route or `IN_POOL` for a stowed one) and moves it to the next
+    /// caller checked) for every handle: puts it in the vacant `state` (`Vacant`, `Lent` for
+    /// a cell routed to a free route, `InPool` for a stowed one) and moves it to the next
     /// generation. The flag store comes first, as the reader in [`check`](Self::check)
     /// expects. Below the generation ceiling only: at it, the arena [`retire`](Self::retire)s
     /// the slot instead.
     #[inline(always)]
-    pub(crate) fn vacate(&self, generation: u32, vacant: ObjectFlags) {
+    pub(crate) fn vacate(&self, generation: u32, state: Lifecycle) {
         debug_assert_eq!(generation, self.generation.load(Ordering::Relaxed), "vacating another generation");
-        debug_assert!(vacant.contains(ObjectFlags::VACANT), "vacate without VACANT");
+        debug_assert!(state.is_vacant() && state != Lifecycle::Retired, "vacate to {state:?}");
         debug_assert!(generation < u32::MAX, "vacating a slot at the generation ceiling");
-        self.flags.store(vacant.bits(), Ordering::Release);
+        self.flags.store(state.flags().bits(), Ordering::Release);
         self.generation.store(generation + 1, Ordering::Release);
     }
 
-    /// Ends the slot's object for every handle and for good: flagged plain `VACANT` (no
-    /// route or pool owns its cell) at the generation it has, which no later handle carries.
-    /// The arena does this at the generation ceiling, where the next generation would wrap.
+    /// Ends the slot's object for every handle and for good: `Retired` (no route or pool
+    /// owns its cell) at the generation it has, which no later handle carries. The arena
+    /// does this at the generation ceiling, where the next generation would wrap.
     #[cold]
     pub(crate) fn retire(&self) {
-        self.flags.store(ObjectFlags::VACANT.bits(), Ordering::Release);
+        self.flags.store(Lifecycle::Retired.flags().bits(), Ordering::Release);
+    }
+
+    /// Moves the object's lifecycle to `state`, keeping its other flags. The arena calls
+    /// this under `&mut Arena` (no other thread writes the field).
+    #[inline]
+    pub(crate) fn set_lifecycle(&self, state: Lifecycle) {
+        let flags = self.flags().with_lifecycle(state);
+        self.flags.store(flags.bits(), Ordering::Release);
     }
 
     /// Sets the slot up for its cell's first object: vacant, generation 1, no owner.
@@ -595,7 +603,7 @@ impl ObjectTable {
     pub fn was_released(&self, raw: RawHandle) -> bool {
         self.slot(raw.index()).is_some_and(|s| {
             let g = raw.generation().get();
-            s.flags().contains(ObjectFlags::VACANT) && (s.generation() == g.saturating_add(1) || s.generation() == g)
+            s.flags().is_vacant() && (s.generation() == g.saturating_add(1) || s.generation() == g)
         })
     }
 
@@ -611,8 +619,8 @@ impl ObjectTable {
         Ok(slot)
     }
 
-    /// The slot of the object `raw` names, if a handle may reach it: live and not hidden
-    /// (`GARBAGE`, `UNREACHABLE`, `IN_POOL`).
+    /// The slot of the object `raw` names, if a handle may reach it: its lifecycle is
+    /// [`Live`](Lifecycle::Live).
     ///
     /// # Errors
     /// [`ArenaError::Stale`] or [`ArenaError::Hidden`].
@@ -722,7 +730,7 @@ mod loom_model {
     use respawn_allocator::sync::{thread, Arc, AtomicU16, AtomicU32, Ordering};
 
     use super::{Slot, NONE};
-    use crate::{ArenaError, ObjectFlags};
+    use crate::{ArenaError, Lifecycle, ObjectFlags};
 
     /// A live slot at generation 1 whose object's flags are `flags`.
     fn live_slot(flags: ObjectFlags) -> Slot {
@@ -745,7 +753,7 @@ mod loom_model {
     #[test]
     fn slot_handoff() {
         loom::model(|| {
-            let marker = ObjectFlags::CLUSTER_ROOT;
+            let marker = ObjectFlags::PERMANENT;
             let slot = Arc::new(live_slot(marker));
             let reader = {
                 let slot = Arc::clone(&slot);
@@ -754,7 +762,7 @@ mod loom_model {
                     Err(e) => assert!(matches!(e, ArenaError::Stale)),
                 })
             };
-            slot.vacate(1, ObjectFlags::VACANT);
+            slot.vacate(1, Lifecycle::Vacant);
             let generation = slot.occupy();
             assert_eq!(generation.get(), 2);
             assert!(matches!(slot.check(G1), Err(ArenaError::Stale)));
@@ -778,7 +786,7 @@ mod loom_model {
             };
             slot.retire();
             assert!(matches!(slot.check(G1), Err(ArenaError::Stale)));
-            assert_eq!(slot.flags(), ObjectFlags::VACANT, "a retired slot is not routed");
+            assert_eq!(slot.flags().lifecycle(), Lifecycle::Retired, "a retired slot is not routed");
             assert!(matches!(reader.join().unwrap(), Err(ArenaError::Stale)), "generation 2 was never issued");
         });
     }

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use respawn_arena::{
-    Arena, ArenaConfig, ArenaError, Ended, Freed, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig, BLOCK_SLOTS,
+    Arena, ArenaConfig, ArenaError, Ended, Freed, FreedCell, Handle, Lifecycle, ObjectFlags, RawHandle, SlabConfig,
+    BLOCK_SLOTS,
 };
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
@@ -151,9 +152,9 @@ fn every_object_is_dropped_exactly_once() {
         for h in hs.iter().skip(1).step_by(3) {
             arena.destroy(h.raw()).unwrap();
         }
-        // Hidden ones (garbage, in pool) must be dropped with the arena too.
-        arena.set_flags(hs[2].raw(), ObjectFlags::GARBAGE).unwrap();
-        arena.set_flags(hs[5].raw(), ObjectFlags::IN_POOL).unwrap();
+        // Hidden ones (garbage, found unreachable) must be dropped with the arena too.
+        arena.set_lifecycle(hs[2].raw(), Lifecycle::Garbage).unwrap();
+        arena.set_lifecycle(hs[5].raw(), Lifecycle::Unreachable).unwrap();
         assert_eq!(drops.load(Ordering::SeqCst), (n as usize).div_ceil(3) + (n as usize - 1).div_ceil(3));
     }
     assert_eq!(drops.load(Ordering::SeqCst), n as usize);
@@ -296,7 +297,7 @@ fn tick_visits_every_visible_object_once_in_memory_order() {
     for h in hs.iter().step_by(7) {
         arena.remove(*h).unwrap();
     }
-    arena.set_flags(hs[1].raw(), ObjectFlags::GARBAGE).unwrap();
+    arena.set_lifecycle(hs[1].raw(), Lifecycle::Garbage).unwrap();
     let mut visited = Vec::new();
     arena.tick::<Projectile>(|p| {
         p.life -= 0.25;
@@ -316,7 +317,7 @@ fn tick_visits_every_visible_object_once_in_memory_order() {
         assert_eq!(life, 0.75);
     }
     // Un-hiding brings the object back into the tick.
-    arena.clear_flags(hs[1].raw(), ObjectFlags::GARBAGE).unwrap();
+    arena.set_lifecycle(hs[1].raw(), Lifecycle::Live).unwrap();
     let mut count = 0;
     arena.tick::<Projectile>(|_| count += 1);
     assert_eq!(count, expected.len() + 1);
@@ -450,23 +451,34 @@ fn a_root_may_outlive_its_arena() {
 }
 
 #[test]
-fn hidden_objects_do_not_resolve_and_vacant_is_reserved() {
+fn hidden_objects_do_not_resolve_and_the_lifecycle_is_reserved() {
     let mut arena = Arena::with_config(SMALL);
     let h = arena.insert(projectile(1));
-    for flag in [ObjectFlags::GARBAGE, ObjectFlags::IN_POOL, ObjectFlags::UNREACHABLE] {
-        arena.set_flags(h.raw(), flag).unwrap();
-        assert!(arena.get(h).is_none(), "{flag:?} hides");
-        assert!(matches!(arena.try_get(h), Err(ArenaError::Hidden(f)) if f.contains(flag)));
+    for state in [Lifecycle::Garbage, Lifecycle::Unreachable] {
+        assert_eq!(arena.set_lifecycle(h.raw(), state).unwrap(), Lifecycle::Live);
+        assert!(arena.get(h).is_none(), "{state:?} hides");
+        assert!(matches!(arena.try_get(h), Err(ArenaError::Hidden(f)) if f.lifecycle() == state));
         assert!(matches!(arena.try_remove(h), Err(ArenaError::Hidden(_))));
-        arena.clear_flags(h.raw(), flag).unwrap();
+        assert_eq!(arena.lifecycle(h.raw()).unwrap(), state);
+        arena.set_lifecycle(h.raw(), Lifecycle::Live).unwrap();
         assert!(arena.get(h).is_some());
     }
-    arena.set_flags(h.raw(), ObjectFlags::PERMANENT | ObjectFlags::CLUSTER_ROOT).unwrap();
+    arena.set_flags(h.raw(), ObjectFlags::PERMANENT | ObjectFlags::ROOT_SET).unwrap();
     assert!(arena.get(h).is_some(), "other flags do not hide");
-    assert!(matches!(arena.set_flags(h.raw(), ObjectFlags::VACANT), Err(ArenaError::ReservedFlags(_))));
-    assert!(matches!(arena.clear_flags(h.raw(), ObjectFlags::VACANT), Err(ArenaError::ReservedFlags(_))));
+    arena.clear_flags(h.raw(), ObjectFlags::ROOT_SET).unwrap();
+    for reserved in [ObjectFlags::VACANT, ObjectFlags::LIFECYCLE, Lifecycle::Garbage.flags()] {
+        assert!(matches!(arena.set_flags(h.raw(), reserved), Err(ArenaError::ReservedFlags(_))));
+        assert!(matches!(arena.clear_flags(h.raw(), reserved), Err(ArenaError::ReservedFlags(_))));
+    }
+    // The vacant states are the arena's, and a begun destroy is never undone.
+    for state in [Lifecycle::Vacant, Lifecycle::InPool, Lifecycle::Lent, Lifecycle::Retired] {
+        let refused = arena.set_lifecycle(h.raw(), state);
+        assert!(matches!(refused, Err(ArenaError::Transition { from: Lifecycle::Live, to }) if to == state));
+    }
+    assert_eq!(arena.set_lifecycle(h.raw(), Lifecycle::Destroying).unwrap(), Lifecycle::Live);
+    assert!(matches!(arena.set_lifecycle(h.raw(), Lifecycle::Live), Err(ArenaError::Transition { .. })));
+    assert!(arena.get(h).is_none(), "refused moves change nothing");
     // A hidden object can still be destroyed by type-erased code.
-    arena.set_flags(h.raw(), ObjectFlags::GARBAGE).unwrap();
     arena.destroy(h.raw()).unwrap();
     assert!(matches!(arena.flags(h.raw()), Err(ArenaError::Stale)));
 }
@@ -562,22 +574,25 @@ fn sub_object_lists_follow_set_outer_and_release() {
     // The sub-object mark is the arena's: callers can neither set nor clear it.
     assert!(matches!(arena.clear_flags(a, ObjectFlags::HAS_SUBOBJECTS), Err(ArenaError::ReservedFlags(_))));
     // A hidden owner is refused: a garbage owner's parts must not outlive it.
-    arena.set_flags(a, ObjectFlags::GARBAGE).unwrap();
+    arena.set_lifecycle(a, Lifecycle::Garbage).unwrap();
     assert!(matches!(arena.set_outer(d, Some(a)), Err(ArenaError::Hidden(_))));
 }
 
 #[test]
-fn set_flags_brings_the_live_bitmap_in_step_with_atomic_flags() {
+fn set_lifecycle_keeps_the_live_bitmap_in_step() {
     let mut arena = Arena::with_config(SMALL);
     let hs: Vec<_> = (0..3).map(|i| arena.insert(projectile(i))).collect();
-    // The collector sets UNREACHABLE atomically, then re-states it through set_flags for
-    // the objects that stay unreachable, which takes them out of tick.
-    arena.table().slot(hs[1].index()).unwrap().insert_flags(ObjectFlags::UNREACHABLE);
-    arena.set_flags(hs[1].raw(), ObjectFlags::UNREACHABLE).unwrap();
+    // The collector's white bit hides nothing; its verdict (`Unreachable`) takes the object
+    // out of tick, and a revival brings it back.
+    arena.table().slot(hs[1].index()).unwrap().insert_flags(ObjectFlags::MAYBE_UNREACHABLE);
     let mut seen = Vec::new();
     arena.tick::<Projectile>(|p| seen.push(p.id));
+    assert_eq!(seen, vec![0, 1, 2]);
+    arena.set_lifecycle(hs[1].raw(), Lifecycle::Unreachable).unwrap();
+    seen.clear();
+    arena.tick::<Projectile>(|p| seen.push(p.id));
     assert_eq!(seen, vec![0, 2]);
-    arena.clear_flags(hs[1].raw(), ObjectFlags::UNREACHABLE).unwrap();
+    arena.set_lifecycle(hs[1].raw(), Lifecycle::Live).unwrap();
     seen.clear();
     arena.tick::<Projectile>(|p| seen.push(p.id));
     assert_eq!(seen, vec![0, 1, 2]);

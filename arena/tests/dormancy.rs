@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use proptest::prelude::*;
-use respawn_arena::{Arena, ArenaConfig, ArenaError, Handle, ObjectFlags, SlabConfig, TickCursor};
+use respawn_arena::{Arena, ArenaConfig, ArenaError, Handle, Lifecycle, SlabConfig, TickCursor};
 
 /// An object that knows its own name, so a tick can say whom it visited.
 #[derive(Debug)]
@@ -131,9 +131,9 @@ fn change(arena: &mut Arena, m: &mut Model, op: &Op) -> Result<(), TestCaseError
             let Some(h) = m.pick(p) else { return Ok(()) };
             let hide = matches!(op, Op::Hide(_));
             if hide {
-                arena.set_flags(h.raw(), ObjectFlags::GARBAGE).unwrap();
+                arena.set_lifecycle(h.raw(), Lifecycle::Garbage).unwrap();
             } else {
-                arena.clear_flags(h.raw(), ObjectFlags::GARBAGE).unwrap();
+                arena.set_lifecycle(h.raw(), Lifecycle::Live).unwrap();
             }
             m.live.get_mut(&h).unwrap().hidden = hide;
         }
@@ -303,9 +303,9 @@ fn dormancy_survives_being_hidden_and_revealed() {
     let mut arena = tiny_arena();
     let h = arena.insert(Obj { id: 0, ticks: 0 });
     arena.set_dormant(h.raw(), true).unwrap();
-    arena.set_flags(h.raw(), ObjectFlags::GARBAGE).unwrap();
+    arena.set_lifecycle(h.raw(), Lifecycle::Garbage).unwrap();
     assert!(matches!(arena.set_dormant(h.raw(), false), Err(ArenaError::Hidden(_))));
-    arena.clear_flags(h.raw(), ObjectFlags::GARBAGE).unwrap();
+    arena.set_lifecycle(h.raw(), Lifecycle::Live).unwrap();
     assert!(arena.is_dormant(h.raw()), "revived garbage is as dormant as it was");
     let mut visits = 0;
     arena.tick::<Obj>(|_| visits += 1);

@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use respawn_arena::{Arena, ArenaConfig, ArenaError, Handle, ObjectFlags, SlabConfig};
+use respawn_arena::{Arena, ArenaConfig, ArenaError, Handle, Lifecycle, ObjectFlags, SlabConfig};
 
 #[derive(Debug)]
 struct Ship {
@@ -179,7 +179,7 @@ fn get_disjoint_mut_lends_distinct_live_objects_only() {
     assert_eq!(b2.index(), b.index());
     assert!(arena.get_disjoint_mut([b, a]).is_none(), "a stale handle");
     assert!(arena.get_disjoint_mut([b, b2]).is_none(), "two generations of one slot");
-    arena.set_flags(a.raw(), ObjectFlags::GARBAGE).unwrap();
+    arena.set_lifecycle(a.raw(), Lifecycle::Garbage).unwrap();
     assert!(arena.get_disjoint_mut([a, c]).is_none(), "a hidden object");
     let forged: Handle<u32> = Handle::from_raw(arena.insert(0u64).raw());
     assert!(arena.get_disjoint_mut([forged, c]).is_none(), "another class's object");
@@ -192,7 +192,7 @@ fn iter_mut_visits_each_visible_object_once_with_its_handle() {
     for h in handles.iter().step_by(3) {
         arena.remove(*h);
     }
-    arena.set_flags(handles[1].raw(), ObjectFlags::GARBAGE).unwrap();
+    arena.set_lifecycle(handles[1].raw(), Lifecycle::Garbage).unwrap();
     let mut seen = Vec::new();
     for (h, v) in arena.iter_mut::<u32>() {
         *v += 1000;

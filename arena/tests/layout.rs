@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use respawn_arena::{Arena, ArenaConfig, CellState, FreedCell, ObjectFlags, SlabConfig};
+use respawn_arena::{Arena, ArenaConfig, CellState, FreedCell, Lifecycle, SlabConfig};
 
 #[derive(Debug)]
 struct Shot([u64; 4]);
@@ -32,8 +32,8 @@ fn layout_reports_each_state() {
     assert_eq!(counts(&arena), [10, 0, 0, per_slab - 10, 0]);
 
     // Garbage: hidden, still in its cell.
-    arena.set_flags(handles[0].raw(), ObjectFlags::GARBAGE).unwrap();
-    arena.set_flags(handles[1].raw(), ObjectFlags::UNREACHABLE).unwrap();
+    arena.set_lifecycle(handles[0].raw(), Lifecycle::Garbage).unwrap();
+    arena.set_lifecycle(handles[1].raw(), Lifecycle::Unreachable).unwrap();
     assert_eq!(counts(&arena), [8, 0, 2, per_slab - 10, 0]);
 
     // Removed: free again.

@@ -2,7 +2,7 @@
 //! release), `recycle`, `store_of` and `insert_permanent`, with every object dropped once.
 
 use respawn_allocator::AllocError;
-use respawn_arena::{Arena, ArenaConfig, ArenaError, FreedCell, Handle, ObjectFlags, Rejected, SlabConfig};
+use respawn_arena::{Arena, ArenaConfig, ArenaError, FreedCell, Handle, Lifecycle, ObjectFlags, Rejected, SlabConfig};
 use respawn_testkit::drops::Drops;
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, ..ArenaConfig::DEFAULT };
@@ -60,7 +60,7 @@ unsafe fn fill<T>(token: &FreedCell, value: T) {
     unsafe { token.cell().cast::<T>().as_ptr().write(value) };
 }
 
-/// `take_cell` hands out a vacant, `ASYNC` cell invisible to the arena; `adopt` makes the
+/// `take_cell` hands out a `Lent` cell invisible to the arena; `adopt` makes the
 /// object built in it live under the slot's current generation.
 #[test]
 fn take_cell_then_adopt_places_an_object_built_elsewhere() {
@@ -69,7 +69,7 @@ fn take_cell_then_adopt_places_an_object_built_elsewhere() {
     arena.insert(tracked(&log, 0));
     let token = arena.store_mut::<Tracked>().unwrap().take_cell().unwrap();
     assert_eq!(token.class(), arena.class_of::<Tracked>().unwrap());
-    assert_eq!(slot_flags(&arena, token.slot()), ObjectFlags::VACANT | ObjectFlags::ASYNC);
+    assert_eq!(slot_flags(&arena, token.slot()), Lifecycle::Lent.flags());
     assert_eq!(arena.len::<Tracked>(), 1, "a taken cell holds no object yet");
     assert_eq!(arena.handle_at(token.slot()), None);
     assert_eq!(ids_ticked(&mut arena), vec![0]);
@@ -118,7 +118,7 @@ fn stow_hides_without_dropping_and_adopt_brings_the_object_back() {
     assert_eq!(token.cell().as_ptr().cast_const(), address.cast::<u8>());
     assert!(arena.get(old).is_none());
     assert!(matches!(arena.try_get(old), Err(ArenaError::Stale)));
-    assert!(slot_flags(&arena, old.index()).contains(ObjectFlags::VACANT));
+    assert!(slot_flags(&arena, old.index()).is_vacant());
     assert_eq!(log.total(), 0, "stowing drops nothing");
     assert_eq!(arena.len::<Tracked>(), 1);
     assert_eq!(ids_ticked(&mut arena), vec![0]);
@@ -149,9 +149,9 @@ fn stow_flags_the_slot_in_pool() {
     let h = arena.insert(7u64);
     let token = arena.store_mut::<u64>().unwrap().stow(h).unwrap().unwrap();
     let slot = token.slot();
-    assert_eq!(slot_flags(&arena, slot), ObjectFlags::VACANT | ObjectFlags::IN_POOL);
+    assert_eq!(slot_flags(&arena, slot).lifecycle(), Lifecycle::InPool);
     arena.recycle(token).unwrap();
-    assert_eq!(slot_flags(&arena, slot), ObjectFlags::VACANT, "recycling clears IN_POOL");
+    assert_eq!(slot_flags(&arena, slot).lifecycle(), Lifecycle::Vacant, "recycling makes it plain vacant");
 }
 
 /// `stow` refuses stale, rooted, guarded, permanent and wrong-class handles, and changes
@@ -221,7 +221,7 @@ fn stow_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
         assert!(arena.get(*h).is_none());
     }
     assert_eq!(arena.handle_at(first.index()), None);
-    assert_eq!(slot_flags(&arena, first.index()), ObjectFlags::VACANT);
+    assert_eq!(slot_flags(&arena, first.index()).lifecycle(), Lifecycle::Retired);
     // The retired slot is never handed out again.
     let next = arena.insert(tracked(&log, 1));
     assert_ne!(next.index(), first.index());
@@ -239,7 +239,7 @@ fn recycle_returns_a_taken_cell_and_refuses_another_arenas() {
     let cells = SlabConfig::SMALL.cells_per_slab as usize;
     assert_eq!(arena.stats::<u64>().unwrap().vacant, cells - 1);
     arena.recycle(token).unwrap();
-    assert_eq!(slot_flags(&arena, slot), ObjectFlags::VACANT, "ASYNC is cleared");
+    assert_eq!(slot_flags(&arena, slot).lifecycle(), Lifecycle::Vacant, "vacant again");
     assert_eq!(arena.stats::<u64>().unwrap().vacant, cells);
     let h = arena.insert(5u64);
     assert_eq!(h.index(), slot, "the recycled slot is the next one used");
@@ -254,13 +254,13 @@ fn recycle_returns_a_taken_cell_and_refuses_another_arenas() {
     // A slot index names a cell number of its class, and which slab each arena took first
     // depends on its preparation thread: A takes slabs until it holds B's cell number too.
     let mut n = cells;
-    while !a.table().slot(foreign.slot()).is_some_and(|s| s.flags().contains(ObjectFlags::VACANT)) {
+    while !a.table().slot(foreign.slot()).is_some_and(|s| s.flags().is_vacant()) {
         a.prefill::<u64>(n).unwrap();
         n += cells;
     }
     let here = a.table().slot(foreign.slot()).expect("the slot index exists in A too");
     assert_eq!(usize::from(here.class()), foreign.class().index());
-    assert!(here.flags().contains(ObjectFlags::VACANT));
+    assert!(here.flags().is_vacant());
     let vacant = a.stats::<u64>().unwrap().vacant;
     assert!(matches!(a.recycle(foreign), Err(ArenaError::Stale)));
     assert_eq!(a.stats::<u64>().unwrap().vacant, vacant, "nothing changed in A");
@@ -308,10 +308,10 @@ fn permanent_objects_resolve_but_live_until_the_arena_drops() {
     assert!(matches!(arena.store_mut::<Tracked>().unwrap().try_remove(p), Err(ArenaError::Permanent)));
 
     // Flags that change visibility must not touch a live bit the object does not have.
-    arena.set_flags(raw, ObjectFlags::GARBAGE).unwrap();
+    arena.set_lifecycle(raw, Lifecycle::Garbage).unwrap();
     assert!(arena.get(p).is_none());
-    arena.clear_flags(raw, ObjectFlags::GARBAGE).unwrap();
-    arena.set_flags(raw, ObjectFlags::CLUSTER_ROOT).unwrap();
+    arena.set_lifecycle(raw, Lifecycle::Live).unwrap();
+    arena.set_flags(raw, ObjectFlags::ROOT_SET).unwrap();
     assert!(arena.get(p).is_some());
 
     assert_eq!(ids_ticked(&mut arena), vec![0]);
@@ -402,7 +402,7 @@ fn every_object_is_dropped_once_whatever_its_pooling_history() {
     let permanent = arena.insert_permanent(tracked(&log, 10)).unwrap();
     // 11: hidden (garbage), still the arena's.
     let hidden = arena.insert(tracked(&log, 11));
-    arena.set_flags(hidden.raw(), ObjectFlags::GARBAGE).unwrap();
+    arena.set_lifecycle(hidden.raw(), Lifecycle::Garbage).unwrap();
 
     // SAFETY: `stow` left object 5 in the cell; the arena no longer owns it and this is its
     // one drop. The cell stays mapped while `arena` lives.

@@ -249,7 +249,7 @@ fn prune_drops_the_entries_of_ended_and_hidden_objects() {
     let mut table: SideTable<u32, u32> = handles.iter().map(|&h| (h, h.index())).collect();
     arena.remove(handles[3]);
     arena.destroy(handles[4].raw()).unwrap();
-    arena.set_flags(handles[5].raw(), respawn_arena::ObjectFlags::GARBAGE).unwrap();
+    arena.set_lifecycle(handles[5].raw(), respawn_arena::Lifecycle::Garbage).unwrap();
     assert_eq!(table.prune(&arena), 3);
     assert_eq!(table.len(), 7);
     assert!(table.iter().all(|(h, _)| arena.contains(h)));

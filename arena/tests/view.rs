@@ -4,7 +4,7 @@
 //! Run under Miri (scripts/miri.sh): the tick's `&mut` objects and the view's `&` objects
 //! must never overlap.
 
-use respawn_arena::{Arena, ArenaConfig, ArenaError, Handle, ObjectFlags, RawHandle, SlabConfig};
+use respawn_arena::{Arena, ArenaConfig, ArenaError, Handle, Lifecycle, RawHandle, SlabConfig};
 
 #[derive(Debug, PartialEq)]
 struct Target {
@@ -57,12 +57,12 @@ fn a_target_that_ended_reads_as_stale_and_a_hidden_one_as_hidden() {
     let a = arena.insert(missile(gone));
     let b = arena.insert(missile(hidden));
     arena.remove(gone).expect("live target");
-    arena.set_flags(hidden.raw(), ObjectFlags::GARBAGE).expect("live target");
+    arena.set_lifecycle(hidden.raw(), Lifecycle::Garbage).expect("live target");
     steer(&mut arena);
     let stale = ArenaError::Stale.to_string();
     assert_eq!(arena.get(a).unwrap().lost.as_deref(), Some(stale.as_str()));
     let lost = arena.get(b).unwrap().lost.clone().expect("a hidden target is not lent");
-    assert!(lost.contains("GARBAGE"), "{lost}");
+    assert!(lost.contains("Garbage"), "{lost}");
     // A slot reused by a new target does not bring the old handle back.
     let newer = arena.insert(Target { x: 3.0 });
     assert_eq!(newer.index(), gone.index(), "the freed slot is reused");

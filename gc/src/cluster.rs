@@ -94,9 +94,6 @@ impl Clusters {
                 self.join(raw.index(), slot, index);
             }
         }
-        if let Some(slot) = live(table, root) {
-            slot.insert_flags(ObjectFlags::CLUSTER_ROOT);
-        }
         ClusterId(index)
     }
 
@@ -114,7 +111,6 @@ impl Clusters {
             let Some(slot) = live(table, raw) else { continue };
             if self.cluster_of(raw.index(), slot) == Some(id.0) {
                 self.leave(raw.index(), slot);
-                slot.remove_flags(ObjectFlags::CLUSTER_ROOT | ObjectFlags::REACHABLE_IN_CLUSTER);
             }
         }
         members.clear();
@@ -137,7 +133,7 @@ impl Clusters {
                 continue;
             }
             cluster.reached.store(false, Ordering::Relaxed);
-            let root_ok = live(table, cluster.root).is_some_and(|s| !s.flags().contains(ObjectFlags::GARBAGE));
+            let root_ok = live(table, cluster.root).is_some_and(|s| !s.flags().lifecycle().is_ending());
             if !root_ok {
                 self.dissolve(table, ClusterId(i as u32));
                 dissolved += 1;
@@ -146,7 +142,7 @@ impl Clusters {
             let mut members = std::mem::take(&mut cluster.members);
             members.retain(|&m| match live(table, m) {
                 Some(slot) if self.cluster_of(m.index(), slot) == Some(i as u32) => {
-                    let garbage = slot.flags().contains(ObjectFlags::GARBAGE);
+                    let garbage = slot.flags().lifecycle().is_ending();
                     if garbage {
                         self.leave(m.index(), slot);
                     }
@@ -170,7 +166,6 @@ impl Clusters {
         for raw in iter::once(cluster.root).chain(cluster.members.iter().copied()) {
             let Some(slot) = tracer.slot_of(raw) else { continue };
             tracer.claim(raw.index(), slot);
-            slot.insert_flags(ObjectFlags::REACHABLE_IN_CLUSTER);
         }
     }
 

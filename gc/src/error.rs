@@ -16,8 +16,6 @@ pub enum GcError {
     Permanent,
     /// The object is in a cluster already.
     InCluster,
-    /// The object is in its pool or being built by a worker, so it cannot join a cluster.
-    Pooled,
     /// The cluster id names no cluster (dissolved already?).
     UnknownCluster,
     /// A setting is out of range; the message says what to change.
@@ -34,7 +32,6 @@ impl fmt::Display for GcError {
             Self::AlreadyRegistered(name) => write!(f, "class {name} is registered with the collector already"),
             Self::Permanent => f.write_str("the object is permanent; the collector disregards it"),
             Self::InCluster => f.write_str("the object is in a cluster already; dissolve that cluster first"),
-            Self::Pooled => f.write_str("the object is in its pool or being built; only live objects join clusters"),
             Self::UnknownCluster => f.write_str("no such cluster (dissolved already?)"),
             Self::BadSettings(msg) => write!(f, "bad GC settings: {msg}"),
             Self::Threads => f.write_str("the collector's threads could not be started (GcSettings::threads)"),

@@ -12,7 +12,7 @@ use bumpalo::Bump;
 use rayon::prelude::*;
 use respawn_allocator::sync::{AtomicU32, Ordering};
 use respawn_arena::{
-    Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassId, ClassLayout, Ended, Handle, Iter, ObjectFlags,
+    Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassId, ClassLayout, Ended, Handle, Iter, Lifecycle, ObjectFlags,
     ObjectTable, RawHandle, Rejected, Root, SlabConfig, Slot, View,
 };
 
@@ -30,7 +30,7 @@ use crate::{GcError, Object};
 use incremental::Marking;
 
 /// Kept objects the mark never scans (UE's disregard-for-GC): permanent, pooled, being built.
-const UNTRACED_KEEP: ObjectFlags = ObjectFlags::PERMANENT.union(ObjectFlags::IN_POOL).union(ObjectFlags::ASYNC);
+const UNTRACED_KEEP: ObjectFlags = ObjectFlags::PERMANENT;
 
 /// How long the objects of a class live: until nothing reaches them, or until they are
 /// destroyed.
@@ -147,12 +147,15 @@ impl<'h> Subtree<'h> {
     /// waiting for the purge, or its `begin_destroy` run), is not counted again.
     pub fn mark_as_garbage(mut self) -> usize {
         let order = std::mem::take(&mut self.order);
-        let ending = ObjectFlags::GARBAGE | ObjectFlags::UNREACHABLE | ObjectFlags::BEGIN_DESTROYED;
         let mut marked = 0;
         for &h in &order {
-            let before = self.heap.arena.set_flags(h, ObjectFlags::GARBAGE);
-            debug_assert!(before.is_ok(), "walked and checked under the same borrow");
-            marked += usize::from(before.is_ok_and(|flags| !flags.intersects(ending)));
+            // Only a `Live` object moves: one garbage already, or ending, is not counted.
+            let before = self.heap.arena.set_lifecycle(h, Lifecycle::Garbage);
+            debug_assert!(
+                matches!(before, Ok(_) | Err(ArenaError::Transition { .. })),
+                "walked and checked under the same borrow"
+            );
+            marked += usize::from(matches!(before, Ok(Lifecycle::Live)));
         }
         self.finish(order);
         marked
@@ -247,6 +250,9 @@ pub struct Heap {
     /// Objects whose `begin_destroy` ran, waiting to be ready for `finish_destroy`.
     /// With why each is ending, for its free route.
     waiting: Vec<(RawHandle, Ended)>,
+    /// Objects the purge met rooted and kept, `Unreachable` until the next collection
+    /// revives them before it judges them again.
+    standing: Vec<RawHandle>,
     /// Scratch lists for sub-object walks (kept for their capacity).
     walk: Vec<RawHandle>,
     order: Vec<RawHandle>,
@@ -332,6 +338,7 @@ impl Heap {
             purge_queue: Vec::new(),
             purge_cursor: 0,
             waiting: Vec::new(),
+            standing: Vec::new(),
             walk: Vec::new(),
             order: Vec::new(),
             since_collection: Duration::ZERO,
@@ -1126,13 +1133,26 @@ impl Heap {
         ended
     }
 
+    /// Revives the objects the last purge met rooted and left `Unreachable` (a root taken
+    /// between the verdict and the purge): `Live` again, ticked again, and judged by the
+    /// collection about to begin like any other object.
+    fn revive_standing(&mut self) {
+        for raw in self.standing.drain(..) {
+            // One ended since, or moved on by hand, is left as it is.
+            let _ = self.arena.set_lifecycle(raw, Lifecycle::Live);
+        }
+    }
+
     /// Ends one object: hooks, drop, final free. The caller resolved `raw`.
     fn end_life(&mut self, raw: RawHandle, ended: Ended) -> Ending {
         let Ok(slot) = self.arena.table().resolve_live(raw) else { return Ending::Ended };
         if slot.is_rooted() {
+            if slot.flags().lifecycle() == Lifecycle::Unreachable {
+                self.standing.push(raw);
+            }
             return Ending::Kept;
         }
-        if slot.flags().contains(ObjectFlags::BEGIN_DESTROYED) {
+        if slot.flags().lifecycle() == Lifecycle::Destroying {
             // Its end began already (a sub-object waiting for `finish_destroy`): never a
             // second `begin_destroy`.
             return Ending::Waiting;
@@ -1141,7 +1161,7 @@ impl Heap {
         let cell = self.arena.table().cell(raw.index()).expect("a live object has a cell").as_ptr();
         if let Some(Some(gc)) = self.classes.get(class).copied() {
             // Flag first: a panicking hook must not lead to a second `begin_destroy`.
-            let flagged = self.arena.set_flags(raw, ObjectFlags::BEGIN_DESTROYED | ObjectFlags::GARBAGE);
+            let flagged = self.arena.set_lifecycle(raw, Lifecycle::Destroying);
             debug_assert!(flagged.is_ok(), "resolved just now");
             // SAFETY: `raw` resolved to a live object of `class`; `&mut self` holds it
             // exclusively.
@@ -1213,9 +1233,6 @@ impl Heap {
             let flags = slot.flags();
             if flags.contains(ObjectFlags::PERMANENT) {
                 return Err(GcError::Permanent);
-            }
-            if flags.intersects(ObjectFlags::IN_POOL | ObjectFlags::ASYNC) {
-                return Err(GcError::Pooled);
             }
             if self.clusters.cluster_of(raw.index(), slot).is_some() {
                 return Err(GcError::InCluster);
@@ -1322,6 +1339,7 @@ impl Heap {
         if self.pending_purge() > 0 {
             self.purge(None);
         }
+        self.revive_standing();
         // A table no bigger than one task's share is marked on this thread: rayon would run
         // one task anyway, and a small world never starts rayon's pool.
         let parallel = self.settings.parallel
@@ -1397,8 +1415,8 @@ impl Heap {
         self.purge_cursor = 0;
         gather_unreachable(table, &mut self.purge_queue);
         for &raw in &self.purge_queue {
-            let synced = self.arena.set_flags(raw, ObjectFlags::UNREACHABLE);
-            debug_assert!(synced.is_ok(), "gathered from a live slot");
+            let hidden = self.arena.set_lifecycle(raw, Lifecycle::Unreachable);
+            debug_assert!(hidden.is_ok(), "gathered from a live or garbage object");
         }
         self.stats.unreachable = self.purge_queue.len();
         self.stats.kept = self.stats.objects - self.stats.unreachable;
@@ -1453,7 +1471,7 @@ impl Heap {
                 let raw = self.purge_queue[self.purge_cursor];
                 self.purge_cursor += 1;
                 let Ok(slot) = self.arena.table().resolve_live(raw) else { continue }; // ended by hand
-                if !slot.flags().intersects(ObjectFlags::UNREACHABLE | ObjectFlags::GARBAGE) {
+                if slot.flags().lifecycle() == Lifecycle::Live {
                     continue; // brought back by hand
                 }
                 if self.end_life(raw, Ended::Collected) == Ending::Ended {
@@ -1502,15 +1520,15 @@ fn flag_run(first: u32, slots: &[Slot], keep: Keep<'_>, roots: &Frontier<'_>) ->
     let (mut len, mut objects) = (0, 0);
     for (k, slot) in slots.iter().enumerate() {
         let flags = slot.flags();
-        if flags.intersects(ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED) {
-            continue; // nothing there, or already on its way out
-        }
+        let garbage = match flags.lifecycle() {
+            Lifecycle::Live => false,
+            Lifecycle::Garbage => true,
+            // Nothing there, or already on its way out. (An `Unreachable` object the last
+            // purge left standing was revived before this phase.)
+            _ => continue,
+        };
         objects += 1;
-        // `UNREACHABLE` here is a verdict the last collection's purge left standing (a hook
-        // rooted the object): judged again.
-        let base =
-            flags - ObjectFlags::UNREACHABLE - ObjectFlags::MAYBE_UNREACHABLE - ObjectFlags::REACHABLE_IN_CLUSTER;
-        let garbage = flags.contains(ObjectFlags::GARBAGE);
+        let base = flags - ObjectFlags::MAYBE_UNREACHABLE;
         let rooted = flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0;
         let (new, root) = if rooted || flags.intersects(UNTRACED_KEEP) {
             // Kept. Garbage keeps nothing alive, and permanent or pooled objects are not
@@ -1620,10 +1638,13 @@ fn reach(marker: &Marker<'_>, first: &Frontier<'_>, second: &Frontier<'_>, paral
 
 /// Phase 5: every object the mark did not reach (and not already being destroyed).
 fn gather_unreachable(table: &ObjectTable, out: &mut Vec<RawHandle>) {
-    let mask = ObjectFlags::MAYBE_UNREACHABLE | ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED;
     for (first, run) in table.runs() {
         for (k, slot) in run.iter().enumerate() {
-            if slot.flags() & mask == ObjectFlags::MAYBE_UNREACHABLE {
+            let flags = slot.flags();
+            // White, and `Live` or `Garbage` (phase 2 leaves no other state white).
+            if flags.contains(ObjectFlags::MAYBE_UNREACHABLE)
+                && matches!(flags.lifecycle(), Lifecycle::Live | Lifecycle::Garbage)
+            {
                 out.push(raw_at(first + k as u32, slot));
             }
         }

@@ -69,16 +69,10 @@ pub(crate) struct Marker<'a> {
     pub(crate) checked: bool,
 }
 
-/// Flags of a slot whose object a visit must not read, or need not: no object, one being
-/// built or kept by a pool, a permanent one (never scanned), or one whose references keep
-/// nothing (garbage, being destroyed, gathered).
-pub(crate) const UNVISITABLE: ObjectFlags = ObjectFlags::VACANT
-    .union(ObjectFlags::GARBAGE)
-    .union(ObjectFlags::UNREACHABLE)
-    .union(ObjectFlags::BEGIN_DESTROYED)
-    .union(ObjectFlags::PERMANENT)
-    .union(ObjectFlags::IN_POOL)
-    .union(ObjectFlags::ASYNC);
+/// Flags of a slot whose object a visit must not read, or need not: any lifecycle state but
+/// `Live` (no object, one kept by a pool or being built, or one whose references keep
+/// nothing: garbage, gathered, being destroyed), or a permanent object (never scanned).
+pub(crate) const UNVISITABLE: ObjectFlags = ObjectFlags::LIFECYCLE.union(ObjectFlags::PERMANENT);
 
 /// What [`Marker::drain_until`] did.
 #[derive(Clone, Copy, Debug, Default)]

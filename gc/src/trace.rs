@@ -105,12 +105,9 @@ impl std::fmt::Debug for Tracer<'_> {
 }
 
 /// Flags that stop a claim: an object is claimed only if `MAYBE_UNREACHABLE` is its only bit
-/// of these.
-/// (`UNREACHABLE`: an incremental mark's gather decided it, and hid it, already.)
-const CLAIM_MASK: ObjectFlags = ObjectFlags::MAYBE_UNREACHABLE
-    .union(ObjectFlags::GARBAGE)
-    .union(ObjectFlags::BEGIN_DESTROYED)
-    .union(ObjectFlags::UNREACHABLE);
+/// of these — white and `Live`. (Garbage keeps nothing; an `Unreachable` object was decided
+/// and hidden by an incremental mark's gather already.)
+const CLAIM_MASK: ObjectFlags = ObjectFlags::MAYBE_UNREACHABLE.union(ObjectFlags::LIFECYCLE);
 
 impl<'a> Tracer<'a> {
     /// A marking task's tracer: claims go on `stack`, and its older half spills to `spill`

@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 
 use respawn_allocator::sync::AtomicU32;
-use respawn_arena::{Arena, ClassId, ObjectFlags, ObjectTable, RawHandle, Slot};
+use respawn_arena::{Arena, ClassId, Lifecycle, ObjectFlags, ObjectTable, RawHandle, Slot};
 
 use crate::cluster::{ClusterId, Clusters};
 use crate::frontier::Frontier;
@@ -87,8 +87,6 @@ pub enum RootKind {
     /// An object of a class whose [`Lifetime`](crate::Lifetime) is `Owned` (in a World, every
     /// class not declared collected): kept until it is destroyed, and scanned.
     Owned,
-    /// In its pool or being built by a worker: kept, never scanned.
-    Pooled,
 }
 
 impl fmt::Display for RootKind {
@@ -101,7 +99,6 @@ impl fmt::Display for RootKind {
             Self::Referencer(n) => write!(f, "referencer #{n}"),
             Self::Permanent => f.write_str("permanent"),
             Self::Owned => f.write_str("owned until destroyed"),
-            Self::Pooled => f.write_str("pooled"),
         }
     }
 }
@@ -225,21 +222,12 @@ impl fmt::Display for GarbageReference {
     }
 }
 
-/// Flags that stop the mark from claiming an object: a slot with none of them is a live
-/// object phase 2 flags unreachable, so a reference reaching it keeps it. `UNREACHABLE` here
-/// is the last collection's verdict on an object still waiting for its purge, which the next
-/// collection finishes before it marks; `PERMANENT`, `IN_POOL` and `ASYNC` objects are kept
-/// (and seen as roots) already.
-const UNCLAIMABLE: ObjectFlags = ObjectFlags::VACANT
-    .union(ObjectFlags::GARBAGE)
-    .union(ObjectFlags::BEGIN_DESTROYED)
-    .union(ObjectFlags::UNREACHABLE)
-    .union(ObjectFlags::PERMANENT)
-    .union(ObjectFlags::IN_POOL)
-    .union(ObjectFlags::ASYNC);
-
-/// Kept objects the mark never scans (`flag_run` in `heap.rs`).
-const UNTRACED_KEEP: ObjectFlags = ObjectFlags::PERMANENT.union(ObjectFlags::IN_POOL).union(ObjectFlags::ASYNC);
+/// Flags that stop the mark from claiming an object: a slot with none of them is a `Live`
+/// object phase 2 may flag white, so a reference reaching it keeps it. (`Unreachable` here is
+/// the last collection's verdict on an object still waiting for its purge, which the next
+/// collection finishes before it marks; `PERMANENT` objects are kept, and seen as roots,
+/// already.)
+const UNCLAIMABLE: ObjectFlags = ObjectFlags::LIFECYCLE.union(ObjectFlags::PERMANENT);
 
 /// How the search reached an object.
 #[derive(Clone, Copy, Debug)]
@@ -310,10 +298,11 @@ impl<'h> Graph<'h> {
     /// the mark scans it), or `None`. The rules of `flag_run` in `heap.rs`.
     fn root_kind(slot: &Slot, keep: Keep<'_>) -> Option<(RootKind, bool)> {
         let flags = slot.flags();
-        if flags.intersects(ObjectFlags::VACANT | ObjectFlags::BEGIN_DESTROYED | ObjectFlags::UNREACHABLE) {
-            return None;
-        }
-        let garbage = flags.contains(ObjectFlags::GARBAGE);
+        let garbage = match flags.lifecycle() {
+            Lifecycle::Live => false,
+            Lifecycle::Garbage => true,
+            _ => return None,
+        };
         let guards = slot.root_count();
         let kind = if flags.contains(ObjectFlags::ROOT_SET) {
             RootKind::AddToRoot
@@ -321,8 +310,6 @@ impl<'h> Graph<'h> {
             RootKind::Guard(guards)
         } else if flags.contains(ObjectFlags::PERMANENT) {
             RootKind::Permanent
-        } else if flags.intersects(UNTRACED_KEEP) {
-            RootKind::Pooled
         } else if !garbage && flags.intersects(keep.flags) {
             RootKind::KeepFlags(flags & keep.flags)
         } else if !garbage && keep.owned(slot.class()) {
@@ -330,8 +317,8 @@ impl<'h> Graph<'h> {
         } else {
             return None;
         };
-        // Garbage keeps nothing alive, and permanent or pooled objects are never scanned.
-        Some((kind, !garbage && !flags.intersects(UNTRACED_KEEP)))
+        // Garbage keeps nothing alive, and permanent objects are never scanned.
+        Some((kind, !garbage && !flags.contains(ObjectFlags::PERMANENT)))
     }
 
     /// Whether the cluster of an object is kept whole by the next mark: its root is live
@@ -339,7 +326,7 @@ impl<'h> Graph<'h> {
     fn cluster_holds(&self, cluster: u32) -> bool {
         let Some(mut objects) = self.clusters.objects(ClusterId(cluster)) else { return false };
         let root = objects.next().expect("a cluster has a root");
-        self.table().resolve_live(root).is_ok_and(|slot| !slot.flags().contains(ObjectFlags::GARBAGE))
+        self.table().resolve_live(root).is_ok_and(|slot| !slot.flags().lifecycle().is_ending())
     }
 
     /// The edges out of the object in slot `index` that the mark would follow to an object
@@ -388,7 +375,7 @@ impl<'h> Graph<'h> {
             if claimable(target) {
                 out.push((raw.index(), Reference::Traced));
             } else if let Some(garbage) = garbage.as_deref_mut() {
-                if target.flags().contains(ObjectFlags::GARBAGE) && !target.flags().contains(ObjectFlags::VACANT) {
+                if target.flags().lifecycle().is_ending() {
                     let from = self.name_at(index);
                     garbage.push(GarbageReference { from: Referrer::Object(from), to: self.name(raw, target) });
                 }
@@ -431,7 +418,7 @@ impl<'h> Graph<'h> {
                         queue.push_back(raw.index());
                     }
                 } else if let Some(garbage) = garbage.as_deref_mut() {
-                    if slot.flags().contains(ObjectFlags::GARBAGE) && !slot.flags().contains(ObjectFlags::VACANT) {
+                    if slot.flags().lifecycle().is_ending() {
                         garbage.push(GarbageReference { from: Referrer::Referencer(n), to: self.name(raw, slot) });
                     }
                 }
@@ -507,8 +494,7 @@ impl<'h> Graph<'h> {
         referencers.report_each(|n, report| {
             for &raw in recorder.record(table, self.classes, |tracer| report(tracer)) {
                 let Some(slot) = self.slot_of(raw) else { continue };
-                let flags = slot.flags();
-                if flags.contains(ObjectFlags::GARBAGE) && !flags.contains(ObjectFlags::VACANT) {
+                if slot.flags().lifecycle().is_ending() {
                     out.push(GarbageReference { from: Referrer::Referencer(n), to: self.name(raw, slot) });
                 }
             }

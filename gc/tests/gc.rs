@@ -64,18 +64,17 @@ fn manual_roots_and_keep_flags_keep_objects() {
     let [a, b, c] = [0, 1, 2].map(|i| node(&mut heap, &drops, i));
     link(&mut heap, c, b);
     heap.add_to_root(a.raw()).unwrap();
-    heap.arena_mut_bypassing_gc().set_flags(c.raw(), ObjectFlags::ASYNC).unwrap(); // kept, but not scanned
-    let keep = CollectOptions { keep_flags: ObjectFlags::CLUSTER_ROOT, ..CollectOptions::FULL };
+    heap.arena_mut_bypassing_gc().set_flags(c.raw(), ObjectFlags::PERMANENT).unwrap(); // kept, but not scanned
+    let keep = CollectOptions { keep_flags: ObjectFlags::STANDALONE, ..CollectOptions::FULL };
     heap.collect_garbage(keep);
     assert!(heap.get(a).is_some());
     assert!(heap.get(c).is_some());
     assert!(heap.get(b).is_none(), "an unscanned keeper keeps nothing alive");
     // A keep flag makes a root that is traced.
-    heap.arena_mut_bypassing_gc().clear_flags(c.raw(), ObjectFlags::ASYNC).unwrap();
+    heap.arena_mut_bypassing_gc().clear_flags(c.raw(), ObjectFlags::PERMANENT).unwrap();
     let d = node(&mut heap, &drops, 3);
     link(&mut heap, c, d);
-    let keep = CollectOptions { keep_flags: ObjectFlags::REACHABLE_IN_CLUSTER | ObjectFlags::CLUSTER_ROOT, ..keep };
-    heap.arena_mut_bypassing_gc().set_flags(c.raw(), ObjectFlags::CLUSTER_ROOT).unwrap();
+    heap.arena_mut_bypassing_gc().set_flags(c.raw(), ObjectFlags::STANDALONE).unwrap();
     heap.collect_garbage(keep);
     assert!(heap.get(c).is_some() && heap.get(d).is_some());
     heap.remove_from_root(a.raw()).unwrap();
@@ -415,7 +414,6 @@ fn clusters_live_and_die_whole() {
     let stats = heap.collect_garbage(CollectOptions::FULL);
     assert_eq!((stats.clusters_kept, stats.purged), (1, 0));
     assert!(hs.iter().all(|&h| heap.get(h).is_some()) && heap.get(outside).is_some());
-    assert!(heap.flags(raws[4]).unwrap().contains(ObjectFlags::REACHABLE_IN_CLUSTER));
     // Unreached, the whole cluster goes, and its entry with it.
     drop(root);
     let stats = heap.collect_garbage(CollectOptions::FULL);

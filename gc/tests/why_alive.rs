@@ -179,7 +179,7 @@ fn keep_flags_count_as_roots_when_asked() {
     let (mut heap, drops) = (heap(), Drops::default());
     let [a, b] = [0, 1].map(|i| node(&mut heap, &drops, i));
     link(&mut heap, a, b);
-    let keep = ObjectFlags::CLUSTER_ROOT;
+    let keep = ObjectFlags::STANDALONE;
     heap.arena_mut_bypassing_gc().set_flags(a.raw(), keep).unwrap();
     assert_eq!(heap.why_alive(b).unwrap(), None, "no keep flags by default");
     let via = heap.why_alive_with(b, keep).unwrap().unwrap();
@@ -188,20 +188,6 @@ fn keep_flags_count_as_roots_when_asked() {
     let kept = CollectOptions { keep_flags: keep, ..CollectOptions::FULL };
     heap.collect_garbage(kept);
     assert!(heap.get(b).is_some(), "the collection with those keep flags agrees");
-}
-
-#[test]
-fn objects_being_built_are_kept_but_keep_nothing() {
-    let (mut heap, drops) = (heap(), Drops::default());
-    let [a, b] = [0, 1].map(|i| node(&mut heap, &drops, i));
-    link(&mut heap, a, b);
-    heap.arena_mut_bypassing_gc().set_flags(a.raw(), ObjectFlags::ASYNC).unwrap();
-    let own = chain(&mut heap, a);
-    assert_eq!((own.root, own.len()), (RootKind::Pooled, 0));
-    assert_eq!(own.to_string(), format!("root (pooled) Node#{}", a.index()));
-    assert_eq!(heap.why_alive(b).unwrap(), None, "never scanned");
-    heap.collect_garbage(CollectOptions::FULL);
-    assert!(heap.get(a).is_some() && heap.get(b).is_none());
 }
 
 #[test]

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use respawn::bumpalo::collections::Vec as FrameVec;
 use respawn::bumpalo::Bump;
 use respawn::{
-    CellState, ConfigError, ConfigLayers, GcSettings, GcStep, Handle, Object, ObjectFlags, Policy, PoolConfig,
-    PoolError, Poolable, Trace, World,
+    CellState, ConfigError, ConfigLayers, GcSettings, GcStep, Handle, Object, Policy, PoolConfig, PoolError, Poolable,
+    Trace, World,
 };
 
 use crate::figures::{
@@ -828,10 +828,7 @@ impl Pooled {
                 d.outer_chain = chain.map(|c| c.to_string());
             }
         }
-        let garbage = |slot: &respawn::arena::Slot| {
-            let flags = slot.flags();
-            flags.contains(ObjectFlags::GARBAGE) && !flags.contains(ObjectFlags::VACANT)
-        };
+        let garbage = |slot: &respawn::arena::Slot| slot.flags().lifecycle().is_ending();
         d.garbage_objects =
             world.heap().table().runs().map(|(_, run)| run.iter().filter(|s| garbage(s)).count() as u64).sum();
         let found = world.find_garbage_references();

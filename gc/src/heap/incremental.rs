@@ -120,7 +120,7 @@
 use std::time::{Duration, Instant};
 
 use respawn_allocator::sync::AtomicU32;
-use respawn_arena::{Arena, BarrierLog, ObjectFlags, ObjectTable, RawHandle, Slot};
+use respawn_arena::{Arena, BarrierLog, Lifecycle, ObjectFlags, ObjectTable, RawHandle, Slot};
 
 use super::{flag_run, sized, Heap, UNTRACED_KEEP};
 use crate::cluster::{ClusterId, Clusters};
@@ -587,7 +587,7 @@ impl Heap {
     fn hide(&mut self, raw: RawHandle) {
         self.purge_queue.push(raw);
         self.stats.unreachable += 1;
-        let hidden = self.arena.set_flags(raw, ObjectFlags::UNREACHABLE);
+        let hidden = self.arena.set_lifecycle(raw, Lifecycle::Unreachable);
         debug_assert!(hidden.is_ok(), "gathered from a live slot");
     }
 
@@ -625,6 +625,7 @@ impl Heap {
         if self.pending_purge() > 0 {
             self.purge(None);
         }
+        self.revive_standing();
         self.since_collection = Duration::ZERO;
         self.stats = GcStats { cycles: self.stats.cycles + 1, threads: 1, ..GcStats::default() };
         self.stats.clusters_dissolved = self.clusters.begin_cycle(self.arena.table());
@@ -762,15 +763,18 @@ fn drain(
 /// white root cannot be, by the module's proof; it would stay).
 #[inline]
 fn doomed(slot: &Slot) -> Option<bool> {
-    const SKIP: ObjectFlags =
-        ObjectFlags::VACANT.union(ObjectFlags::BEGIN_DESTROYED).union(ObjectFlags::UNREACHABLE).union(UNTRACED_KEEP);
     let flags = slot.flags();
-    if flags.intersects(SKIP) || !flags.intersects(ObjectFlags::MAYBE_UNREACHABLE | ObjectFlags::GARBAGE) {
+    let white = flags.contains(ObjectFlags::MAYBE_UNREACHABLE);
+    let garbage = match flags.lifecycle() {
+        Lifecycle::Live => false,
+        Lifecycle::Garbage => true,
+        _ => return None, // gathered already, being destroyed, or no object
+    };
+    if flags.intersects(UNTRACED_KEEP) || !(white || garbage) {
         return None;
     }
-    let white = flags.contains(ObjectFlags::MAYBE_UNREACHABLE);
     if slot.is_rooted() {
-        debug_assert!(flags.contains(ObjectFlags::GARBAGE) || !white, "a root left white by an incremental mark");
+        debug_assert!(garbage || !white, "a root left white by an incremental mark");
         return None;
     }
     Some(white)
