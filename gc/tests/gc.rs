@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use respawn_arena::{ArenaConfig, ArenaError, Freed, FreedCell, Handle, ObjectFlags, RawHandle, SlabConfig};
+use respawn_arena::{ArenaConfig, ArenaError, Freed, FreedCell, Handle, Lifecycle, ObjectFlags, RawHandle, SlabConfig};
 use respawn_gc::{CollectOptions, GcError, GcSettings, GcStep, Heap, Object, Trace};
 use respawn_testkit::drops::Drops;
 use respawn_testkit::gc::Node;
@@ -56,6 +56,32 @@ fn reachable_objects_survive_and_cycles_without_roots_are_purged() {
     assert_eq!((stats.kept, stats.purged), (0, 3));
     assert_eq!(drops.total(), 5);
     assert_eq!(heap.len::<Node>(), 0);
+}
+
+/// An object found unreachable and rooted before its purge is kept (still hidden: the
+/// verdict stands until the next collection), then revived by the next collection: it
+/// resolves again and is ticked again.
+#[test]
+fn an_object_rooted_before_its_purge_is_revived_by_the_next_collection() {
+    let (mut heap, drops) = (heap(), Drops::default());
+    let [a, b] = [0, 1].map(|i| node(&mut heap, &drops, i));
+    heap.add_to_root(b.raw()).unwrap();
+    heap.collect_garbage(CollectOptions::INCREMENTAL);
+    assert_eq!(heap.arena().lifecycle(a.raw()).unwrap(), Lifecycle::Unreachable);
+    // A root taken behind the handles' back (a hook could): the purge keeps the object.
+    heap.table().slot(a.index()).unwrap().insert_flags(ObjectFlags::ROOT_SET);
+    heap.purge(None);
+    assert_eq!(drops.total(), 0);
+    assert!(heap.get(a).is_none(), "the verdict stands until the next collection");
+    heap.collect_garbage(CollectOptions::FULL);
+    assert_eq!(heap.arena().lifecycle(a.raw()).unwrap(), Lifecycle::Live);
+    let mut ticked = 0;
+    heap.tick::<Node>(|_| ticked += 1);
+    assert_eq!(ticked, 2, "the revived object is ticked again");
+    heap.remove_from_root(a.raw()).unwrap();
+    heap.collect_garbage(CollectOptions::FULL);
+    assert!(heap.get(a).is_none() && heap.get(b).is_some());
+    assert_eq!(drops.total(), 1);
 }
 
 #[test]
