@@ -72,7 +72,6 @@ impl Lifecycle {
         matches!(self, Self::Garbage | Self::Unreachable | Self::Destroying)
     }
 
-
     /// Whether the object may move from `self` to `to` under
     /// [`Arena::set_lifecycle`](crate::Arena::set_lifecycle): the first three lines of the
     /// type's diagram. (The vacant states are the arena's own: it enters and leaves them as
@@ -101,7 +100,7 @@ bitflags! {
     /// An object's flag word, one atomic `u16` in its slot (UE's `EObjectFlags` /
     /// `EInternalObjectFlags`, the subset the object machinery needs): the object's
     /// [`Lifecycle`] in [`LIFECYCLE`](Self::LIFECYCLE), the bits below it, and independent
-    /// flags above. Bits 11 to 15 are free.
+    /// flags above. Bits 10 to 15 are free.
     #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
     pub struct ObjectFlags: u16 {
         /// The [`Lifecycle`] field (three bits; read it with
@@ -118,25 +117,22 @@ bitflags! {
         /// alone, in step with `outer`, so that a release learns from its one flag load
         /// whether it has links to cut (with `HAS_SUBOBJECTS`), without loading `outer`.
         const HAS_OUTER = 1 << 6;
-        /// Member of a collector cluster (which one, the collector records apart: the slot
-        /// keeps only hot data). Cleared with the rest when the object is released.
-        const IN_CLUSTER = 1 << 7;
         /// Not reached yet by the collector's running mark (its *white*; UE 5.4's
         /// `MaybeUnreachable`). Set on every object the mark may collect when it begins,
         /// cleared as the mark reaches it. It hides nothing, so an incremental mark can
         /// leave it set between frames while the game uses every object; the objects still
         /// carrying it when the mark ends are found [`Unreachable`](Lifecycle::Unreachable)
         /// and purged. The collector's alone.
-        const MAYBE_UNREACHABLE = 1 << 8;
+        const MAYBE_UNREACHABLE = 1 << 7;
         /// The class's end listeners have been told that the object is ending
         /// ([`Arena::notify_end`](crate::Arena::notify_end), ahead of its release), so its
         /// release tells them nothing more. Kept by the arena alone; cleared with the rest
         /// when the slot is released.
-        const END_NOTIFIED = 1 << 9;
+        const END_NOTIFIED = 1 << 8;
         /// Kept, and traced, by every collection whose
         /// [`keep_flags`](https://docs.rs/respawn-gc/latest/respawn_gc/struct.CollectOptions.html)
         /// name it, referenced or not (UE's `RF_Standalone`). The game's to set and clear.
-        const STANDALONE = 1 << 10;
+        const STANDALONE = 1 << 9;
     }
 }
 
@@ -235,9 +231,9 @@ mod tests {
     }
 
     #[test]
-    fn the_top_bits_are_free() {
-        assert_eq!(ObjectFlags::all().bits().count_ones(), 11);
-        assert_eq!(ObjectFlags::all().bits().leading_zeros(), 5);
+    fn six_bits_are_free() {
+        assert_eq!(ObjectFlags::all().bits().count_ones(), 10);
+        assert_eq!(ObjectFlags::all().bits().leading_zeros(), 6);
     }
 
     #[test]

@@ -80,6 +80,8 @@ pub use handle::{Handle, RawHandle};
 #[cfg(not(loom))]
 pub use layout::{CellState, ClassLayout, SlabLayout};
 #[cfg(not(loom))]
+pub use paged::Paged;
+#[cfg(not(loom))]
 pub use respawn_allocator::Rejected;
 pub use respawn_allocator::{ClassId, SlabConfig};
 #[cfg(not(loom))]

@@ -32,9 +32,11 @@ pub(crate) struct Block<T, const P: usize> {
 }
 
 /// An array over the table's index space in pages of `P` entries, each made of `fill()` when
-/// one of its indices is first written.
+/// one of its indices is first written: data kept per object, apart from the object table
+/// (the sub-object links, the side tables, the collector's cluster membership). `P` divides
+/// [`BLOCK_SLOTS`].
 #[derive(Clone, Debug)]
-pub(crate) struct Paged<T, const P: usize> {
+pub struct Paged<T, const P: usize> {
     /// Sorted by block number; most arrays have one or two (a class's range, and the
     /// permanent pool's block).
     blocks: Vec<Block<T, P>>,
@@ -50,14 +52,14 @@ const fn split<const P: usize>(index: u32) -> (u32, usize, usize) {
 
 impl<T, const P: usize> Paged<T, P> {
     /// An empty array whose pages start as `fill()` in every entry.
-    pub(crate) const fn new(fill: fn() -> T) -> Self {
+    pub const fn new(fill: fn() -> T) -> Self {
         const { assert!(BLOCK_SLOTS % P == 0, "a page never straddles two blocks") };
         Self { blocks: Vec::new(), fill }
     }
 
     /// The entry of `index`, if its page was ever written.
     #[inline]
-    pub(crate) fn get(&self, index: u32) -> Option<&T> {
+    pub fn get(&self, index: u32) -> Option<&T> {
         let (number, page, i) = split::<P>(index);
         let block = self.blocks.iter().find(|b| b.number == number)?;
         Some(&block.pages.get(page)?.as_ref()?[i])
@@ -65,14 +67,14 @@ impl<T, const P: usize> Paged<T, P> {
 
     /// The entry of `index`, mutably, if its page was ever written.
     #[inline]
-    pub(crate) fn get_mut(&mut self, index: u32) -> Option<&mut T> {
+    pub fn get_mut(&mut self, index: u32) -> Option<&mut T> {
         let (number, page, i) = split::<P>(index);
         let block = self.blocks.iter_mut().find(|b| b.number == number)?;
         Some(&mut block.pages.get_mut(page)?.as_mut()?[i])
     }
 
     /// The entry of `index`, its block and page allocated if they were not.
-    pub(crate) fn get_or_insert(&mut self, index: u32) -> &mut T {
+    pub fn get_or_insert(&mut self, index: u32) -> &mut T {
         let (number, page, i) = split::<P>(index);
         let at = match self.blocks.binary_search_by_key(&number, |b| b.number) {
             Ok(at) => at,
@@ -102,7 +104,7 @@ impl<T, const P: usize> Paged<T, P> {
 
     /// Frees the pages whose every entry `unused` says holds nothing (and the blocks left
     /// with no page), and the directories' spare room.
-    pub(crate) fn free_unused(&mut self, unused: impl Fn(&T) -> bool) {
+    pub fn free_unused(&mut self, unused: impl Fn(&T) -> bool) {
         for block in &mut self.blocks {
             for page in &mut block.pages {
                 if page.as_ref().is_some_and(|entries| entries.iter().all(&unused)) {
@@ -132,7 +134,7 @@ impl<T, const P: usize> Paged<T, P> {
     }
 
     /// Bytes the array holds on the heap: its pages, their directories and its block list.
-    pub(crate) fn heap_bytes(&self) -> usize {
+    pub fn heap_bytes(&self) -> usize {
         let pages = self.blocks.iter().flat_map(|b| b.pages.iter().flatten()).count();
         let directories: usize = self.blocks.iter().map(|b| b.pages.capacity()).sum();
         pages * mem::size_of::<[T; P]>()

@@ -45,7 +45,7 @@ pub(crate) const PERMANENT_SLOTS: u32 = BLOCK_SLOTS as u32;
 ///
 /// The cell is not stored: it is computed from the slot's index (see [`ObjectTable`]).
 /// Cold data lives apart: sub-object lists in the arena, cluster membership in the
-/// collector (flag [`ObjectFlags::IN_CLUSTER`]).
+/// collector.
 ///
 /// An object's life in its slot, as a reader on another thread sees it:
 ///

@@ -2,12 +2,11 @@
 //! keeps every member, so the collector reaches a whole cluster at once and never judges
 //! its members one by one — until the cluster is dissolved.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::iter;
 
 use respawn_allocator::sync::{AtomicBool, Ordering};
-use respawn_arena::{ObjectFlags, ObjectTable, RawHandle, Slot};
+use respawn_arena::{ObjectTable, Paged, RawHandle, Slot};
 
 use crate::trace::Tracer;
 
@@ -23,16 +22,36 @@ struct Cluster {
     in_use: bool,
 }
 
-/// The heap's clusters. Each live object is in at most one: its slot carries
-/// [`ObjectFlags::IN_CLUSTER`] (hot, read by the mark) and `member_of` says which (cold:
-/// the object table keeps only 16 bytes an object). The flag goes with the object when it
-/// is released, so a stale `member_of` entry is never read. An entry whose objects are
-/// gone is dissolved and its index reused.
-#[derive(Default)]
+/// Which cluster the object in a slot is in, and of which generation it was.
+#[derive(Clone, Copy, Debug)]
+struct Member {
+    /// The member's generation; 0 (never a live one) for none.
+    generation: u32,
+    cluster: u32,
+}
+
+impl Member {
+    const NONE: Self = Self { generation: 0, cluster: 0 };
+}
+
+/// Slot indices a page of the membership array covers (8 KiB of [`Member`]s).
+const PAGE: usize = 1024;
+
+/// The heap's clusters. Each live object is in at most one, which `members` records by
+/// slot index with the generation of the object that joined: the object table keeps only
+/// 16 bytes an object, and an entry left by a released object names an older generation
+/// than the slot's, so it is never taken for the slot's next object. An entry whose
+/// objects are gone is dissolved and its index reused.
 pub(crate) struct Clusters {
     list: Vec<Cluster>,
     free: Vec<u32>,
-    member_of: HashMap<u32, u32>,
+    members: Paged<Member, PAGE>,
+}
+
+impl Default for Clusters {
+    fn default() -> Self {
+        Self { list: Vec::new(), free: Vec::new(), members: Paged::new(|| Member::NONE) }
+    }
 }
 
 impl fmt::Debug for Clusters {
@@ -47,23 +66,31 @@ fn live(table: &ObjectTable, raw: RawHandle) -> Option<&Slot> {
 }
 
 impl Clusters {
-    /// The cluster of the object in slot `index`, if its flags say it is in one.
+    /// The cluster of the object in slot `index` (its `slot`), if it is in one.
     #[inline]
     pub(crate) fn cluster_of(&self, index: u32, slot: &Slot) -> Option<u32> {
-        if !slot.flags().contains(ObjectFlags::IN_CLUSTER) {
-            return None;
+        let member = self.members.get(index)?;
+        (member.generation == slot.generation()).then_some(member.cluster)
+    }
+
+    /// Whether slot `index` may hold a cluster's member (its entry's generation is not
+    /// checked): the mark's test before it skips visiting a leaf.
+    #[inline]
+    pub(crate) fn may_hold_member(&self, index: u32) -> bool {
+        self.members.get(index).is_some_and(|m| m.generation != 0)
+    }
+
+    fn join(&mut self, raw: RawHandle, cluster: u32) {
+        *self.members.get_or_insert(raw.index()) = Member { generation: raw.generation().get(), cluster };
+    }
+
+    /// Forgets `raw`'s membership, if the entry is still its own.
+    fn leave(&mut self, raw: RawHandle) {
+        if let Some(member) = self.members.get_mut(raw.index()) {
+            if member.generation == raw.generation().get() {
+                *member = Member::NONE;
+            }
         }
-        self.member_of.get(&index).copied()
-    }
-
-    fn join(&mut self, index: u32, slot: &Slot, cluster: u32) {
-        self.member_of.insert(index, cluster);
-        slot.insert_flags(ObjectFlags::IN_CLUSTER);
-    }
-
-    fn leave(&mut self, index: u32, slot: &Slot) {
-        self.member_of.remove(&index);
-        slot.remove_flags(ObjectFlags::IN_CLUSTER);
     }
 
     pub(crate) fn in_use(&self) -> usize {
@@ -90,8 +117,8 @@ impl Clusters {
         cluster.reached.store(false, Ordering::Relaxed);
         let objects: Vec<RawHandle> = iter::once(root).chain(cluster.members.iter().copied()).collect();
         for raw in objects {
-            if let Some(slot) = live(table, raw) {
-                self.join(raw.index(), slot, index);
+            if live(table, raw).is_some() {
+                self.join(raw, index);
             }
         }
         ClusterId(index)
@@ -104,14 +131,17 @@ impl Clusters {
     }
 
     /// Cuts every object of the cluster loose and frees the entry.
-    pub(crate) fn dissolve(&mut self, table: &ObjectTable, id: ClusterId) -> bool {
+    pub(crate) fn dissolve(&mut self, id: ClusterId) -> bool {
         let Some(cluster) = self.list.get_mut(id.0 as usize).filter(|c| c.in_use) else { return false };
         let mut members = std::mem::take(&mut cluster.members);
         for raw in iter::once(cluster.root).chain(members.iter().copied()) {
-            let Some(slot) = live(table, raw) else { continue };
-            if self.cluster_of(raw.index(), slot) == Some(id.0) {
-                self.leave(raw.index(), slot);
-            }
+            // A member gone since leaves its entry too, and its slot's next object is free
+            // to join another cluster.
+            self.leave(raw);
+        }
+        if self.in_use() == 1 {
+            // The last cluster: give the membership pages back.
+            self.members.free_unused(|m| m.generation == 0);
         }
         members.clear();
         let cluster = &mut self.list[id.0 as usize];
@@ -135,7 +165,7 @@ impl Clusters {
             cluster.reached.store(false, Ordering::Relaxed);
             let root_ok = live(table, cluster.root).is_some_and(|s| !s.flags().lifecycle().is_ending());
             if !root_ok {
-                self.dissolve(table, ClusterId(i as u32));
+                self.dissolve(ClusterId(i as u32));
                 dissolved += 1;
                 continue;
             }
@@ -144,11 +174,14 @@ impl Clusters {
                 Some(slot) if self.cluster_of(m.index(), slot) == Some(i as u32) => {
                     let garbage = slot.flags().lifecycle().is_ending();
                     if garbage {
-                        self.leave(m.index(), slot);
+                        self.leave(m);
                     }
                     !garbage
                 }
-                _ => false,
+                _ => {
+                    self.leave(m);
+                    false
+                }
             });
             self.list[i].members = members;
         }
@@ -171,7 +204,7 @@ impl Clusters {
 
     /// After a mark: clusters nobody reached are dissolved (their objects are unreachable
     /// and about to be purged). Returns `(kept, dissolved)`.
-    pub(crate) fn end_cycle(&mut self, table: &ObjectTable) -> (usize, usize) {
+    pub(crate) fn end_cycle(&mut self) -> (usize, usize) {
         let (mut kept, mut dissolved) = (0, 0);
         for i in 0..self.list.len() {
             let cluster = &self.list[i];
@@ -181,7 +214,7 @@ impl Clusters {
             if cluster.reached.load(Ordering::Relaxed) {
                 kept += 1;
             } else {
-                self.dissolve(table, ClusterId(i as u32));
+                self.dissolve(ClusterId(i as u32));
                 dissolved += 1;
             }
         }

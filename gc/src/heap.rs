@@ -1251,7 +1251,7 @@ impl Heap {
     /// # Errors
     /// [`GcError::UnknownCluster`].
     pub fn dissolve_cluster(&mut self, id: ClusterId) -> Result<(), GcError> {
-        if self.clusters.dissolve(self.arena.table(), id) {
+        if self.clusters.dissolve(id) {
             Ok(())
         } else {
             Err(GcError::UnknownCluster)
@@ -1408,7 +1408,7 @@ impl Heap {
             let graph = Graph::new(&self.arena, &self.classes, &self.clusters);
             graph.garbage_after_mark(&mut self.referencers, &mut self.garbage_references);
         }
-        let (kept, dissolved) = self.clusters.end_cycle(table);
+        let (kept, dissolved) = self.clusters.end_cycle();
         self.stats.clusters_kept = kept;
         self.stats.clusters_dissolved += dissolved;
         self.purge_queue.clear();

@@ -9,6 +9,7 @@ use std::time::Duration;
 use respawn_allocator::prefetch;
 use respawn_arena::{Handle, ObjectFlags, ObjectTable, RawHandle, Slot};
 
+use crate::cluster::Clusters;
 use crate::frontier::Frontier;
 
 /// A type whose values may hold [`Handle`]s the collector must follow: the reference token
@@ -91,6 +92,9 @@ pub struct Tracer<'a> {
     classes: &'a [Option<GcClass>],
     pub(crate) stack: &'a mut LocalStack,
     spill: &'a Frontier<'a>,
+    /// The clusters, whose members are visited even when their class has nothing to trace
+    /// (a visit reaches the cluster). `None` while recording.
+    clusters: Option<&'a Clusters>,
     /// One thread marks: claim with a plain load and store instead of an atomic RMW.
     exclusive: bool,
     /// Outside a collection only ([`Tracer::recording`]): the handles reported go here and
@@ -115,11 +119,12 @@ impl<'a> Tracer<'a> {
     pub(crate) fn claiming(
         table: &'a ObjectTable,
         classes: &'a [Option<GcClass>],
+        clusters: &'a Clusters,
         stack: &'a mut LocalStack,
         spill: &'a Frontier<'a>,
         exclusive: bool,
     ) -> Self {
-        Tracer { table, classes, stack, spill, exclusive, record: None }
+        Tracer { table, classes, stack, spill, clusters: Some(clusters), exclusive, record: None }
     }
 
     /// A tracer that claims nothing: every handle reported to it is appended to `edges`
@@ -132,7 +137,7 @@ impl<'a> Tracer<'a> {
         spill: &'a Frontier<'a>,
         edges: &'a mut Vec<RawHandle>,
     ) -> Self {
-        Tracer { table, classes, stack, spill, exclusive: true, record: Some(edges) }
+        Tracer { table, classes, stack, spill, clusters: None, exclusive: true, record: Some(edges) }
     }
 
     /// Reports a handle the value holds: if it names an object this collection has not
@@ -178,7 +183,10 @@ impl<'a> Tracer<'a> {
         }
         // An object with nothing to follow (a leaf class, no owner, no cluster) is kept by
         // the cleared flag alone: no need to push and visit it.
-        if flags.intersects(ObjectFlags::HAS_OUTER | ObjectFlags::IN_CLUSTER) || self.traced(slot.class()) {
+        if flags.contains(ObjectFlags::HAS_OUTER)
+            || self.traced(slot.class())
+            || self.clusters.is_some_and(|c| c.may_hold_member(index))
+        {
             // The slot is in cache now; its object is not, and the visit will need it.
             // Start that load while the current object's other handles are claimed.
             if let Some(cell) = self.table.cell(index) {

@@ -477,6 +477,30 @@ fn a_garbage_member_leaves_its_cluster_and_is_purged() {
     assert_eq!(heap.cluster_objects(id).unwrap().count(), 2);
 }
 
+/// A member destroyed by hand leaves no membership behind: the object born in its slot is
+/// in no cluster, is judged on its own, and may found a cluster of its own.
+#[test]
+fn a_slot_reused_after_a_member_ends_is_in_no_cluster() {
+    let (mut heap, drops) = (heap(), Drops::default());
+    let hs: Vec<_> = (0..3).map(|i| node(&mut heap, &drops, i)).collect();
+    let raws: Vec<RawHandle> = hs.iter().map(|h| h.raw()).collect();
+    let id = heap.create_cluster(raws[0], &raws[1..]).unwrap();
+    let _root = heap.root(hs[0]).unwrap();
+    heap.destroy_now(raws[2]).unwrap();
+    let newcomer = node(&mut heap, &drops, 3);
+    assert_eq!(newcomer.index(), raws[2].index(), "the freed slot is reused");
+    assert_eq!(heap.cluster_of(newcomer.raw()), None);
+    assert_eq!(heap.cluster_of(raws[1]), Some(id));
+    heap.collect_garbage(CollectOptions::FULL);
+    assert!(heap.get(newcomer).is_none(), "not kept by the cluster it never joined");
+    assert!(heap.get(hs[1]).is_some(), "kept whole by its cluster");
+    let again = node(&mut heap, &drops, 4);
+    let own = heap.create_cluster(again.raw(), &[]).unwrap();
+    assert_eq!(heap.cluster_of(again.raw()), Some(own));
+    heap.dissolve_cluster(id).unwrap();
+    assert_eq!(heap.cluster_of(again.raw()), Some(own), "another cluster's entry is not touched");
+}
+
 #[test]
 fn parallel_and_single_threaded_collections_keep_the_same_objects() {
     // A random graph, collected twice: once on one thread, once on four with tiny tasks

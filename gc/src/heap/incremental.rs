@@ -560,13 +560,13 @@ impl Heap {
     }
 
     /// Gathers the object in slot `index` if the mark left it unreachable: queued for the
-    /// purge and flagged `UNREACHABLE` (hidden: no handle resolves to it, no claim takes
-    /// it, no visit reads it), with its whole cluster if it is in one nobody reached.
+    /// purge and `Unreachable` (hidden: no handle resolves to it, no claim takes it, no
+    /// visit reads it), with its whole cluster if it is in one nobody reached.
     fn gather_one(&mut self, index: u32) {
         let Some(slot) = self.arena.table().slot(index) else { return };
         let Some(white) = doomed(slot) else { return };
         let raw = super::raw_at(index, slot);
-        if white && slot.flags().contains(ObjectFlags::IN_CLUSTER) {
+        if white {
             if let Some(cluster) = self.clusters.cluster_of(index, slot) {
                 let mut members = std::mem::take(&mut self.walk);
                 members.clear();
@@ -596,7 +596,7 @@ impl Heap {
     fn end_incremental(&mut self) {
         self.marking.phase = None;
         self.arena.set_barrier(false, |_| false);
-        let (kept, dissolved) = self.clusters.end_cycle(self.arena.table());
+        let (kept, dissolved) = self.clusters.end_cycle();
         self.stats.clusters_kept = kept;
         self.stats.clusters_dissolved += dissolved;
         self.stats.kept = self.stats.objects.saturating_sub(self.stats.unreachable);
