@@ -21,7 +21,10 @@ use bitflags::bitflags;
 ///
 /// The first four states have an object in the cell; the last four do not (their bit 2 is
 /// set, so "vacant" is one bit test). Every state but `Live` hides the object from handles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+///
+/// The states are ordered as the diagram reads, so `state <= Lifecycle::Garbage` asks "an
+/// object a mark judges" in one compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum Lifecycle {
     /// Alive and visible: handles resolve, ticks and iteration visit it.

@@ -73,13 +73,6 @@ impl Clusters {
         (member.generation == slot.generation()).then_some(member.cluster)
     }
 
-    /// Whether slot `index` may hold a cluster's member (its entry's generation is not
-    /// checked): the mark's test before it skips visiting a leaf.
-    #[inline]
-    pub(crate) fn may_hold_member(&self, index: u32) -> bool {
-        self.members.get(index).is_some_and(|m| m.generation != 0)
-    }
-
     fn join(&mut self, raw: RawHandle, cluster: u32) {
         *self.members.get_or_insert(raw.index()) = Member { generation: raw.generation().get(), cluster };
     }

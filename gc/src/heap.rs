@@ -374,7 +374,7 @@ impl Heap {
     /// # use respawn_arena::RawHandle;
     /// fn hide(heap: &mut Heap, raw: RawHandle) {
     ///     // error: no method `set_flags` on `Heap`
-    ///     heap.set_flags(raw, respawn_arena::ObjectFlags::GARBAGE).unwrap();
+    ///     heap.set_lifecycle(raw, respawn_arena::Lifecycle::Garbage).unwrap();
     /// }
     /// ```
     pub fn arena_mut_bypassing_gc(&mut self) -> &mut Arena {
@@ -1238,6 +1238,12 @@ impl Heap {
                 return Err(GcError::InCluster);
             }
         }
+        for &raw in std::iter::once(&root).chain(members) {
+            let class = self.arena.table().resolve(raw).map(|slot| usize::from(slot.class()));
+            if let Some(Some(class)) = class.ok().and_then(|c| self.classes.get_mut(c)) {
+                class.clustered = true;
+            }
+        }
         if self.is_marking() {
             // Reaching one member now keeps them all: the mark must visit a member it
             // reached already again, to reach the cluster.
@@ -1520,13 +1526,13 @@ fn flag_run(first: u32, slots: &[Slot], keep: Keep<'_>, roots: &Frontier<'_>) ->
     let (mut len, mut objects) = (0, 0);
     for (k, slot) in slots.iter().enumerate() {
         let flags = slot.flags();
-        let garbage = match flags.lifecycle() {
-            Lifecycle::Live => false,
-            Lifecycle::Garbage => true,
+        let state = flags.lifecycle();
+        if state > Lifecycle::Garbage {
             // Nothing there, or already on its way out. (An `Unreachable` object the last
             // purge left standing was revived before this phase.)
-            _ => continue,
-        };
+            continue;
+        }
+        let garbage = state == Lifecycle::Garbage;
         objects += 1;
         let base = flags - ObjectFlags::MAYBE_UNREACHABLE;
         let rooted = flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0;

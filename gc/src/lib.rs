@@ -10,14 +10,14 @@
 //!  collect_garbage(options)
 //!   1 (no lock: every way into the heap takes &Heap or &mut Heap, so nothing else can run
 //!              in it; UE's FGCScopeGuard has no counterpart. The pools' workers never touch the table)
-//!   2 mark     table chunks ──rayon──► every slot MAYBE_UNREACHABLE, except roots (Root guards,
-//!              ROOT_SET, keep flags, objects of owned classes), PERMANENT and pooled
-//!              objects; roots ► frontier A, and what external referencers (add_referencer) report
+//!   2 mark     table chunks ──rayon──► every Live or Garbage object MAYBE_UNREACHABLE, except
+//!              roots (Root guards, ROOT_SET, keep flags, objects of owned classes) and
+//!              PERMANENT ones; roots ► frontier A, and what external referencers report
 //!   3 reach    frontier A ──rayon tasks, each a 1 Ki DFS stack──► claims (fetch_and on
 //!              MAYBE_UNREACHABLE, once per object) ──spill──► frontier B ──► … until empty
-//!              GARBAGE is never claimed; an object's outer is claimed with it
+//!              only Live objects are claimed; an object's outer is claimed with it
 //!   4 clusters claiming one member claims the whole cluster; garbage roots dissolve theirs
-//!   5 gather   still MAYBE_UNREACHABLE ──► UNREACHABLE (hidden), purge queue (and out of tick)
+//!   5 gather   still MAYBE_UNREACHABLE ──► Unreachable (hidden), purge queue (and out of tick)
 //!   6 purge    begin_destroy → is_ready? → finish_destroy → drop → free route
 //!              (all now, or purge(Some(budget)) slices across frames)
 //!
@@ -32,7 +32,7 @@
 //! - an object reachable from a root, or of an owned class ([`Lifetime::Owned`]) and not
 //!   garbage, survives every collection; any other object is purged by the next full
 //!   collection (invariant 5 in ARCHITECTURE.md);
-//! - `GARBAGE` objects are never kept alive by a reference, and their sub-objects go with
+//! - `Garbage` objects are never kept alive by a reference, and their sub-objects go with
 //!   them;
 //! - a purge step overruns its budget by at most one object's destruction (invariant 6);
 //! - an incremental mark keeps every object reachable when it ends, however the game

@@ -107,7 +107,7 @@ impl Marker<'_> {
         mut stop: impl FnMut(&Drained) -> bool,
     ) -> Drained {
         let mut stack = LocalStack::new();
-        let mut tracer = Tracer::claiming(self.table, self.classes, self.clusters, &mut stack, next, self.exclusive);
+        let mut tracer = Tracer::claiming(self.table, self.classes, &mut stack, next, self.exclusive);
         // Objects leave the stack through a short FIFO, so the prefetch issued when each
         // was claimed has a few visits' time to land before the object is read.
         let mut ring = Ring::default();
@@ -155,10 +155,13 @@ impl Marker<'_> {
         if let Some(outer) = slot.outer() {
             tracer.claim_index(outer);
         }
-        if let Some(cluster) = self.clusters.cluster_of(index, slot) {
-            self.clusters.reach(cluster, tracer);
+        let class = self.classes.get(usize::from(slot.class())).and_then(Option::as_ref);
+        if class.is_none_or(|c| c.clustered) {
+            if let Some(cluster) = self.clusters.cluster_of(index, slot) {
+                self.clusters.reach(cluster, tracer);
+            }
         }
-        if let Some(Some(class)) = self.classes.get(usize::from(slot.class())) {
+        if let Some(class) = class {
             if let Some(trace) = class.trace {
                 // SAFETY: the slot is live (it was claimed this collection, and nothing is
                 // released during a mark run whole; an incremental mark checked it just
@@ -181,7 +184,7 @@ impl Marker<'_> {
     /// incremental mark also runs its re-traces through it: `report` may visit objects.)
     pub(crate) fn report_roots(&self, frontier: &Frontier<'_>, report: impl FnOnce(&mut Tracer<'_>)) {
         let mut stack = LocalStack::new();
-        let mut tracer = Tracer::claiming(self.table, self.classes, self.clusters, &mut stack, frontier, true);
+        let mut tracer = Tracer::claiming(self.table, self.classes, &mut stack, frontier, true);
         report(&mut tracer);
         frontier.push(tracer.stack.as_slice());
     }

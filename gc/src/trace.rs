@@ -9,7 +9,6 @@ use std::time::Duration;
 use respawn_allocator::prefetch;
 use respawn_arena::{Handle, ObjectFlags, ObjectTable, RawHandle, Slot};
 
-use crate::cluster::Clusters;
 use crate::frontier::Frontier;
 
 /// A type whose values may hold [`Handle`]s the collector must follow: the reference token
@@ -92,9 +91,6 @@ pub struct Tracer<'a> {
     classes: &'a [Option<GcClass>],
     pub(crate) stack: &'a mut LocalStack,
     spill: &'a Frontier<'a>,
-    /// The clusters, whose members are visited even when their class has nothing to trace
-    /// (a visit reaches the cluster). `None` while recording.
-    clusters: Option<&'a Clusters>,
     /// One thread marks: claim with a plain load and store instead of an atomic RMW.
     exclusive: bool,
     /// Outside a collection only ([`Tracer::recording`]): the handles reported go here and
@@ -119,12 +115,11 @@ impl<'a> Tracer<'a> {
     pub(crate) fn claiming(
         table: &'a ObjectTable,
         classes: &'a [Option<GcClass>],
-        clusters: &'a Clusters,
         stack: &'a mut LocalStack,
         spill: &'a Frontier<'a>,
         exclusive: bool,
     ) -> Self {
-        Tracer { table, classes, stack, spill, clusters: Some(clusters), exclusive, record: None }
+        Tracer { table, classes, stack, spill, exclusive, record: None }
     }
 
     /// A tracer that claims nothing: every handle reported to it is appended to `edges`
@@ -137,7 +132,7 @@ impl<'a> Tracer<'a> {
         spill: &'a Frontier<'a>,
         edges: &'a mut Vec<RawHandle>,
     ) -> Self {
-        Tracer { table, classes, stack, spill, clusters: None, exclusive: true, record: Some(edges) }
+        Tracer { table, classes, stack, spill, exclusive: true, record: Some(edges) }
     }
 
     /// Reports a handle the value holds: if it names an object this collection has not
@@ -183,10 +178,7 @@ impl<'a> Tracer<'a> {
         }
         // An object with nothing to follow (a leaf class, no owner, no cluster) is kept by
         // the cleared flag alone: no need to push and visit it.
-        if flags.contains(ObjectFlags::HAS_OUTER)
-            || self.traced(slot.class())
-            || self.clusters.is_some_and(|c| c.may_hold_member(index))
-        {
+        if flags.contains(ObjectFlags::HAS_OUTER) || self.followed(slot.class()) {
             // The slot is in cache now; its object is not, and the visit will need it.
             // Start that load while the current object's other handles are claimed.
             if let Some(cell) = self.table.cell(index) {
@@ -197,9 +189,14 @@ impl<'a> Tracer<'a> {
         true
     }
 
+    /// Whether a claimed object of `class` needs a visit: its class traces, or has had
+    /// cluster members (an object of a class the collector does not know is visited too).
     #[inline]
-    fn traced(&self, class: u16) -> bool {
-        matches!(self.classes.get(usize::from(class)), Some(Some(GcClass { trace: Some(_), .. })))
+    fn followed(&self, class: u16) -> bool {
+        match self.classes.get(usize::from(class)) {
+            Some(Some(class)) => class.trace.is_some() || class.clustered,
+            _ => true,
+        }
     }
 
     /// Claims an object named by slot index alone (an `outer` link: the arena keeps those
@@ -258,6 +255,9 @@ pub(crate) struct GcClass {
     pub(crate) trace: Option<unsafe fn(*const u8, &mut Tracer<'_>)>,
     /// [`Lifetime::Owned`](crate::Lifetime::Owned): every object of the class that is not garbage is a root.
     pub(crate) owned: bool,
+    /// Some object of the class joined a cluster once: a mark visits its objects to look
+    /// their cluster up, even when the class has nothing to trace.
+    pub(crate) clustered: bool,
     pub(crate) begin_destroy: unsafe fn(*mut u8),
     pub(crate) is_ready: unsafe fn(*mut u8) -> bool,
     pub(crate) finish_destroy: unsafe fn(*mut u8),
@@ -297,6 +297,7 @@ impl GcClass {
         Self {
             trace: T::NEEDS_TRACE.then_some(trace_as::<T> as unsafe fn(*const u8, &mut Tracer<'_>)),
             owned,
+            clustered: false,
             begin_destroy: begin_destroy_as::<T>,
             is_ready: is_ready_as::<T>,
             finish_destroy: finish_destroy_as::<T>,

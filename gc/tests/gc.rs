@@ -477,6 +477,30 @@ fn a_garbage_member_leaves_its_cluster_and_is_purged() {
     assert_eq!(heap.cluster_objects(id).unwrap().count(), 2);
 }
 
+/// A leaf: nothing to trace (`NEEDS_TRACE` is false).
+#[derive(Trace, Object)]
+struct Pebble(#[allow(dead_code)] u32);
+
+/// Reaching one member of a cluster of leaf objects keeps the whole cluster: the mark
+/// visits a claimed leaf whose class has cluster members, on one thread and on many.
+#[test]
+fn a_cluster_of_leaf_objects_is_reached_whole() {
+    for mut heap in [heap(), parallel_heap()] {
+        let drops = Drops::default();
+        let holder = node(&mut heap, &drops, 0);
+        let pebbles: Vec<Handle<Pebble>> = (0..3).map(|i| heap.insert(Pebble(i))).collect();
+        let raws: Vec<RawHandle> = pebbles.iter().map(|h| h.raw()).collect();
+        heap.create_cluster(raws[2], &raws[..2]).unwrap();
+        // The holder reaches one member, through a referencer (a `Node` holds only nodes).
+        let reached = raws[0];
+        let _net = heap.add_referencer(move |t| t.handle(reached));
+        let _root = heap.root(holder).unwrap();
+        let stats = heap.collect_garbage(CollectOptions::FULL);
+        assert_eq!((stats.clusters_kept, stats.purged), (1, 0));
+        assert!(pebbles.iter().all(|&p| heap.get(p).is_some()));
+    }
+}
+
 /// A member destroyed by hand leaves no membership behind: the object born in its slot is
 /// in no cluster, is judged on its own, and may found a cluster of its own.
 #[test]

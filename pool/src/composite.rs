@@ -18,7 +18,7 @@
 //!   spawn ◄── pop Assembly ◄── magazines ◄──────────────────────────── publish
 //!     adopt Tower, adopt Turret …, set_outer(part, tower)               (one token per composite)
 //!
-//!   release   Default ─► owner + parts GARBAGE ─► GC purge ─┐ parts' cells: their classes' routes
+//!   release   Default ─► owner + parts Garbage ─► GC purge ─┐ parts' cells: their classes' routes
 //!             Purge   ─► destroy_now(owner + parts) ────────┴► owner's cell ─► `ended` ─► (game
 //!                                                                thread) new part cells ─► to_build
 //!             Reuse   ─► parts intact? reset all, stow all ─► magazines as one Assembly (ready at once)

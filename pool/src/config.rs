@@ -44,7 +44,7 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {
-    /// The released object is flagged `GARBAGE`; the next GC purges it, and the final
+    /// The released object becomes `Garbage`; the next GC purges it, and the final
     /// free routes its cell back to the pool, where a worker builds a fresh object in it.
     /// The cell is ready again after a GC and an asynchronous precreation.
     #[default]
@@ -52,7 +52,7 @@ pub enum Policy {
     /// The object and its sub-objects are destroyed now, without a mark phase; their
     /// cells are routed to the pool and rebuilt asynchronously by the workers.
     Purge,
-    /// The class's `reset` hook runs, the object is flagged `IN_POOL` and pushed back to
+    /// The class's `reset` hook runs, the object is stowed (`InPool`) and pushed back to
     /// the ready queue at once: no drop, no GC, ready again immediately.
     Reuse,
 }

@@ -9,7 +9,7 @@
 //!                          │ empty: previous, then a full magazine from the depot
 //!                          │ nothing ready: construct inline (miss), ask workers to grow
 //!   destroy by policy:
-//!     Default ─► GARBAGE ─► next GC purge ─┐
+//!     Default ─► Garbage ─► next GC purge ─┐
 //!     Purge   ─► destroy_now (+ sub-objects)┼─► free route ─► to_build ─► workers create()
 //!     Reuse   ─► reset, stow ─► loaded magazine (ready at once)           └─► full magazines
 //! ```

@@ -374,7 +374,7 @@ impl Pools {
     ///
     /// | policy | now | later |
     /// |---|---|---|
-    /// | `Default` | `on_release`; it and its sub-objects flagged `GARBAGE` | the next GC purges them; their cells go back to their pools and are rebuilt by workers |
+    /// | `Default` | `on_release`; it and its sub-objects made `Garbage` | the next GC purges them; their cells go back to their pools and are rebuilt by workers |
     /// | `Purge` | `on_release`; it and its sub-objects destroyed (`destroy_now`); cells routed to the pools | workers rebuild them |
     /// | `Reuse` | `on_release`, its sub-objects destroyed, `reset`; back among the ready objects | — |
     ///
