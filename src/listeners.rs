@@ -171,7 +171,7 @@ impl Listeners {
 /// checks — `h` resolves as a `T`, and it and its sub-objects may end (one walk,
 /// [`Heap::subtree`]) — then tells each object's listeners, sub-objects first. Leaves the
 /// walk in `listeners.walk` (empty when the destroy will be refused, so nobody was told).
-pub(crate) fn tell_ends<T: 'static>(listeners: &mut Listeners, heap: &mut Heap, h: Handle<T>) {
+pub(crate) fn notify_ends<T: 'static>(listeners: &mut Listeners, heap: &mut Heap, h: Handle<T>) {
     let mut walk = std::mem::take(&mut listeners.walk);
     walk.clear();
     if heap.get(h).is_some() {
@@ -181,8 +181,8 @@ pub(crate) fn tell_ends<T: 'static>(listeners: &mut Listeners, heap: &mut Heap, 
     }
     let arena = heap.arena_mut_bypassing_gc();
     for &raw in walk.iter().rev() {
-        let told = arena.notify_end(raw);
-        debug_assert!(told.is_ok(), "walked and checked under the same borrow");
+        let notified = arena.notify_end(raw);
+        debug_assert!(notified.is_ok(), "walked and checked under the same borrow");
     }
     listeners.walk = walk;
 }

@@ -7,7 +7,7 @@ use respawn_arena::Handle;
 use respawn_gc::Heap;
 use respawn_pool::{ClassPoolMut, PoolConfig, PoolError, PoolStats, Poolable};
 
-use crate::listeners::{tell_ends, Listeners};
+use crate::listeners::{notify_ends, Listeners};
 use crate::panics::spawn_failed;
 
 /// `T`'s pool in a [`World`](crate::World), borrowed for a run of spawns and destroys:
@@ -120,15 +120,15 @@ impl<'w, T: Poolable> PoolMut<'w, T> {
     #[inline(always)]
     pub fn destroy(&mut self, h: Handle<T>) -> Result<(), PoolError> {
         if self.listeners.destroying() {
-            return self.destroy_told(h);
+            return self.destroy_notifying(h);
         }
         self.pool.destroy(h)
     }
 
     #[cold]
     #[inline(never)]
-    fn destroy_told(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        tell_ends(self.listeners, self.pool.heap_mut(), h);
+    fn destroy_notifying(&mut self, h: Handle<T>) -> Result<(), PoolError> {
+        notify_ends(self.listeners, self.pool.heap_mut(), h);
         self.pool.destroy(h)
     }
 

@@ -14,7 +14,7 @@ use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Poo
 
 use crate::batch::SpawnBatch;
 use crate::commands::CommandState;
-use crate::listeners::{tell_ends, ListenerId, Listeners};
+use crate::listeners::{notify_ends, ListenerId, Listeners};
 use crate::panics::spawn_failed;
 use crate::pool_mut::PoolMut;
 use crate::schedule::TickSchedule;
@@ -777,7 +777,7 @@ impl World {
     #[inline]
     pub fn destroy<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
         if self.listeners.destroying() {
-            return self.destroy_told(h);
+            return self.destroy_notifying(h);
         }
         self.pools.destroy(h)
     }
@@ -788,8 +788,8 @@ impl World {
     /// first as they end, and destroys. A destroy that would be refused tells nobody.
     #[cold]
     #[inline(never)]
-    fn destroy_told<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        tell_ends(&mut self.listeners, self.pools.heap_mut(), h);
+    fn destroy_notifying<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
+        notify_ends(&mut self.listeners, self.pools.heap_mut(), h);
         let destroyed = self.pools.destroy(h);
         debug_assert!(
             destroyed.is_ok() || self.listeners.walk.is_empty(),
@@ -903,7 +903,7 @@ impl World {
     /// assert!(world.remove_listener(id));
     /// let c = world.spawn::<Drone>();
     /// world.destroy(c)?;
-    /// assert_eq!(ended.lock().unwrap().len(), 2, "no longer told");
+    /// assert_eq!(ended.lock().unwrap().len(), 2, "a removed listener hears nothing");
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn on_destroy<T: Object>(&mut self, listener: impl FnMut(Handle<T>, &T) + Send + 'static) -> ListenerId {
