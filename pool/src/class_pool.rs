@@ -8,7 +8,7 @@ use respawn_arena::{ArenaError, CellMap, ClassId, ClassStore, CompactCell, Freed
 use respawn_gc::Heap;
 
 use crate::error::refusal;
-use crate::pool_core::PoolCore;
+use crate::pool_core::{Cold, PoolCore};
 use crate::sync::Arc;
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
@@ -42,15 +42,6 @@ pub(crate) trait ErasedPool: Send {
     fn name(&self) -> &'static str;
     /// Joins the workers and drops every ready object. Idempotent.
     fn shutdown(&mut self);
-}
-
-/// A pool still warming up: [`ErasedPool::cold`].
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Cold {
-    /// Objects a spawn can pop now.
-    pub(crate) ready: usize,
-    /// Objects queued, being built, or held in a worker's partial magazine.
-    pub(crate) on_the_way: usize,
 }
 
 /// One class's pool: the shared game-thread side ([`PoolCore`]) over the class's cells,

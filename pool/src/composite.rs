@@ -43,10 +43,10 @@ use std::time::Duration;
 use respawn_arena::{ArenaError, CellMap, ClassId, CompactCell, DropAll, FreedCell, Handle, ObjectFlags, RawHandle};
 use respawn_gc::Heap;
 
-use crate::class_pool::{Cold, ErasedPool};
+use crate::class_pool::ErasedPool;
 use crate::depot::{self, Recipe, Token};
 use crate::error::refusal;
-use crate::pool_core::PoolCore;
+use crate::pool_core::{Cold, PoolCore};
 use crate::sync::{Arc, Mutex};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 

@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 use respawn_allocator::sync::spawn_running;
 use respawn_arena::DropAll;
 
-use crate::class_pool::Cold;
 use crate::depot::{self, Depot, Magazines, Recipe, Refilled, Token};
 use crate::sync::{background_priority, Arc};
 use crate::{PoolConfig, PoolError, PoolStats};
@@ -51,6 +50,15 @@ struct Window {
     peak: usize,
     /// Ready objects trims dropped.
     trimmed: u64,
+}
+
+/// A pool still warming up: [`PoolCore::cold`] (and `ErasedPool::cold`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cold {
+    /// Objects a spawn can pop now.
+    pub(crate) ready: usize,
+    /// Objects queued, being built, or held in a worker's partial magazine.
+    pub(crate) on_the_way: usize,
 }
 
 /// One World pool's game-thread side over tokens `C`, whose objects its workers build by
