@@ -125,7 +125,8 @@ bitflags! {
         /// cleared as the mark reaches it. It hides nothing, so an incremental mark can
         /// leave it set between frames while the game uses every object; the objects still
         /// carrying it when the mark ends are found [`Unreachable`](Lifecycle::Unreachable)
-        /// and purged. The collector's alone.
+        /// and purged. The collector's alone. It lives here, beside the generation every
+        /// claim reads anyway: a per-class bitmap measured slower (`benches/LOG.md`).
         const MAYBE_UNREACHABLE = 1 << 7;
         /// The class's end listeners have been told that the object is ending
         /// ([`Arena::notify_end`](crate::Arena::notify_end), ahead of its release), so its
