@@ -1435,7 +1435,7 @@ fn retire(table: &ObjectTable, entry: &mut ClassEntry, outers: &mut Outers, inde
 /// route's owner until it comes back through `adopt` or `recycle`, which a layout picture
 /// shows).
 #[inline(always)]
-fn vacant_flags(routed: bool) -> Lifecycle {
+fn vacant_state(routed: bool) -> Lifecycle {
     match routed {
         true => Lifecycle::Lent,
         false => Lifecycle::Vacant,
@@ -1470,7 +1470,7 @@ unsafe fn take<T>(
     let routed = entry.hooks & Hooks::ROUTED != 0;
     let max_generation = entry.max_generation;
     // Released before the object is moved out, so that end listeners see it in its cell.
-    let retired = release(table, entry, outers, index, n, flags, generation, vacant_flags(routed), max_generation);
+    let retired = release(table, entry, outers, index, n, flags, generation, vacant_state(routed), max_generation);
     // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here:
     // the slot is released, and the cell is routed (or retired) only after.
     let value = unsafe { cell.cast::<T>().read() };
@@ -1501,7 +1501,7 @@ unsafe fn destroy_at(
     let slot = entry.slot(n);
     let (flags, generation) = (slot.flags(), slot.generation());
     let routed = entry.route.is_some();
-    let retired = release(table, entry, outers, index, n, flags, generation, vacant_flags(routed), max_generation);
+    let retired = release(table, entry, outers, index, n, flags, generation, vacant_state(routed), max_generation);
     let Some(drop_fn) = entry.drop_fn else {
         route(entry, index, cell, routed, retired, ended);
         return;
