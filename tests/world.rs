@@ -857,3 +857,42 @@ fn a_world_that_requires_pools_refuses_to_spawn_a_class_without_one() {
     drop(world);
     drops.assert_each_once();
 }
+
+/// Under `Reuse` a released object stays in its cell, kept by its class: `destroy` runs
+/// its hooks and it counts as ready, not in use; the next spawn takes the most recently
+/// released back (through `World` and through the typed view alike); `shutdown` drops the
+/// kept ones, each once, and the stats say nothing is left.
+#[test]
+fn reuse_keeps_released_objects_in_their_class_until_spawned_or_shut_down() {
+    let (mut world, drops) = world_with(Policy::Reuse, 0);
+    let hs: Vec<Handle<Shot>> = (0..8).map(|_| world.spawn::<Shot>()).collect();
+    let last = world.get(hs[7]).unwrap().id;
+    for &h in &hs {
+        world.destroy(h).unwrap();
+        assert!(world.get(h).is_none(), "stale at once");
+        assert!(matches!(world.destroy(h), Err(PoolError::AlreadyReleased)));
+    }
+    let stats = world.pool_stats::<Shot>().unwrap();
+    assert_eq!((stats.in_use, stats.ready, stats.released, stats.recycled_reuse), (0, 8, 8, 8));
+    assert_eq!(drops.count(), 0, "kept, not dropped");
+
+    let again = world.spawn::<Shot>();
+    let shot = world.get(again).unwrap();
+    assert_eq!(shot.id, last, "the most recently released first");
+    assert_eq!((shot.releases, shot.resets, shot.spawned), (1, 1, 2), "hooks ran once per release");
+    let stats = world.pool_stats::<Shot>().unwrap();
+    assert_eq!((stats.in_use, stats.ready, stats.spawns, stats.misses), (1, 7, 9, 8));
+
+    let mut shots = world.pool_mut::<Shot>().unwrap();
+    shots.destroy(again).unwrap();
+    let next = shots.spawn();
+    assert_eq!(shots.get(next).unwrap().id, last, "the typed view keeps and takes back the same way");
+    assert_eq!(shots.stats().recycled_reuse, 9);
+
+    world.pools_mut().shutdown();
+    let stats = world.pool_stats::<Shot>().unwrap();
+    assert_eq!((stats.in_use, stats.ready), (1, 0), "the kept seven dropped at shutdown");
+    assert_eq!(drops.count(), 7);
+    drop(world);
+    drops.assert_each_once();
+}

@@ -276,6 +276,9 @@ impl Arena {
             live: Vec::new(),
             dormancy: Default::default(),
             free: Vec::new(),
+            kept: Vec::new(),
+            keeping: false,
+            kept_total: 0,
             granted: 0,
             out: 0,
             retired: 0,
@@ -323,7 +326,7 @@ impl Arena {
     /// # Safety
     /// `id` is class `T`'s in this arena.
     #[inline(always)]
-    pub unsafe fn store_of_unchecked<T: Send + Sync + 'static>(&mut self, id: ClassId) -> ClassStore<'_, T> {
+    pub unsafe fn store_of_unchecked<T: 'static>(&mut self, id: ClassId) -> ClassStore<'_, T> {
         debug_assert!(
             self.classes.get(id.index()).is_some_and(|e| e.type_id == TypeId::of::<T>()),
             "{id:?} is not {}'s class",
@@ -1164,6 +1167,18 @@ impl Drop for Arena {
         // have no live bit but are still constructed. A panicking destructor does not stop
         // the walk: every other object is dropped, then the first panic goes on.
         let mut drops = DropAll::new();
+        for entry in &mut self.classes {
+            // Kept objects' slots are vacant (`InPool`): the walk below skips them.
+            let kept = std::mem::take(&mut entry.kept);
+            if let Some(drop_fn) = entry.drop_fn {
+                for n in kept {
+                    let cell = entry.cell_ptr(n);
+                    // SAFETY: a kept cell holds an object of the class, the arena's; taken
+                    // off the list first, so this is its one drop.
+                    drops.run(|| unsafe { drop_fn(cell) });
+                }
+            }
+        }
         for (first, run) in self.table.runs() {
             for (k, slot) in run.iter().enumerate() {
                 if slot.flags().is_vacant() {
@@ -1728,7 +1743,7 @@ pub struct Releasable<'s, T> {
     cell: NonNull<T>,
 }
 
-impl<T: Send + Sync + 'static> Releasable<'_, T> {
+impl<T: 'static> Releasable<'_, T> {
     /// The object's flags when it was found (`HAS_SUBOBJECTS` tells an owner).
     #[inline]
     pub fn flags(&self) -> ObjectFlags {
@@ -1763,6 +1778,28 @@ impl<T: Send + Sync + 'static> Releasable<'_, T> {
         let at = (self.index, self.n, self.cell.cast(), self.flags, self.generation.get());
         // SAFETY: `releasable` found this live `T` there, and the borrow kept it so.
         unsafe { stow_at::<T>(self.table, self.entry, self.outers, at) }
+    }
+
+    /// Keeps the object for the class's next spawn ([`ClassStore::reuse`]): its slot is
+    /// released (every handle to it goes stale, its sub-objects are cut loose) and
+    /// [`InPool`](Lifecycle::InPool), and the object — reset by the caller — stays in its
+    /// cell, the arena's: no token to hold, nothing to count. The arena drops it if no spawn
+    /// takes it. `false`: the slot reached the generation ceiling and retired, and the
+    /// object was dropped here.
+    #[inline]
+    pub fn keep(self) -> bool {
+        let Self { table, entry, outers, index, n, flags, generation, cell } = self;
+        let max_generation = entry.max_generation;
+        if release(table, entry, outers, index, n, flags, generation.get(), Lifecycle::InPool, max_generation) {
+            // SAFETY: the slot held this `T` until `release` retired it just now; nobody
+            // else can reach the cell any more, so this is its one drop.
+            unsafe { ptr::drop_in_place(cell.as_ptr()) };
+            poison::poison(cell.as_ptr().cast(), entry.cell_size);
+            return false;
+        }
+        entry.kept.push(n);
+        entry.kept_total += 1;
+        true
     }
 
     /// [`stow`](Self::stow), with the token in four bytes: the cell's number, which the
@@ -1803,7 +1840,10 @@ impl<T> fmt::Debug for ClassStore<'_, T> {
     }
 }
 
-impl<T: Send + Sync + 'static> ClassStore<'_, T> {
+// `T: 'static` only: every way to a store names a registered class of `T` (the
+// registration asked `Send + Sync`), so a caller whose `T` is known only as `'static` (a
+// World's `destroy`) can use a store it was handed unchecked.
+impl<T: 'static> ClassStore<'_, T> {
     /// The class's id.
     pub fn class(&self) -> ClassId {
         self.entry.id
@@ -1946,6 +1986,61 @@ impl<T: Send + Sync + 'static> ClassStore<'_, T> {
             self.entry.note(index);
         }
         Handle::from_raw(RawHandle::new(index, generation))
+    }
+
+    /// Whether releases keep the class's objects for reuse: its pool's policy is `Reuse` and
+    /// the pool is within `max` ([`set_keeping`](Self::set_keeping)). Off by default.
+    #[inline(always)]
+    pub fn keeping(&self) -> bool {
+        self.entry.keeping
+    }
+
+    /// Tells the class whether releases keep its objects (its pool's say). Objects kept
+    /// already stay until [`reuse`](Self::reuse)d or taken.
+    pub fn set_keeping(&mut self, on: bool) {
+        self.entry.keeping = on;
+    }
+
+    /// Objects the class keeps for its next spawns ([`Releasable::keep`]).
+    #[inline(always)]
+    pub fn kept(&self) -> usize {
+        self.entry.kept.len()
+    }
+
+    /// Objects kept since the class was registered.
+    pub fn kept_total(&self) -> u64 {
+        self.entry.kept_total
+    }
+
+    /// Makes the most recently kept object live again, in its own cell (the warmest), and
+    /// returns its handle — a fresh generation: no handle to its last life resolves — and
+    /// the object, for the spawn's hooks. `None` when the class keeps none.
+    #[inline]
+    pub fn reuse(&mut self) -> Option<(Handle<T>, &mut T)> {
+        let n = self.entry.kept.pop()?;
+        let slot = self.entry.slot(n);
+        debug_assert_eq!(slot.flags().lifecycle(), Lifecycle::InPool, "a kept cell not in the pool");
+        let generation = slot.occupy();
+        self.entry.set_live(n, true);
+        let index = self.entry.slot_of(n);
+        if self.entry.barrier {
+            // Made live during an incremental mark: traced again before it ends.
+            self.entry.note(index);
+        }
+        // SAFETY: a kept cell holds a `T` of this class (`Releasable::keep`), the arena's;
+        // live again now, and `&mut self` makes this the one reference.
+        let object = unsafe { &mut *self.entry.cell_of::<T>(n).cast::<T>() };
+        Some((Handle::from_raw(RawHandle::new(index, generation)), object))
+    }
+
+    /// Hands every kept object out as a compact token (its cell number; the slot stays
+    /// `InPool`), as [`stow_compact`](Releasable::stow_compact) would have: for a pool's trim
+    /// or shutdown, which drops them or keeps them among its ready objects. The most
+    /// recently kept comes last.
+    #[cfg(not(loom))]
+    pub fn take_kept(&mut self) -> Vec<crate::CompactCell> {
+        self.entry.out += self.entry.kept.len();
+        self.entry.kept.drain(..).map(crate::CompactCell::from_number).collect()
     }
 
     /// The address of a compact token's cell (where its object is, for a read or a

@@ -296,9 +296,21 @@ pub(crate) struct ClassEntry {
     pub(crate) dormancy: dormancy::Dormancy,
     /// Vacant slots, reused last in first out (the warmest cell first).
     pub(crate) free: Vec<u32>,
+    /// Released objects the class keeps for its next spawns, reset and still in their cells
+    /// (a `Reuse` pool's stock): their cell numbers, the most recent last, each slot
+    /// [`InPool`](crate::Lifecycle::InPool) and a generation on, so no handle reaches them.
+    /// The arena owns them: [`ClassStore::reuse`](crate::ClassStore::reuse) makes one live
+    /// again, and the arena drops those nobody took.
+    pub(crate) kept: Vec<u32>,
+    /// Whether a release may keep its object ([`Releasable::keep`](crate::Releasable::keep)):
+    /// set by the class's pool while its policy is `Reuse` and it is within `max`.
+    pub(crate) keeping: bool,
+    /// Objects kept since the class was registered.
+    pub(crate) kept_total: u64,
     /// Cells of the slabs granted to the class. Each is, at any time, exactly one of: live
-    /// (its slot holds an object, visible or hidden), vacant (on `free`), out (a token for
-    /// it is held by a free route, a pool or a worker: `out`) or retired — so the class's
+    /// (its slot holds an object, visible or hidden), vacant (on `free`), kept (on `kept`),
+    /// out (a token for it is held by a free route, a pool or a worker: `out`) or retired —
+    /// so the class's
     /// object count is derived ([`len`](Self::len)) and the hot insert and remove, which
     /// move a cell between live and vacant, count nothing.
     pub(crate) granted: usize,
@@ -468,7 +480,7 @@ impl ClassEntry {
     /// Objects in the class's cells whose slots are live (visible or hidden, not vacant).
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.granted - self.free.len() - self.out - self.retired
+        self.granted - self.free.len() - self.kept.len() - self.out - self.retired
     }
 
     #[inline]

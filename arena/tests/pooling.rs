@@ -456,3 +456,106 @@ fn a_compact_stow_is_the_token_the_class_map_makes_of_a_stow() {
         assert_eq!(arena.get(again), Some(&Shot(i as u64)));
     }
 }
+
+/// `keep` takes an object out of reach without dropping it and without a token: the class
+/// keeps it in its cell, `reuse` brings the most recently kept back under a new generation,
+/// and the arena drops what nobody reused, once.
+#[test]
+fn keep_holds_the_object_in_its_class_and_reuse_brings_it_back() {
+    let log = Drops::default();
+    let mut arena = Arena::with_config(SMALL);
+    let first = arena.insert(tracked(&log, 0));
+    let second = arena.insert(tracked(&log, 1));
+    let third = arena.insert(tracked(&log, 2));
+    let address = arena.get(second).unwrap() as *const Tracked;
+
+    let mut store = arena.store_mut::<Tracked>().unwrap();
+    assert!(!store.keeping(), "off until a pool says so");
+    store.set_keeping(true);
+    assert!(store.keeping());
+    for h in [first, second] {
+        assert!(store.releasable(h).unwrap().keep(), "far from the generation ceiling");
+    }
+    assert_eq!((store.kept(), store.kept_total(), store.len()), (2, 2, 1));
+    assert_eq!(log.total(), 0, "keeping drops nothing");
+    assert!(matches!(arena.try_get(second), Err(ArenaError::Stale)), "stale at once");
+    assert_eq!(slot_flags(&arena, second.index()).lifecycle(), Lifecycle::InPool);
+    assert_eq!(ids_ticked(&mut arena), vec![2]);
+    assert_eq!(ids_listed(&arena), vec![2]);
+    let class = arena.class_of::<Tracked>().unwrap();
+    assert_eq!((arena.kept(class), arena.kept_total(class)), (2, 2));
+
+    // Last in, first out: the warmest cell first.
+    let mut store = arena.store_mut::<Tracked>().unwrap();
+    let (again, object) = store.reuse().expect("two kept");
+    assert_eq!((object.id, object as *const Tracked), (1, address), "the same object, in place");
+    assert_eq!(again.index(), second.index());
+    assert_ne!(again.generation(), second.generation(), "a new generation");
+    assert_eq!((store.kept(), store.len()), (1, 2));
+    assert!(arena.get(second).is_none(), "the old handle stays stale");
+    assert_eq!(arena.get(again).unwrap().id, 1);
+    assert_eq!(ids_ticked(&mut arena), vec![1, 2]);
+    assert_eq!(arena.get(third).unwrap().id, 2);
+
+    // Object 0 is still kept: the arena drops it with the rest.
+    drop(arena);
+    assert_eq!((log.times(0), log.times(1), log.times(2), log.total()), (1, 1, 1, 3));
+}
+
+/// `keep` at the generation ceiling retires the slot and drops the object itself (`false`),
+/// once; nothing is kept and the slot is never handed out again.
+#[test]
+fn keep_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
+    let log = Drops::default();
+    let mut arena =
+        Arena::with_config(ArenaConfig { max_generation: 2, slab: SlabConfig::SMALL, ..ArenaConfig::DEFAULT });
+    let mut store = arena.store_mut::<Tracked>().unwrap();
+    let first = store.insert(tracked(&log, 0));
+    assert!(store.releasable(first).unwrap().keep());
+    let (h, _) = store.reuse().unwrap();
+    assert!(!store.releasable(h).unwrap().keep(), "max_generation 2 allows one keep");
+    assert_eq!((store.kept(), store.kept_total(), store.len()), (0, 1, 0));
+    assert_eq!(log.times(0), 1, "the retired slot's object was dropped by keep");
+    assert_eq!(slot_flags(&arena, first.index()).lifecycle(), Lifecycle::Retired);
+    let next = arena.insert(tracked(&log, 1));
+    assert_ne!(next.index(), first.index());
+    drop(arena);
+    assert_eq!((log.times(0), log.times(1)), (1, 1));
+}
+
+/// `take_kept` hands the kept objects out as compact tokens (the pool's trim and shutdown),
+/// which adopt as a stow's would; `drop_kept` drops them and makes their slots vacant.
+#[test]
+fn kept_objects_leave_as_tokens_or_are_dropped_in_place() {
+    let log = Drops::default();
+    let mut arena = Arena::with_config(SMALL);
+    let hs: Vec<_> = (0..4).map(|i| arena.insert(tracked(&log, i))).collect();
+    let class = arena.class_of::<Tracked>().unwrap();
+    let mut store = arena.store_mut::<Tracked>().unwrap();
+    for &h in &hs {
+        assert!(store.releasable(h).unwrap().keep());
+    }
+    let taken = store.take_kept();
+    assert_eq!(taken.len(), 4);
+    assert_eq!(taken.last().unwrap().number(), hs[3].index() - hs[0].index() + taken[0].number());
+    assert_eq!((store.kept(), store.len()), (0, 0));
+    let mut store = arena.store_mut::<Tracked>().unwrap();
+    // SAFETY: each token was a kept cell holding its `Tracked`, this class's.
+    let back: Vec<_> = taken.into_iter().map(|cell| unsafe { store.adopt_compact(cell) }).collect();
+    assert_eq!(ids_ticked(&mut arena), vec![0, 1, 2, 3]);
+    assert_eq!(log.total(), 0);
+
+    let mut store = arena.store_mut::<Tracked>().unwrap();
+    for &h in &back[..3] {
+        assert!(store.releasable(h).unwrap().keep());
+    }
+    let vacant = arena.stats::<Tracked>().unwrap().vacant;
+    assert_eq!(arena.drop_kept(class), 3);
+    assert_eq!((log.times(0), log.times(1), log.times(2), log.times(3)), (1, 1, 1, 0));
+    assert_eq!(arena.kept(class), 0);
+    assert_eq!(arena.stats::<Tracked>().unwrap().vacant, vacant + 3, "their slots are vacant again");
+    assert_eq!(slot_flags(&arena, back[0].index()).lifecycle(), Lifecycle::Vacant);
+    assert_eq!(arena.drop_kept(class), 0, "nothing left to drop");
+    drop(arena);
+    assert_eq!(log.total(), 4, "each dropped once");
+}

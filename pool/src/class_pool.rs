@@ -8,7 +8,7 @@ use respawn_arena::{ArenaError, CellMap, ClassId, ClassStore, CompactCell, Freed
 use respawn_gc::Heap;
 
 use crate::error::refusal;
-use crate::pool_core::{Cold, PoolCore};
+use crate::pool_core::{Cold, Kept, PoolCore};
 use crate::sync::Arc;
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
@@ -24,7 +24,10 @@ pub(crate) trait ErasedPool: Send {
     /// released.
     fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError>;
     /// An object of the class entered the world without `spawn` (a plain insert).
-    fn note_inserted(&mut self);
+    fn note_inserted(&mut self, heap: &mut Heap);
+    /// A release kept by [`Pools::destroy`](crate::Pools::destroy)'s `Reuse` path found the
+    /// slot at the generation ceiling: it retired, and the object was dropped.
+    fn kept_retired(&mut self);
     /// Game-thread upkeep: cells back to the arena, workers woken, growth.
     fn maintain(&mut self, heap: &mut Heap);
     /// Keeps at most `keep` objects ready or queued, drops the rest, decommits the slabs
@@ -32,16 +35,17 @@ pub(crate) trait ErasedPool: Send {
     fn trim(&mut self, heap: &mut Heap, keep: usize) -> Result<usize, PoolError>;
     /// The idle trim's clock: `dt` of frame time passed ([`ClassPool::idle_upkeep`]).
     fn idle_upkeep(&mut self, heap: &mut Heap, dt: Duration);
-    fn stats(&self) -> PoolStats;
+    fn stats(&self, heap: &Heap) -> PoolStats;
     fn config(&self) -> &PoolConfig;
     /// What the workers still owe before every precreated object can be popped, or `None`
     /// once the pool is warm; a cold pool's workers are asked to hand over partial
     /// magazines at once.
-    fn cold(&self) -> Option<Cold>;
+    fn cold(&self, heap: &Heap) -> Option<Cold>;
     /// The class's name in stats and errors.
     fn name(&self) -> &'static str;
-    /// Joins the workers and drops every ready object. Idempotent.
-    fn shutdown(&mut self);
+    /// Joins the workers and drops every ready object (and those the class keeps).
+    /// Idempotent.
+    fn shutdown(&mut self, heap: &mut Heap);
 }
 
 /// One class's pool: the shared game-thread side ([`PoolCore`]) over the class's cells,
@@ -78,6 +82,8 @@ impl<T: Poolable> ClassPool<T> {
         let arena = heap.arena_mut_bypassing_gc();
         arena.set_free_route::<T>(Some(Box::new(move |freed| route_depot.route(freed))))?;
         arena.set_route_drops::<T>(async_drop)?;
+        // `Reuse`: a released object stays in its cell, kept by the class for the next spawn.
+        arena.store_of::<T>(class)?.set_keeping(config.policy == Policy::Reuse);
         let mut pool = Self { core, class };
         if config.precreate {
             pool.grow(heap, config.capacity)?;
@@ -116,22 +122,30 @@ impl<T: Poolable> ClassPool<T> {
         })
     }
 
+    /// What the class keeps for reuse beside the magazines.
+    fn kept(&self, heap: &Heap) -> Kept {
+        let arena = heap.arena();
+        Kept { now: arena.kept(self.class), total: arena.kept_total(self.class) }
+    }
+
     /// A ready cell when the loaded magazine ran dry (topping the stock up when a magazine
     /// came from the depot), if there is one.
     #[cold]
     #[inline(never)]
     fn restock(&mut self, heap: &mut Heap) -> Option<CompactCell> {
         let (cell, from_depot) = self.core.refill()?;
-        if from_depot && self.core.wants_growth() {
+        // Nothing is kept: a spawn takes a kept object before it looks at the magazines.
+        if from_depot && self.core.wants_growth(0) {
             let _ = self.grow(heap, self.core.config().grow_by);
         }
         Some(cell)
     }
 
-    /// Spawns an object: a ready one if there is one, else one built inline. `strict`:
-    /// refuse at `max` instead of overflowing. Always inlined: each caller's `init` makes
-    /// its own copy anyway, and a call would cost a spawn a fifth of its instructions
-    /// (the frame of a function that holds the whole hit path).
+    /// Spawns an object: one the class kept (`Reuse`, the most recently released: its
+    /// cell is the warmest), else a ready one from the magazines, else one built inline.
+    /// `strict`: refuse at `max` instead of overflowing. Always inlined: each caller's
+    /// `init` makes its own copy anyway, and a call would cost a spawn a fifth of its
+    /// instructions (the frame of a function that holds the whole hit path).
     #[inline(always)]
     pub(crate) fn spawn(
         &mut self,
@@ -139,6 +153,14 @@ impl<T: Poolable> ClassPool<T> {
         strict: bool,
         init: impl FnOnce(&mut T),
     ) -> Result<Handle<T>, PoolError> {
+        let mut store = self.store(heap);
+        if let Some((handle, object)) = store.reuse() {
+            init(object);
+            object.on_spawn();
+            let kept = store.kept();
+            self.core.spawned(kept);
+            return Ok(handle);
+        }
         let cell = match self.core.pop() {
             Some(cell) => cell,
             None => match self.restock(heap) {
@@ -158,7 +180,8 @@ impl<T: Poolable> ClassPool<T> {
         // free route, stow, compacted by its map) and holds an object a worker built or
         // `Reuse` reset.
         let handle = unsafe { store.adopt_compact(cell) };
-        self.core.spawned();
+        // The class kept nothing: a kept object is taken first.
+        self.core.spawned(0);
         // SAFETY: adopted just now; `&mut Heap` makes it ours for the call.
         let object = unsafe { &mut *object.as_ptr() };
         init(object);
@@ -177,6 +200,10 @@ impl<T: Poolable> ClassPool<T> {
         let mut store = self.store(heap);
         let handle = store.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
         self.core.spawned_inline(at_max);
+        if at_max {
+            // An overflow object: releases stop keeping until the pool is back within `max`.
+            store.set_keeping(false);
+        }
         let object = store.get_mut(handle).expect("inserted just now");
         init(object);
         object.on_spawn();
@@ -227,20 +254,30 @@ impl<T: Poolable> ClassPool<T> {
         // Lent once for both hooks: one barrier test.
         let object = found.object();
         object.on_release();
-        self.core.released();
         let policy = self.core.config().policy;
         match policy {
-            // Within `max` (the flag says so without counting): reset and ready again.
+            // Back within `max` (the flag says so without counting): reset, kept by the
+            // class, and releases keep again without coming here.
             Policy::Reuse if !self.core.above_max() => {
                 object.reset();
-                self.core.stowed(found.stow_compact());
+                let kept = found.keep();
+                self.store(heap).set_keeping(true);
+                if !kept {
+                    self.kept_retired();
+                }
                 Ok(())
             }
             // `found`'s borrow of the heap ends with its last use above.
-            Policy::Default => heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal),
+            Policy::Default => {
+                self.core.released();
+                heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal)
+            }
             // `Purge`, and `Reuse` above `max`: overflow objects are out, so the release
             // ends the object and the pool shrinks back to `max`.
-            Policy::Purge | Policy::Reuse => self.purge(heap, h.raw()),
+            Policy::Purge | Policy::Reuse => {
+                self.core.released();
+                self.purge(heap, h.raw())
+            }
         }
     }
 
@@ -274,44 +311,60 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         // changes, and each policy below ends what it walked without walking again.
         let mut subtree = heap.subtree(raw).map_err(refusal)?;
         subtree.root_mut::<T>().ok_or(PoolError::Stale)?.on_release();
-        self.core.released();
         match self.core.config().policy {
             Policy::Default => {
+                self.core.released();
                 subtree.mark_as_garbage();
             }
             Policy::Purge => {
+                self.core.released();
                 subtree.destroy_now();
             }
             Policy::Reuse => {
                 // The sub-objects end now (their cells go to their own pools); the owner is
-                // reset and put back — or, above `max`, ends too, so the pool shrinks back.
+                // reset and kept — or, above `max`, ends too, so the pool shrinks back.
                 subtree.destroy_sub_objects();
                 if self.core.owned() > self.core.config().max {
+                    self.core.released();
                     return self.purge(heap, raw);
                 }
                 let mut store = self.store(heap);
                 let mut found = store.releasable(Handle::<T>::from_raw(raw))?;
                 found.object().reset();
-                self.core.stowed(found.stow_compact());
+                // Counted as a release by the class's keep tally.
+                if !found.keep() {
+                    self.kept_retired();
+                }
             }
         }
         Ok(())
     }
 
-    fn note_inserted(&mut self) {
-        self.core.note_inserted();
+    fn note_inserted(&mut self, heap: &mut Heap) {
+        let mut store = self.store(heap);
+        let kept = store.kept();
+        // The pool may be past `max` now: releases stop keeping until it is back within.
+        store.set_keeping(false);
+        self.core.note_inserted(kept);
+    }
+
+    fn kept_retired(&mut self) {
+        // A release all the same, though nothing was kept.
+        self.core.released();
+        self.core.retired();
     }
 
     fn maintain(&mut self, heap: &mut Heap) {
         self.recycle_spare(heap);
-        if self.core.wants_growth() {
+        let kept = heap.arena().kept(self.class);
+        if self.core.wants_growth(kept) {
             let _ = self.grow(heap, self.core.config().grow_by);
         }
         self.core.wake_if_needed();
     }
 
-    fn stats(&self) -> PoolStats {
-        self.core.stats(mem::size_of::<Self>())
+    fn stats(&self, heap: &Heap) -> PoolStats {
+        self.core.stats(mem::size_of::<Self>(), self.kept(heap))
     }
 
     fn trim(&mut self, heap: &mut Heap, keep: usize) -> Result<usize, PoolError> {
@@ -319,7 +372,8 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn idle_upkeep(&mut self, heap: &mut Heap, dt: Duration) {
-        if let Some(keep) = self.core.idle_window(dt) {
+        let kept = heap.arena().kept(self.class);
+        if let Some(keep) = self.core.idle_window(dt, kept) {
             // Refused advice leaves slabs committed; the next trim tries them again.
             let _ = self.trim(heap, keep);
         }
@@ -333,11 +387,14 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         self.core.name()
     }
 
-    fn cold(&self) -> Option<Cold> {
-        self.core.cold()
+    fn cold(&self, heap: &Heap) -> Option<Cold> {
+        self.core.cold(heap.arena().kept(self.class))
     }
 
-    fn shutdown(&mut self) {
+    fn shutdown(&mut self, heap: &mut Heap) {
         self.core.shutdown();
+        // The objects the class keeps are ready ones too (checked out, as the magazines').
+        let dropped = heap.arena_mut_bypassing_gc().drop_kept(self.class);
+        self.core.uncount(dropped);
     }
 }

@@ -46,7 +46,7 @@ use respawn_gc::Heap;
 use crate::class_pool::ErasedPool;
 use crate::depot::{self, Recipe, Token};
 use crate::error::refusal;
-use crate::pool_core::{Cold, PoolCore};
+use crate::pool_core::{Cold, Kept, PoolCore};
 use crate::sync::{Arc, Mutex};
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
@@ -491,7 +491,7 @@ impl<O: Composite> CompositePool<O> {
         let (assembly, from_depot) = self.core.refill()?;
         if from_depot {
             self.replenish(heap);
-            if self.core.wants_growth() {
+            if self.core.wants_growth(0) {
                 let _ = self.grow(heap, self.core.config().grow_by);
             }
         }
@@ -550,7 +550,7 @@ impl<O: Composite> CompositePool<O> {
         };
         let assembly = match ready {
             Some(assembly) => {
-                self.core.spawned();
+                self.core.spawned(0);
                 assembly
             }
             None => self.miss(heap, strict)?,
@@ -829,7 +829,7 @@ impl<O: Composite> ErasedComposite for CompositePool<O> {
 
     fn composite_stats(&self) -> CompositeStats {
         CompositeStats {
-            pool: self.stats(),
+            pool: self.pool_stats(),
             parts: self.classes.count,
             reassembled: self.tally.reassembled,
             broken: self.tally.broken,
@@ -871,8 +871,13 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
         Ok(())
     }
 
-    fn note_inserted(&mut self) {
-        self.core.note_inserted();
+    fn note_inserted(&mut self, _heap: &mut Heap) {
+        self.core.note_inserted(0);
+    }
+
+    /// Never called: a composite's class keeps nothing (its `Reuse` stows whole sets).
+    fn kept_retired(&mut self) {
+        debug_assert!(false, "a composite's release kept an object");
     }
 
     /// Not built for composites yet: a ready set is an owner's cell and a cell per part,
@@ -889,30 +894,36 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
 
     fn maintain(&mut self, heap: &mut Heap) {
         self.replenish(heap);
-        if self.core.wants_growth() {
+        if self.core.wants_growth(0) {
             let _ = self.grow(heap, self.core.config().grow_by);
         }
         self.core.wake_if_needed();
     }
 
-    fn stats(&self) -> PoolStats {
-        let stats = self.core.stats(mem::size_of::<Self>());
-        PoolStats { returned: stats.returned + self.tally.returned, ..stats }
+    fn stats(&self, _heap: &Heap) -> PoolStats {
+        self.pool_stats()
     }
 
     fn config(&self) -> &PoolConfig {
         self.core.config()
     }
 
-    fn cold(&self) -> Option<Cold> {
-        self.core.cold()
+    fn cold(&self, _heap: &Heap) -> Option<Cold> {
+        self.core.cold(0)
     }
 
     fn name(&self) -> &'static str {
         O::class_name()
     }
 
-    fn shutdown(&mut self) {
+    fn shutdown(&mut self, _heap: &mut Heap) {
+        self.shut_down();
+    }
+}
+
+impl<O: Composite> CompositePool<O> {
+    /// [`ErasedPool::shutdown`]: the class keeps nothing, so the heap is not needed.
+    fn shut_down(&mut self) {
         self.core.shutdown();
         // The owner cells the route left hold nothing built; an occupied one still holds
         // its ended owner. The cells go with the arena.
@@ -923,9 +934,17 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
     }
 }
 
+impl<O: Composite> CompositePool<O> {
+    /// The pool's counters (a composite's class keeps nothing: its `Reuse` stows sets).
+    fn pool_stats(&self) -> PoolStats {
+        let stats = self.core.stats(mem::size_of::<Self>(), Kept::default());
+        PoolStats { returned: stats.returned + self.tally.returned, ..stats }
+    }
+}
+
 impl<O: Composite> Drop for CompositePool<O> {
     fn drop(&mut self) {
-        self.shutdown();
+        self.shut_down();
     }
 }
 

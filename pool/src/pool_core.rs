@@ -52,6 +52,16 @@ struct Window {
     trimmed: u64,
 }
 
+/// What a class keeps for reuse beside its pool's magazines (a World pool under `Reuse`:
+/// see `ClassStore::reuse`): checked out to the game thread, and ready.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Kept {
+    /// Objects kept now.
+    pub(crate) now: usize,
+    /// Objects kept since the class was registered: each a release and a `Reuse` recycle.
+    pub(crate) total: u64,
+}
+
 /// A pool still warming up: [`PoolCore::cold`] (and `ErasedPool::cold`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Cold {
@@ -165,17 +175,19 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.magazines.len()
     }
 
-    /// Objects of the class alive in the world: those checked out less the magazines'.
+    /// Objects of the class alive in the world: those checked out less the magazines' and
+    /// the `kept` ones (objects the class keeps for reuse: checked out, and ready).
     #[inline]
-    pub(crate) fn live(&self) -> usize {
-        self.depot.checked_out().saturating_sub(self.local())
+    pub(crate) fn live(&self, kept: usize) -> usize {
+        self.depot.checked_out().saturating_sub(self.local() + kept)
     }
 
-    /// Objects ready or being built, this thread's magazines counted directly (the depot's
-    /// mirror lags while a spawn is under way). Cells still being built count: growing past
-    /// them would balloon the pool whenever the workers fall behind.
-    pub(crate) fn available(&self) -> usize {
-        self.depot.on_the_way() + self.local()
+    /// Objects ready or being built, this thread's magazines and the class's `kept` objects
+    /// counted directly (the depot's mirror lags while a spawn is under way). Cells still
+    /// being built count: growing past them would balloon the pool whenever the workers
+    /// fall behind.
+    pub(crate) fn available(&self, kept: usize) -> usize {
+        self.depot.on_the_way() + self.local() + kept
     }
 
     /// Cells the pool owns: objects alive in the world, ready, being built.
@@ -204,7 +216,8 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     /// being built does not add `grow_by` cells per miss.
     pub(crate) fn miss_growth(&self, at_max: bool) -> usize {
         let config = &self.config;
-        let short = !at_max && config.workers > 0 && self.available() < config.low_watermark.max(1);
+        // A miss: nothing is kept.
+        let short = !at_max && config.workers > 0 && self.available(0) < config.low_watermark.max(1);
         if short {
             config.grow_by.max(1)
         } else {
@@ -223,10 +236,10 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.over_max
     }
 
-    /// Whether the stock on its way is below the low watermark (with precreation on): time
-    /// to [`grow`](Self::grow) by `grow_by`.
-    pub(crate) fn wants_growth(&self) -> bool {
-        self.config.precreate && self.available() < self.config.low_watermark
+    /// Whether the stock on its way (with the class's `kept` objects) is below the low
+    /// watermark (with precreation on): time to [`grow`](Self::grow) by `grow_by`.
+    pub(crate) fn wants_growth(&self, kept: usize) -> bool {
+        self.config.precreate && self.available(kept) < self.config.low_watermark
     }
 
     /// A ready object's token from the loaded magazine, if it has one.
@@ -263,11 +276,11 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.magazines.pop().map(|cell| (cell, from_depot))
     }
 
-    /// A popped object entered the world.
+    /// A ready object (popped, or one of the class's `kept` ones) entered the world.
     #[inline(always)]
-    pub(crate) fn spawned(&mut self) {
+    pub(crate) fn spawned(&mut self, kept: usize) {
         self.tally.spawns += 1;
-        self.window.peak = self.window.peak.max(self.live());
+        self.window.peak = self.window.peak.max(self.live(kept));
     }
 
     /// An object built inline entered the world: a miss (`at_max`: an overflow object,
@@ -277,19 +290,20 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.tally.misses += 1;
         self.tally.overflow += u64::from(at_max);
         self.over_max |= at_max;
-        self.entered();
+        // A miss: nothing is kept.
+        self.entered(0);
     }
 
-    /// An object of the class entered the world without a spawn (a plain insert): the
-    /// pool may be past `max` from now on.
-    pub(crate) fn note_inserted(&mut self) {
+    /// An object of the class entered the world without a spawn (a plain insert), which
+    /// keeps `kept` objects: the pool may be past `max` from now on.
+    pub(crate) fn note_inserted(&mut self, kept: usize) {
         self.over_max = true;
-        self.entered();
+        self.entered(kept);
     }
 
-    fn entered(&mut self) {
+    fn entered(&mut self, kept: usize) {
         self.depot.count_checked_out(1);
-        self.window.peak = self.window.peak.max(self.live());
+        self.window.peak = self.window.peak.max(self.live(kept));
     }
 
     /// A release was accepted (whatever becomes of the object).
@@ -305,16 +319,6 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.tally.recycled_reuse += 1;
         if let Err(cell) = self.push_ready(cell) {
             self.discard(cell);
-        }
-    }
-
-    /// A `Reuse` release's stowed token: [put back](Self::put_back), or `None` when its
-    /// slot [retired](Self::retired).
-    #[inline(always)]
-    pub(crate) fn stowed(&mut self, stowed: Option<C>) {
-        match stowed {
-            Some(cell) => self.put_back(cell),
-            None => self.retired(),
         }
     }
 
@@ -445,9 +449,11 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.depot.wake_if_needed();
     }
 
-    /// The pool's figures; `adapter_bytes` is the size of the adapter that holds the core.
-    pub(crate) fn stats(&self, adapter_bytes: usize) -> PoolStats {
+    /// The pool's figures; `adapter_bytes` is the size of the adapter that holds the core,
+    /// `kept` what its class keeps for reuse.
+    pub(crate) fn stats(&self, adapter_bytes: usize, kept: Kept) -> PoolStats {
         let (d, t) = (self.depot.snapshot(), &self.tally);
+        let local = self.local() + kept.now;
         PoolStats {
             class: self.name,
             policy: self.config.policy,
@@ -455,11 +461,12 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
             hits: t.spawns - t.misses,
             misses: t.misses,
             overflow: t.overflow,
-            ready: d.published + d.held + self.local(),
-            in_use: d.checked_out.saturating_sub(self.local()),
+            ready: d.published + d.held + local,
+            in_use: d.checked_out.saturating_sub(local),
             high_water: t.high_water.max(self.window.peak),
-            released: t.released,
-            recycled_reuse: t.recycled_reuse,
+            // Every kept object was a release, and a `Reuse` recycle.
+            released: t.released + kept.total,
+            recycled_reuse: t.recycled_reuse + kept.total,
             recycled_purge: d.routed_purge,
             recycled_gc: d.routed_gc,
             returned: d.returned,
@@ -476,22 +483,25 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
 
     /// What the workers still owe before every precreated object can be popped, or `None`
     /// once the pool is warm; a cold pool's workers are asked to hand over partial
-    /// magazines at once.
-    pub(crate) fn cold(&self) -> Option<Cold> {
+    /// magazines at once. `kept`: objects the class keeps for reuse, ready too.
+    pub(crate) fn cold(&self, kept: usize) -> Option<Cold> {
         if self.depot.is_warm() {
             return None;
         }
         self.depot.request_flush();
         let d = self.depot.snapshot();
-        Some(Cold { ready: d.published + self.local(), on_the_way: d.building + d.held })
+        Some(Cold { ready: d.published + self.local() + kept, on_the_way: d.building + d.held })
     }
 
-    /// Takes every ready and queued token out of the pool for a trim: the magazines' and
-    /// the depot's published objects (uncounted from `checked_out`), then the cells queued for the
-    /// workers.
-    pub(crate) fn take_stock(&mut self) -> (Vec<C>, Vec<C>) {
-        let local = self.local();
-        let mut ready = Vec::with_capacity(local);
+    /// Takes every ready and queued token out of the pool for a trim: the class's `kept`
+    /// objects, the magazines' and the depot's published objects (uncounted from
+    /// `checked_out`), then the cells queued for the workers.
+    pub(crate) fn take_stock(&mut self, kept: Vec<C>) -> (Vec<C>, Vec<C>) {
+        // The class's kept objects (taken out of it as tokens) are checked out like the
+        // magazines', and ready.
+        let local = self.local() + kept.len();
+        let mut ready = kept;
+        ready.reserve(self.local());
         ready.extend(std::iter::from_fn(|| self.magazines.loaded.pop()));
         ready.extend(std::iter::from_fn(|| self.magazines.previous.pop()));
         self.depot.count_checked_out(-(local as isize));
@@ -518,6 +528,12 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         overflow
     }
 
+    /// `n` checked-out objects were dropped outside the magazines (those the class kept,
+    /// at shutdown): no longer checked out.
+    pub(crate) fn uncount(&mut self, n: usize) {
+        self.depot.count_checked_out(-(n as isize));
+    }
+
     /// A trim dropped `n` ready objects.
     pub(crate) fn trimmed(&mut self, n: usize) {
         self.window.trimmed += n as u64;
@@ -527,7 +543,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     /// how many ready or queued objects to keep, if some were not needed during the whole
     /// window — the stock beyond the window's peak use, but never below `capacity`. The
     /// window restarts.
-    pub(crate) fn idle_window(&mut self, dt: Duration) -> Option<usize> {
+    pub(crate) fn idle_window(&mut self, dt: Duration, kept: usize) -> Option<usize> {
         let window = self.config.idle_trim?;
         // Stops at `Duration::MAX`: a caller's clock may hand any `dt`.
         self.window.elapsed = self.window.elapsed.saturating_add(dt);
@@ -535,11 +551,11 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
             return None;
         }
         let d = self.depot.snapshot();
-        let stock = self.local() + d.published + d.lag;
-        let unused = (stock + self.live()).saturating_sub(self.window.peak);
+        let stock = self.local() + kept + d.published + d.lag;
+        let unused = (stock + self.live(kept)).saturating_sub(self.window.peak);
         let excess = stock.saturating_sub(self.config.capacity).min(unused);
         self.tally.high_water = self.tally.high_water.max(self.window.peak);
-        self.window.peak = self.live();
+        self.window.peak = self.live(kept);
         self.window.elapsed = Duration::ZERO;
         (excess > 0).then(|| stock - excess)
     }

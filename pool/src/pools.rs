@@ -5,10 +5,10 @@ use std::fmt;
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
-use respawn_arena::{ArenaError, ClassId, DropAll, Handle, RawHandle};
+use respawn_arena::{ArenaError, ClassId, DropAll, Handle, ObjectFlags, RawHandle};
 use respawn_gc::{Heap, Object};
 
-use crate::class_pool::{ClassPool, Create, ErasedPool};
+use crate::class_pool::{refused, ClassPool, Create, ErasedPool};
 use crate::composite::Composites;
 use crate::error::refusal;
 use crate::sync::Arc;
@@ -18,13 +18,31 @@ mod trim;
 
 /// One class's pool, reachable two ways: type-erased (`dyn ErasedPool`) for the per-frame
 /// upkeep and stats, and typed for the hot paths. A typed caller checks `type_id` (one
-/// comparison) and casts; `destroy` is a plain function pointer made for the class, so a
-/// `destroy::<T>` whose `T` has no `Poolable` bound still reaches the typed code without a
-/// vtable or a downcast.
+/// comparison) and casts. `destroy::<T>`, whose `T` has no `Poolable` bound, keeps a
+/// `Reuse` release in the class's storage itself, calling the class's hooks as data
+/// (`reuse`); any other release takes `destroy`, a plain function pointer made for the
+/// class, to the typed code without a vtable or a downcast.
 struct PoolSlot {
     type_id: TypeId,
     pool: NonNull<dyn ErasedPool>,
+    /// `on_release` then `reset`, on the object a `Reuse` release keeps: [`reuse_hooks`].
+    reuse: ReuseHooks,
     destroy: DestroyFn,
+}
+
+/// [`PoolSlot::reuse`]: the class's release hooks for an object about to be kept.
+type ReuseHooks = unsafe fn(NonNull<u8>);
+
+/// [`PoolSlot::reuse`] for class `T`: what a `Reuse` release runs before the class keeps
+/// the object.
+///
+/// # Safety
+/// `object` is a live `T`, lent to the call alone.
+unsafe fn reuse_hooks<T: Poolable>(object: NonNull<u8>) {
+    // SAFETY: the caller's contract.
+    let object = unsafe { object.cast::<T>().as_mut() };
+    object.on_release();
+    object.reset();
 }
 
 /// The typed release a [`PoolSlot`] keeps for its class: [`destroy_typed`].
@@ -52,7 +70,7 @@ impl PoolSlot {
         let raw: *mut dyn ErasedPool = Box::into_raw(Box::new(pool));
         // SAFETY: `Box::into_raw` never returns null.
         let pool = unsafe { NonNull::new_unchecked(raw) };
-        Self { type_id: TypeId::of::<T>(), pool, destroy: destroy_typed::<T> }
+        Self { type_id: TypeId::of::<T>(), pool, reuse: reuse_hooks::<T>, destroy: destroy_typed::<T> }
     }
 
     fn erased(&self) -> &dyn ErasedPool {
@@ -363,9 +381,9 @@ impl Pools {
         let h = self.heap.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
         let class = usize::from(self.heap.table().resolve_live(h.raw())?.class());
         if let Some(Some(pool)) = self.pools.get_mut(class) {
-            pool.erased_mut().note_inserted();
+            pool.erased_mut().note_inserted(&mut self.heap);
         } else if let Some(composite) = self.composites.get_mut(class) {
-            composite.erased_mut().note_inserted();
+            composite.erased_mut().note_inserted(&mut self.heap);
         }
         Ok(h)
     }
@@ -395,8 +413,28 @@ impl Pools {
             _ => self.pooled_class_of(h),
         };
         let Self { pools, heap, .. } = self;
-        if let Some(Some(slot)) = class.and_then(|class| pools.get_mut(class)) {
+        if let Some((class, Some(slot))) = class.and_then(|class| Some((class, pools.get_mut(class)?))) {
             debug_assert!(slot.type_id == TypeId::of::<T>(), "the class's pool is another type's");
+            // SAFETY: `recent` and `pooled_class_of` name `T`'s class, registered in this
+            // heap's arena.
+            let mut store =
+                unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<T>(ClassId::from_index(class as u16)) };
+            if store.keeping() {
+                // `Reuse`, within `max`: the hooks, and the class keeps the object — unless
+                // it owns sub-objects (the pool's checked release walks them).
+                match store.releasable(h) {
+                    Ok(mut found) if !found.flags().contains(ObjectFlags::HAS_SUBOBJECTS) => {
+                        // SAFETY: `found` lends the live `T` alone; the hooks are `T`'s.
+                        unsafe { (slot.reuse)(NonNull::from(found.object()).cast()) };
+                        if !found.keep() {
+                            slot.erased_mut().kept_retired();
+                        }
+                        return Ok(());
+                    }
+                    Ok(_) => {}
+                    Err(e) => return Err(refused(heap, h.raw(), e)),
+                }
+            }
             // SAFETY: `recent` and `pooled_class_of` name `T`'s class, whose pool this is;
             // `&mut self` owns it.
             return unsafe { (slot.destroy)(slot.pool, heap, h.raw()) };
@@ -505,7 +543,7 @@ impl Pools {
         let start = Instant::now();
         loop {
             self.maintain();
-            let Some((class, cold)) = self.erased_all().find_map(|p| p.cold().map(|c| (p.name(), c))) else {
+            let Some((class, cold)) = self.erased_all().find_map(|p| p.cold(&self.heap).map(|c| (p.name(), c))) else {
                 return Ok(());
             };
             let waited = start.elapsed();
@@ -519,7 +557,7 @@ impl Pools {
     /// `T`'s pool counters, if it has a pool.
     pub fn stats_of<T: 'static>(&self) -> Option<PoolStats> {
         let id = self.heap.class_of::<T>()?;
-        self.erased_of(id.index()).map(|p| self.with_memory(p.stats(), id.index()))
+        self.erased_of(id.index()).map(|p| self.with_memory(p.stats(&self.heap), id.index()))
     }
 
     /// Every pool's counters, in class registration order (composite pools after the
@@ -527,7 +565,7 @@ impl Pools {
     pub fn stats(&self) -> Vec<PoolStats> {
         let plain = self.pools.iter().enumerate().filter_map(|(class, p)| p.as_ref().map(|p| (class, p.erased())));
         let composites = self.composites.iter_classes().map(|(class, c)| (class, c.erased() as &dyn ErasedPool));
-        plain.chain(composites).map(|(class, p)| self.with_memory(p.stats(), class)).collect()
+        plain.chain(composites).map(|(class, p)| self.with_memory(p.stats(&self.heap), class)).collect()
     }
 
     /// `T`'s policy: its pool's, or `Default` for a class without one.
@@ -541,10 +579,10 @@ impl Pools {
         // destructor in another panics; the first panic goes on after.
         let mut drops = DropAll::new();
         for pool in self.pools.iter_mut().flatten() {
-            drops.run(|| pool.erased_mut().shutdown());
+            drops.run(|| pool.erased_mut().shutdown(&mut self.heap));
         }
         for composite in self.composites.iter_mut() {
-            drops.run(|| composite.erased_mut().shutdown());
+            drops.run(|| composite.erased_mut().shutdown(&mut self.heap));
         }
     }
 }

@@ -53,7 +53,7 @@ pub struct ClassPoolMut<'a, T: Poolable> {
 
 impl<T: Poolable> fmt::Debug for ClassPoolMut<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClassPoolMut").field("pool", &self.pool.stats()).finish_non_exhaustive()
+        f.debug_struct("ClassPoolMut").field("pool", &self.pool.stats(self.heap)).finish_non_exhaustive()
     }
 }
 
@@ -108,7 +108,7 @@ impl<'a, T: Poolable> ClassPoolMut<'a, T> {
 
     /// The pool's counters.
     pub fn stats(&self) -> PoolStats {
-        self.pool.stats()
+        self.pool.stats(self.heap)
     }
 
     /// The pool's configuration.

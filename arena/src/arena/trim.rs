@@ -17,11 +17,12 @@
 //! (out), none retired (a retired slot keeps its slab committed; they are rare). The slots
 //! stay committed: they hold the generations that keep old handles stale.
 
-use respawn_allocator::{ChunkAllocator, ClassId};
+use respawn_allocator::sync::Ordering;
+use respawn_allocator::{poison, ChunkAllocator, ClassId};
 
 use super::Arena;
 use crate::class::ClassEntry;
-use crate::ArenaError;
+use crate::{ArenaError, DropAll, Lifecycle};
 
 impl Arena {
     /// Gives back the memory of every slab of class `class` that holds nothing — each of
@@ -64,6 +65,42 @@ impl Arena {
     pub fn decommit_empty_slabs(&mut self, class: ClassId) -> Result<usize, ArenaError> {
         let entry = self.classes.get_mut(class.index()).ok_or(ArenaError::Unregistered("an unknown class"))?;
         decommit_empty(entry, &self.alloc)
+    }
+
+    /// Objects class `class` keeps for reuse ([`Releasable::keep`](crate::Releasable::keep));
+    /// 0 for an unknown class.
+    pub fn kept(&self, class: ClassId) -> usize {
+        self.classes.get(class.index()).map_or(0, |entry| entry.kept.len())
+    }
+
+    /// Objects class `class` kept since it was registered; 0 for an unknown class.
+    pub fn kept_total(&self, class: ClassId) -> u64 {
+        self.classes.get(class.index()).map_or(0, |entry| entry.kept_total)
+    }
+
+    /// Drops every object class `class` keeps for reuse (each once; a panicking destructor
+    /// does not stop the others, and the first panic goes on after) and makes their slots
+    /// vacant, for the class's next objects or a trim. Returns how many it dropped; 0 for
+    /// an unknown class.
+    pub fn drop_kept(&mut self, class: ClassId) -> usize {
+        let Some(entry) = self.classes.get_mut(class.index()) else { return 0 };
+        let kept = std::mem::take(&mut entry.kept);
+        let mut drops = DropAll::new();
+        for &n in &kept {
+            let slot = entry.slot(n);
+            debug_assert_eq!(slot.flags().lifecycle(), Lifecycle::InPool, "a kept cell not in the pool");
+            slot.flags.store(Lifecycle::Vacant.flags().bits(), Ordering::Release);
+            let cell = entry.cell_ptr(n);
+            if let Some(drop_fn) = entry.drop_fn {
+                // SAFETY: a kept cell holds an object of the class, the arena's; off the
+                // list and vacant already, so this is its one drop.
+                drops.run(|| unsafe { drop_fn(cell) });
+            }
+            poison::poison(cell, entry.cell_size);
+            entry.free.push(entry.slot_of(n));
+        }
+        drop(drops);
+        kept.len()
     }
 
     /// Slabs of class `class` decommitted now (see

@@ -30,7 +30,9 @@ impl<T: Poolable> ClassPool<T> {
     /// [`PoolError::Arena`] if the OS refused to decommit a slab: the objects are dropped
     /// and their cells vacant all the same.
     pub(crate) fn trim(&mut self, heap: &mut Heap, keep: usize) -> Result<usize, PoolError> {
-        let (mut ready, mut queued) = self.core.take_stock();
+        // The objects the class keeps are ready ones too: out of the class, into the stock.
+        let kept = self.store(heap).take_kept();
+        let (mut ready, mut queued) = self.core.take_stock(kept);
         let gone = depot::lowest_first(&mut ready, keep, CompactCell::number);
         let gone_queued = depot::lowest_first(&mut queued, keep - ready.len(), CompactCell::number);
         // Kept ready objects checked out again, the lowest cell on top (popped first).
