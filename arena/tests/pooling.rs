@@ -221,10 +221,15 @@ fn stow_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
         assert!(arena.get(*h).is_none());
     }
     assert_eq!(arena.handle_at(first.index()), None);
+    assert_retired_for_good(arena, &log, first);
+}
+
+/// Slot `first` (its object, number 0, dropped once already) retired: it says so, the next
+/// insert (number 1) takes another slot, and the arena drops each object once.
+fn assert_retired_for_good(mut arena: Arena, log: &Drops, first: Handle<Tracked>) {
     assert_eq!(slot_flags(&arena, first.index()).lifecycle(), Lifecycle::Retired);
-    // The retired slot is never handed out again.
-    let next = arena.insert(tracked(&log, 1));
-    assert_ne!(next.index(), first.index());
+    let next = arena.insert(tracked(log, 1));
+    assert_ne!(next.index(), first.index(), "a retired slot is never handed out again");
     drop(arena);
     assert_eq!((log.times(0), log.times(1)), (1, 1));
 }
@@ -516,11 +521,7 @@ fn keep_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
     assert!(!store.releasable(h).unwrap().keep(), "max_generation 2 allows one keep");
     assert_eq!((store.kept(), store.kept_total(), store.len()), (0, 1, 0));
     assert_eq!(log.times(0), 1, "the retired slot's object was dropped by keep");
-    assert_eq!(slot_flags(&arena, first.index()).lifecycle(), Lifecycle::Retired);
-    let next = arena.insert(tracked(&log, 1));
-    assert_ne!(next.index(), first.index());
-    drop(arena);
-    assert_eq!((log.times(0), log.times(1)), (1, 1));
+    assert_retired_for_good(arena, &log, first);
 }
 
 /// `take_kept` hands the kept objects out as compact tokens (the pool's trim and shutdown),
