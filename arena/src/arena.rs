@@ -1167,17 +1167,12 @@ impl Drop for Arena {
         // have no live bit but are still constructed. A panicking destructor does not stop
         // the walk: every other object is dropped, then the first panic goes on.
         let mut drops = DropAll::new();
-        for entry in &mut self.classes {
-            // Kept objects' slots are vacant (`InPool`): the walk below skips them.
-            let kept = std::mem::take(&mut entry.kept);
-            if let Some(drop_fn) = entry.drop_fn {
-                for n in kept {
-                    let cell = entry.cell_ptr(n);
-                    // SAFETY: a kept cell holds an object of the class, the arena's; taken
-                    // off the list first, so this is its one drop.
-                    drops.run(|| unsafe { drop_fn(cell) });
-                }
-            }
+        // Kept objects' slots are vacant (`InPool`): the walk below skips them.
+        for class in 0..self.classes.len() {
+            let id = self.classes[class].id;
+            drops.run(|| {
+                self.drop_kept(id);
+            });
         }
         for (first, run) in self.table.runs() {
             for (k, slot) in run.iter().enumerate() {
@@ -1218,20 +1213,41 @@ unsafe fn stow_at<T>(
     table: &ObjectTable,
     entry: &mut ClassEntry,
     outers: &mut Outers,
-    (index, n, cell, flags, generation): (u32, u32, NonNull<u8>, ObjectFlags, u32),
+    at: (u32, u32, NonNull<u8>, ObjectFlags, u32),
 ) -> Option<FreedCell> {
-    let max_generation = entry.max_generation;
-    debug_assert_eq!(cell.as_ptr(), entry.cell_of::<T>(n), "cell of another slot");
-    let vacant = Lifecycle::InPool;
-    if release(table, entry, outers, index, n, flags, generation, vacant, max_generation) {
-        // SAFETY: the slot held a `T` until `release` retired it just now; nobody else can
-        // reach the cell any more, so this is its one drop.
-        unsafe { ptr::drop_in_place(cell.cast::<T>().as_ptr()) };
-        poison::poison(cell.as_ptr(), entry.cell_size);
+    let (index, _, cell, _, _) = at;
+    // SAFETY: the caller's contract.
+    if !unsafe { release_in_pool::<T>(table, entry, outers, at) } {
         return None;
     }
     entry.out += 1;
     Some(FreedCell { class: entry.id, slot: index, cell })
+}
+
+/// Releases the visible, releasable `T` of `generation` in slot `index` (cell number `n`, at
+/// `cell`, with `flags`) to [`Lifecycle::InPool`], the object left in its cell for a stow or
+/// a keep. `false`: the slot reached the generation ceiling and retired, and the object was
+/// dropped here.
+///
+/// # Safety
+/// As [`stow_at`].
+#[inline(always)]
+unsafe fn release_in_pool<T>(
+    table: &ObjectTable,
+    entry: &mut ClassEntry,
+    outers: &mut Outers,
+    (index, n, cell, flags, generation): (u32, u32, NonNull<u8>, ObjectFlags, u32),
+) -> bool {
+    let max_generation = entry.max_generation;
+    debug_assert_eq!(cell.as_ptr(), entry.cell_of::<T>(n), "cell of another slot");
+    if release(table, entry, outers, index, n, flags, generation, Lifecycle::InPool, max_generation) {
+        // SAFETY: the slot held a `T` until `release` retired it just now; nobody else can
+        // reach the cell any more, so this is its one drop.
+        unsafe { ptr::drop_in_place(cell.cast::<T>().as_ptr()) };
+        poison::poison(cell.as_ptr(), entry.cell_size);
+        return false;
+    }
+    true
 }
 
 /// Why a handle typed as `entry`'s class does not name a visible object in its range.
@@ -1789,12 +1805,9 @@ impl<T: 'static> Releasable<'_, T> {
     #[inline]
     pub fn keep(self) -> bool {
         let Self { table, entry, outers, index, n, flags, generation, cell } = self;
-        let max_generation = entry.max_generation;
-        if release(table, entry, outers, index, n, flags, generation.get(), Lifecycle::InPool, max_generation) {
-            // SAFETY: the slot held this `T` until `release` retired it just now; nobody
-            // else can reach the cell any more, so this is its one drop.
-            unsafe { ptr::drop_in_place(cell.as_ptr()) };
-            poison::poison(cell.as_ptr().cast(), entry.cell_size);
+        let at = (index, n, cell.cast(), flags, generation.get());
+        // SAFETY: `releasable` found this live `T` there, and the borrow kept it so.
+        if !unsafe { release_in_pool::<T>(table, entry, outers, at) } {
             return false;
         }
         entry.kept.push(n);

@@ -529,7 +529,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     }
 
     /// `n` checked-out objects were dropped outside the magazines (those the class kept,
-    /// at shutdown): no longer checked out.
+    /// at shutdown): uncounted from `checked_out`.
     pub(crate) fn uncount(&mut self, n: usize) {
         self.depot.count_checked_out(-(n as isize));
     }
