@@ -1,7 +1,7 @@
 //! The World's lifecycle listeners (UE's `FUObjectCreateListener` and
 //! `FUObjectDeleteListener`): closures told of every object of a class that begins or
 //! ends, so a spatial hash or a network-id map follows the world without owning its pools'
-//! free routes.
+//! returned cells.
 //!
 //! ```text
 //!   spawn listeners   World (here): by class, told after `init` and `Poolable::on_spawn`

@@ -1287,7 +1287,7 @@ impl World {
         self.pools.heap_mut().find_garbage_references()
     }
 
-    /// Runs a full collection now and purges what it found; routed cells go back to their
+    /// Runs a full collection now and purges what it found; returned cells go back to their
     /// pools for rebuilding. An incremental mark running
     /// ([`GcSettings::incremental_mark_budget`]) is dropped: this collection decides from
     /// scratch.

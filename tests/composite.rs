@@ -287,7 +287,7 @@ fn default_lets_the_collector_take_the_tower_and_its_parts_together() {
         assert_eq!(Log::count(&log::<1>().released, class), 1, "on_release of class {class}");
     }
 
-    // The tower's cell came back through its route; the next upkeep pairs it with new
+    // The tower's class returned its cell; the next upkeep pairs it with new
     // part cells for the worker.
     world.end_frame();
     world.wait_until_warm(Duration::from_secs(30)).unwrap();

@@ -1,5 +1,5 @@
 //! Invariant 3's second half for `Purge`: 10 000 spawn/destroy cycles on a warm pool add no
-//! heap block on any thread — the game thread's spawns pop magazines, the releases route
+//! heap block on any thread — the game thread's spawns pop magazines, the releases return
 //! cells to the worker through a fixed-size queue, the worker rebuilds into them (dhat in
 //! testing mode; one test per binary).
 

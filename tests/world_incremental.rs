@@ -59,7 +59,7 @@ fn a_handle_stored_by_a_pooled_spawn_during_the_mark_is_traced() {
         let mut world =
             World::builder().arena(arena).gc(GcSettings::SINGLE_THREADED).pool::<Seeker>(config).build().unwrap();
         // Spawned and ended once before the mark: the next spawn pops a ready cell (Reuse)
-        // or builds one inline into a routed cell (Purge, Default: no workers).
+        // or builds one inline into a returned cell (Purge, Default: no workers).
         let warm = world.spawn::<Seeker>();
         world.destroy(warm).unwrap();
         world.collect_garbage();

@@ -245,7 +245,7 @@ fn incremental_marks_keep_what_the_world_spawned_even_during_the_mark() {
 }
 
 #[test]
-fn destroy_needs_nothing_first_and_default_routes_the_cell_back_through_the_collector() {
+fn destroy_needs_nothing_first_and_default_returns_the_cell_through_the_collector() {
     for policy in Policy::ALL {
         let mut world = world(policy);
         let enemy = world.spawn::<Enemy>();
@@ -261,7 +261,7 @@ fn destroy_needs_nothing_first_and_default_routes_the_cell_back_through_the_coll
                 let gc = world.collect_garbage();
                 assert_eq!(gc.purged, 2, "{policy}: the enemy and its bullet");
                 let stats = world.pool_stats::<Enemy>().unwrap();
-                assert_eq!(stats.recycled_gc, 1, "routed back by the collector");
+                assert_eq!(stats.recycled_gc, 1, "returned by the collector");
                 assert_eq!(world.pool_stats::<Bullet>().unwrap().recycled_gc, 1);
             }
             Policy::Purge => assert_eq!(stats.recycled_purge, 1),

@@ -13,7 +13,7 @@
 //!   unmap region   ── unpoison what was prepared (the address range may be mapped again)
 //! ```
 //!
-//! A cell held by a free-route token (respawn-arena's `FreedCell`) stays unpoisoned: the
+//! A cell held by a returned-cell token (respawn-arena's `FreedCell`) stays unpoisoned: the
 //! token's holder owns it. An access to a poisoned cell aborts with ASan's `use-after-poison`
 //! report. Without the cfg both functions are empty and vanish. ASan poisons whole 8-byte
 //! granules, so a cell smaller than that (or not aligned to it) may be poisoned only in

@@ -13,7 +13,7 @@ use respawn_allocator::poison;
 use respawn_allocator::sync::{Arc, Ordering};
 use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Rejected, SlabConfig};
 
-use crate::class::{ClassEntry, Ended, FreeRoute, Freed, FreedCell, Hooks};
+use crate::class::{ClassEntry, Ended, EndedCells, Freed, FreedCell, Hooks};
 use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
 use crate::table::{Cells, ObjectTable, Range, Slot, PERMANENT_SLOTS};
@@ -173,10 +173,10 @@ pub struct Arena {
 }
 
 // SAFETY: the raw pointers inside are the arena's own cells; every object placed in them is
-// `Send + Sync` (bound on `insert`), free routes are `Send`, and shared access (`&Arena`)
-// only reads objects or updates atomics.
+// `Send + Sync` (bound on `insert`), a returned cell's token is `Send`, and shared access
+// (`&Arena`) only reads objects or updates atomics.
 unsafe impl Send for Arena {}
-// SAFETY: as above; `&Arena` methods never run a free route (`FnMut` needs `&mut Arena`).
+// SAFETY: as above; `&Arena` methods never touch a class's lists.
 unsafe impl Sync for Arena {}
 
 impl fmt::Debug for Arena {
@@ -284,10 +284,10 @@ impl Arena {
             retired: 0,
             decommitted: Vec::new(),
             permanent: 0,
-            route: None,
+            ended_cells: EndedCells::Vacant,
+            returned: Vec::new(),
             hooks: 0,
             max_generation: self.config.max_generation,
-            route_drops: false,
             ends: Default::default(),
             // A class registered while an incremental mark runs is noted like the others
             // (conservatively as traced: the arena does not know).
@@ -575,8 +575,8 @@ impl Arena {
         }
     }
 
-    /// Drops the object `raw` names, whatever its class, and releases its slot through the
-    /// class's free route. This is how type-erased code (the collector) ends objects; hidden
+    /// Drops the object `raw` names, whatever its class, and releases its slot (vacant, or
+    /// its cell returned: [`set_ended_cells`](Self::set_ended_cells)). This is how type-erased code (the collector) ends objects; hidden
     /// objects (garbage, unreachable) are accepted, vacant slots are not.
     ///
     /// # Errors
@@ -586,7 +586,7 @@ impl Arena {
         self.destroy_for(raw, Ended::Removed)
     }
 
-    /// [`destroy`](Self::destroy), telling the free route why the object `ended` (the
+    /// [`destroy`](Self::destroy), returning with the cell why the object `ended` (the
     /// collector's purge and `destroy_now` use it).
     ///
     /// # Errors
@@ -601,26 +601,10 @@ impl Arena {
         Ok(())
     }
 
-    /// Whether class `T`'s route receives the objects that end by
-    /// [`destroy`](Self::destroy) and [`destroy_for`](Self::destroy_for) (the collector's
-    /// purge, `destroy_now`) undropped, as [`Freed::Occupied`]: its holder drops them, on
-    /// any thread. A pool asks for it so its workers run the destructor in the pass that
-    /// rebuilds the cell, off the game thread. Without a route, or for a slot retired at
-    /// the generation ceiling, the object is dropped here as before. Off by default;
-    /// cleared with the route.
-    ///
-    /// # Errors
-    /// [`ArenaError::Unregistered`] if `T` is not registered.
-    pub fn set_route_drops<T: 'static>(&mut self, on: bool) -> Result<(), ArenaError> {
-        let id = self.class_of::<T>().ok_or(ArenaError::Unregistered(type_name::<T>()))?;
-        self.classes[id.index()].route_drops = on;
-        Ok(())
-    }
-
     /// Ends the object `raw` names, whatever its class, and retires its slot for good: the
     /// object is dropped, no handle resolves to the slot again, its cell is never reused,
-    /// and the class's free route hears [`Freed::Retired`] (so a pool counts the object
-    /// gone). For an object whose end went wrong — the collector's `begin_destroy` hook
+    /// and a class whose cells are returned returns [`Freed::Retired`] (so a pool counts the
+    /// object gone). For an object whose end went wrong — the collector's `begin_destroy` hook
     /// panicked, leaving it in a state its class did not plan for.
     ///
     /// # Errors
@@ -636,25 +620,62 @@ impl Arena {
         Ok(())
     }
 
-    /// Sets `cell`'s route: what happens to each cell whose object has ended (removed,
-    /// destroyed). The default, `None`, makes the slot vacant for the class's next object;
-    /// a route receives a [`Freed::Cell`] token instead (the pool queues it for precreation)
-    /// and returns it with [`recycle`](Self::recycle) when it is done. A slot retired at the
-    /// generation ceiling reaches the route as [`Freed::Retired`] (no cell comes with it).
-    /// [`ClassStore::stow`] does not call the route: it returns what it freed.
+    /// Sets where class `T`'s cells go when their objects end (removed, destroyed, purged
+    /// by the collector): the default, [`EndedCells::Vacant`], makes each slot vacant for
+    /// the class's next object; [`EndedCells::Returned`] puts the cell on the class's
+    /// returned list instead, for its owner (a pool queues it for precreation) to
+    /// [take](Self::drain_returned) and give back with [`recycle`](Self::recycle) or
+    /// `adopt`; [`EndedCells::ReturnedUndropped`] returns it with its object undropped,
+    /// for the owner to drop. A slot retired at the generation ceiling is returned as
+    /// [`Freed::Retired`] (no cell comes with it). [`ClassStore::stow`] and
+    /// [`Releasable::keep`](crate::Releasable::keep) return nothing: their caller holds
+    /// what they free. Cells returned already stay on the list when the way changes.
     ///
     /// # Errors
     /// [`ArenaError::Unregistered`] if `T` is not registered.
-    pub fn set_free_route<T: 'static>(&mut self, route: Option<FreeRoute>) -> Result<(), ArenaError> {
+    pub fn set_ended_cells<T: 'static>(&mut self, way: EndedCells) -> Result<(), ArenaError> {
         let id = self.class_of::<T>().ok_or(ArenaError::Unregistered(type_name::<T>()))?;
         let entry = &mut self.classes[id.index()];
-        entry.route_drops &= route.is_some();
-        entry.route = route;
+        entry.ended_cells = way;
         entry.sync_hooks();
         Ok(())
     }
 
-    /// Gives a routed cell back: its slot becomes vacant for the class's next object.
+    /// Where class `id`'s cells go when their objects end ([`set_ended_cells`](Self::set_ended_cells)).
+    pub fn ended_cells(&self, id: ClassId) -> Option<EndedCells> {
+        Some(self.classes.get(id.index())?.ended_cells)
+    }
+
+    /// Takes class `id`'s returned cells, oldest first, emptying its list (which keeps its
+    /// buffer). Each [`Freed::Cell`] and [`Freed::Occupied`] token is the caller's until it
+    /// goes back through [`recycle`](Self::recycle) or `adopt`; an `Occupied` one's object
+    /// must be dropped first. Tokens the caller drops — those left in the iterator when it
+    /// drops too — are never reused (the slot stays lent for good; an `Occupied` one's
+    /// object is never dropped); returned cells nobody takes are dropped (`Occupied` ones'
+    /// objects included) when the arena drops.
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] if `id` is not a class of this arena.
+    #[inline]
+    pub fn drain_returned(&mut self, id: ClassId) -> Result<std::vec::Drain<'_, Freed>, ArenaError> {
+        let entry = self.classes.get_mut(id.index()).ok_or(ArenaError::Unregistered("an unknown class"))?;
+        Ok(entry.returned.drain(..))
+    }
+
+    /// How many of class `id`'s ended objects wait on its returned list (0 for a class
+    /// this arena does not know).
+    #[inline]
+    pub fn returned(&self, id: ClassId) -> usize {
+        self.classes.get(id.index()).map_or(0, |entry| entry.returned.len())
+    }
+
+    /// Class `id`'s returned list as it stands, oldest first, to read (an owner's counts
+    /// include what waits there); empty for a class this arena does not know.
+    pub fn returned_cells(&self, id: ClassId) -> &[Freed] {
+        self.classes.get(id.index()).map_or(&[], |entry| &entry.returned)
+    }
+
+    /// Gives a returned (or taken) cell back: its slot becomes vacant for the class's next object.
     ///
     /// # Errors
     /// [`ArenaError::Stale`] if the token does not belong to this arena; the token is
@@ -897,7 +918,7 @@ impl Arena {
     }
 
     /// Keeps the visible objects of class `T` for which `keep` returns `true` and destroys
-    /// the others (dropped in place, slots released through the class's free route), in one
+    /// the others (dropped in place, slots released as [`set_ended_cells`](Self::set_ended_cells) says), in one
     /// pass in memory order. Rooted objects are kept whatever `keep` says.
     pub fn retain<T: Send + Sync + 'static>(&mut self, keep: impl FnMut(&mut T) -> bool) {
         if self.class_of::<T>().is_some() {
@@ -1167,12 +1188,21 @@ impl Drop for Arena {
         // have no live bit but are still constructed. A panicking destructor does not stop
         // the walk: every other object is dropped, then the first panic goes on.
         let mut drops = DropAll::new();
-        // Kept objects' slots are vacant (`InPool`): the walk below skips them.
+        // Kept objects' slots are vacant (`InPool`), and so are returned cells' (`Lent`): the
+        // walk below skips them.
         for class in 0..self.classes.len() {
             let id = self.classes[class].id;
             drops.run(|| {
                 self.drop_kept(id);
             });
+            let entry = &mut self.classes[class];
+            for freed in std::mem::take(&mut entry.returned) {
+                if let (Freed::Occupied(cell, _), Some(drop_fn)) = (freed, entry.drop_fn) {
+                    // SAFETY: an `Occupied` token's cell still holds its class's object,
+                    // released and undropped; the token is consumed here, so it drops once.
+                    drops.run(|| unsafe { drop_fn(cell.cell.as_ptr()) });
+                }
+            }
         }
         for (first, run) in self.table.runs() {
             for (k, slot) in run.iter().enumerate() {
@@ -1378,8 +1408,8 @@ fn check_releasable(table: &ObjectTable, index: u32, slot: &Slot) -> Result<(), 
 /// them under `&mut Arena`) `vacant` with the next generation, or retires it at the
 /// ceiling; takes it out of the live bitmap, and out of the sub-object lists when the flags
 /// say it is linked (its own sub-objects are cut loose). Returns whether the slot retired
-/// (counted here). What happens to the cell is the caller's: [`route`] it, or keep it (a
-/// stow).
+/// (counted here). What happens to the cell is the caller's: [`free_cell`] it, or keep it
+/// (a stow).
 ///
 /// The common case — no listener, no dormant object, no link, below the ceiling — is one
 /// test of the class's [`hooks`](ClassEntry::hooks), one of the flags and one of the
@@ -1462,12 +1492,11 @@ fn retire(table: &ObjectTable, entry: &mut ClassEntry, outers: &mut Outers, inde
 }
 
 /// The state a released slot takes when it is not retired: `Vacant` for the class's
-/// vacant list, `Lent` for a cell its free route receives (`routed`: it belongs to the
-/// route's owner until it comes back through `adopt` or `recycle`, which a layout picture
-/// shows).
+/// vacant list, `Lent` for a cell the class returns (`returned`: it belongs to the class's
+/// owner until it comes back through `adopt` or `recycle`, which a layout picture shows).
 #[inline(always)]
-fn vacant_state(routed: bool) -> Lifecycle {
-    match routed {
+fn vacant_state(returned: bool) -> Lifecycle {
+    match returned {
         true => Lifecycle::Lent,
         false => Lifecycle::Vacant,
     }
@@ -1480,7 +1509,7 @@ fn unlink(table: &ObjectTable, outers: &mut Outers, index: u32) {
 }
 
 /// Moves the object out of slot `index` (cell number `n`, its `flags`, the `generation`
-/// its handle carried) and releases the slot through the class's route.
+/// its handle carried) and releases the slot, vacant or returned.
 ///
 /// # Safety
 /// Slot `index` holds a live `T` of `entry`'s class, of that generation.
@@ -1497,23 +1526,24 @@ unsafe fn take<T>(
 ) -> T {
     // SAFETY: cells are non-null.
     let cell = unsafe { NonNull::new_unchecked(entry.cell_of::<T>(n)) };
-    // The one byte `release` tests says whether the class has a route, too.
-    let routed = entry.hooks & Hooks::ROUTED != 0;
+    // The one byte `release` tests says whether the class returns its cells, too.
+    let returned = entry.hooks & Hooks::RETURNED != 0;
     let max_generation = entry.max_generation;
     // Released before the object is moved out, so that end listeners see it in its cell.
-    let retired = release(table, entry, outers, index, n, flags, generation, vacant_state(routed), max_generation);
+    let retired = release(table, entry, outers, index, n, flags, generation, vacant_state(returned), max_generation);
     // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here:
-    // the slot is released, and the cell is routed (or retired) only after.
+    // the slot is released, and the cell is freed (or retired) only after.
     let value = unsafe { cell.cast::<T>().read() };
-    route(entry, index, cell, routed, retired, Ended::Removed);
+    free_cell(entry, index, cell, returned, retired, Ended::Removed);
     value
 }
 
 /// Ends the object in slot `index` in place: releases the slot (handles go stale), drops the
-/// object, then routes the cell. Releasing first means a panicking destructor cannot lead to
-/// a second drop; routing last means nobody gets the cell before the destructor is done. If
+/// object, then frees the cell. Releasing first means a panicking destructor cannot lead to
+/// a second drop; freeing last means nobody gets the cell before the destructor is done. If
 /// the destructor panics, the slot is retired instead (never reused: the object may be half
-/// dropped) and the route hears [`Freed::Retired`], so a pool counts the object gone.
+/// dropped) and a class that returns its cells returns [`Freed::Retired`], so a pool counts
+/// the object gone.
 ///
 /// # Safety
 /// Slot `index` holds a live object of `entry`'s class.
@@ -1531,27 +1561,26 @@ unsafe fn destroy_at(
     let cell = unsafe { NonNull::new_unchecked(entry.cell_ptr(n)) };
     let slot = entry.slot(n);
     let (flags, generation) = (slot.flags(), slot.generation());
-    let routed = entry.route.is_some();
-    let retired = release(table, entry, outers, index, n, flags, generation, vacant_state(routed), max_generation);
+    let returned = entry.ended_cells != EndedCells::Vacant;
+    let retired = release(table, entry, outers, index, n, flags, generation, vacant_state(returned), max_generation);
     let Some(drop_fn) = entry.drop_fn else {
-        route(entry, index, cell, routed, retired, ended);
+        free_cell(entry, index, cell, returned, retired, ended);
         return;
     };
-    if entry.route_drops && routed && !retired {
-        // The route's holder drops it (a pool's worker, as it rebuilds the cell).
+    if entry.ended_cells == EndedCells::ReturnedUndropped && !retired {
+        // The class's owner drops it (a pool's worker, as it rebuilds the cell).
         entry.out += 1;
-        let route = entry.route.as_mut().expect("routed");
-        route(Freed::Occupied(FreedCell { class: entry.id, slot: index, cell }, ended));
+        entry.returned.push(Freed::Occupied(FreedCell { class: entry.id, slot: index, cell }, ended));
         return;
     }
     let unwinding = RetireOnUnwind { entry, index, cell, retired, ended };
     // SAFETY: the cell holds an object of this class, released just now, dropped once.
     unsafe { drop_fn(cell.as_ptr()) };
     let entry = unwinding.disarm();
-    route(entry, index, cell, routed, retired, ended);
+    free_cell(entry, index, cell, returned, retired, ended);
 }
 
-/// Retires a released slot whose object's destructor panicked, and tells the route: armed
+/// Retires a released slot whose object's destructor panicked, and returns it as retired: armed
 /// around the destructor in [`destroy_at`], disarmed once it returns.
 struct RetireOnUnwind<'a> {
     entry: &'a mut ClassEntry,
@@ -1579,41 +1608,41 @@ impl Drop for RetireOnUnwind<'_> {
             // it. Counted with the ceiling's retirements.
             self.entry.retired += 1;
         }
-        route_slow(self.entry, self.index, self.cell, true, self.ended);
+        free_cell_slow(self.entry, self.index, self.cell, true, self.ended);
     }
 }
 
-/// Sends a released cell down its class's route: by default (not `routed`) the class's
-/// vacant list, where it is poisoned for ASan ([`poison`](respawn_allocator::poison)); a
-/// class with a route, or a `retired` slot, takes [`route_slow`]. (`routed` is read once
-/// by the caller, for the vacant flags too.)
+/// Frees a released cell: by default (not `returned`) onto the class's vacant list, where it
+/// is poisoned for ASan ([`poison`](respawn_allocator::poison)); a class that returns its
+/// cells, or a `retired` slot, takes [`free_cell_slow`]. (`returned` is read once by the
+/// caller, for the vacant state too.)
 #[inline(always)]
-fn route(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, routed: bool, retired: bool, ended: Ended) {
-    if !routed && !retired {
-        debug_assert!(entry.route.is_none(), "a routed class's cell on its vacant list");
+fn free_cell(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, returned: bool, retired: bool, ended: Ended) {
+    if !returned && !retired {
+        debug_assert!(entry.ended_cells == EndedCells::Vacant, "a returned class's cell on its vacant list");
         poison::poison(cell.as_ptr(), entry.cell_size);
         entry.free.push(index);
         return;
     }
-    route_slow(entry, index, cell, retired, ended);
+    free_cell_slow(entry, index, cell, retired, ended);
 }
 
-/// [`route`] for a class with a free route, or a `retired` slot: a route receives a
-/// [`Freed::Cell`] token, and hears of a retired slot as [`Freed::Retired`] so it can count
-/// the object gone; a retired slot's cell is poisoned.
+/// [`free_cell`] for a class that returns its cells, or a `retired` slot: the returned list
+/// takes a [`Freed::Cell`] token, or [`Freed::Retired`] for a retired slot so that the
+/// owner can count the object gone; a retired slot's cell is poisoned.
 #[inline(never)]
-fn route_slow(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, retired: bool, ended: Ended) {
+fn free_cell_slow(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, retired: bool, ended: Ended) {
     let class = entry.id;
     if retired {
         poison::poison(cell.as_ptr(), entry.cell_size);
-        if let Some(route) = &mut entry.route {
-            route(Freed::Retired { class, slot: index, ended });
+        if entry.ended_cells != EndedCells::Vacant {
+            entry.returned.push(Freed::Retired { class, slot: index, ended });
         }
         return;
     }
+    debug_assert!(entry.ended_cells != EndedCells::Vacant, "a vacant list's cell takes the fast path");
     entry.out += 1;
-    let route = entry.route.as_mut().expect("a vacant list's cell takes the fast path");
-    route(Freed::Cell(FreedCell { class, slot: index, cell }, ended));
+    entry.returned.push(Freed::Cell(FreedCell { class, slot: index, cell }, ended));
 }
 
 /// The bases of a class's slabs, shared read-only with rayon's tasks.
@@ -1957,7 +1986,7 @@ impl<T: 'static> ClassStore<'_, T> {
     ///
     /// # Safety
     /// The token was handed out by this arena for this class (by [`take_cell`](Self::take_cell),
-    /// [`stow`](Self::stow) or the class's free route), and its cell holds an initialised `T`
+    /// [`stow`](Self::stow) or the class's returned list), and its cell holds an initialised `T`
     /// that from now on belongs to the arena.
     #[inline]
     pub unsafe fn adopt(&mut self, token: FreedCell) -> Handle<T> {

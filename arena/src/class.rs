@@ -1,4 +1,5 @@
-//! Per-class storage: the class's slabs, live bitmap, vacant slots and free route.
+//! Per-class storage: the class's slabs, live bitmap, vacant slots, kept objects and
+//! returned cells.
 
 use std::any::TypeId;
 use std::fmt;
@@ -12,7 +13,7 @@ pub(crate) mod dormancy;
 pub(crate) mod listeners;
 
 /// A cell whose object has ended, and the slot that comes with it: the token a class's
-/// [free route](crate::Arena::set_free_route) receives.
+/// [returned list](crate::Arena::drain_returned) holds for its owner.
 ///
 /// Whoever holds the token owns the cell (uninitialised memory) and its vacant slot. Hand it
 /// back with [`Arena::recycle`](crate::Arena::recycle) to make the slot available for new
@@ -184,26 +185,25 @@ impl CellMap {
     }
 }
 
-/// What a class's [free route](crate::Arena::set_free_route) is told when one of its
-/// objects ends.
+/// A class's ended object, as its [returned list](crate::Arena::drain_returned) holds it
+/// for the class's owner.
 ///
 /// Nearly always [`Freed::Cell`]: the cell and its slot, to rebuild or recycle. A slot
 /// whose generation reached the ceiling ([`ArenaConfig::max_generation`](crate::ArenaConfig))
-/// is retired instead — no handle may resolve to it again — and the route hears
+/// is retired instead — no handle may resolve to it again — and the list holds
 /// [`Freed::Retired`], so whoever counts the class's objects (a pool's `in_use`) still sees
 /// the object go. So is the slot of an object whose destructor panicked.
 #[derive(Debug)]
 #[must_use = "a dropped Freed::Cell is never reused; hand it to Arena::recycle"]
 pub enum Freed {
-    /// The object ended (for the reason given) and its cell is the route's to rebuild or
+    /// The object ended (for the reason given) and its cell is the owner's to rebuild or
     /// [recycle](crate::Arena::recycle).
     Cell(FreedCell, Ended),
     /// The object ended (for the reason given) but was not dropped: the cell still holds
-    /// it. Only a class whose route asked for it ([`Arena::set_route_drops`](crate::Arena::set_route_drops))
-    /// hears this: the route's holder must drop the object — as the class's type, exactly
-    /// once, on any thread — before it reuses or recycles the cell (a pool's worker does
-    /// it in the pass that rebuilds the cell). A token dropped without that leaks the
-    /// object, never more.
+    /// it. Only a class whose cells are [`EndedCells::ReturnedUndropped`] returns this: the
+    /// owner must drop the object — as the class's type, exactly once, on any thread —
+    /// before it reuses or recycles the cell (a pool's worker does it in the pass that
+    /// rebuilds the cell). A token dropped without that leaks the object, never more.
     Occupied(FreedCell, Ended),
     /// The object ended and its slot was retired for good: there is no cell to take back.
     Retired {
@@ -216,7 +216,25 @@ pub enum Freed {
     },
 }
 
-/// Why an object ended: told to its class's free route with the cell, so that whoever
+/// Where a class's cells go when their objects end ([`Arena::set_ended_cells`](crate::Arena::set_ended_cells)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum EndedCells {
+    /// Vacant, on the class's vacant list, for its next insert: the default.
+    #[default]
+    Vacant,
+    /// Onto the class's returned list, each as a [`Freed`], for the class's owner (a pool)
+    /// to take with [`Arena::drain_returned`](crate::Arena::drain_returned) and give back
+    /// with `recycle` or `adopt` when it is done with the cell. The slot is
+    /// [`Lent`](crate::Lifecycle::Lent) meanwhile.
+    Returned,
+    /// As `Returned`, but the object is not dropped: it comes back [`Freed::Occupied`] and
+    /// its owner drops it, on any thread (a pool's worker as it rebuilds the cell, the
+    /// collector's purge thread). A slot retired at the ceiling drops its object here all
+    /// the same.
+    ReturnedUndropped,
+}
+
+/// Why an object ended: returned with the cell, so that whoever
 /// counts (a pool's `recycled_purge` and `recycled_gc`) needs no state of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Ended {
@@ -257,10 +275,6 @@ impl Freed {
         }
     }
 }
-
-/// What a class does with each object that has ended. See
-/// [`Arena::set_free_route`](crate::Arena::set_free_route).
-pub type FreeRoute = Box<dyn FnMut(Freed) + Send>;
 
 /// One class's storage. Type-erased; [`ClassStore`](crate::ClassStore) is its typed view.
 pub(crate) struct ClassEntry {
@@ -309,12 +323,12 @@ pub(crate) struct ClassEntry {
     pub(crate) kept_total: u64,
     /// Cells of the slabs granted to the class. Each is, at any time, exactly one of: live
     /// (its slot holds an object, visible or hidden), vacant (on `free`), kept (on `kept`),
-    /// out (a token for it is held by a free route, a pool or a worker: `out`) or retired —
+    /// out (a token for it is on the returned list or held by a pool or a worker: `out`) or retired —
     /// so the class's
     /// object count is derived ([`len`](Self::len)) and the hot insert and remove, which
     /// move a cell between live and vacant, count nothing.
     pub(crate) granted: usize,
-    /// Cells whose tokens are out: taken (`take_cell`), stowed, or given to the free route,
+    /// Cells whose tokens are out: taken (`take_cell`), stowed, or returned,
     /// and not yet adopted or recycled (a dropped token stays out for good).
     pub(crate) out: usize,
     /// Slots retired: the generation ceiling, or a panicking destructor.
@@ -326,17 +340,20 @@ pub(crate) struct ClassEntry {
     pub(crate) decommitted: Vec<u32>,
     /// Permanent objects of the class (outside its slabs).
     pub(crate) permanent: usize,
-    pub(crate) route: Option<FreeRoute>,
+    /// Where the class's cells go when their objects end.
+    pub(crate) ended_cells: EndedCells,
+    /// Cells whose objects ended, waiting for the class's owner
+    /// ([`Arena::drain_returned`](crate::Arena::drain_returned)); empty unless the class's
+    /// cells are [`EndedCells::Returned`] or `ReturnedUndropped`.
+    pub(crate) returned: Vec<Freed>,
     /// What a release must stop for beyond the object's own flags and generation, as
-    /// [`Hooks`] bits: a free route, end listeners, dormant objects. Kept in step with
+    /// [`Hooks`] bits: returned cells, end listeners, dormant objects. Kept in step with
     /// them by [`sync_hooks`](Self::sync_hooks), so that a release of a class with none —
     /// nearly every release — tests one byte instead of three fields.
     pub(crate) hooks: u8,
     /// The generation ceiling ([`ArenaConfig::max_generation`](crate::ArenaConfig)), copied
     /// here so that the typed paths find everything they test in the entry.
     pub(crate) max_generation: u32,
-    /// The route drops the class's ended objects itself ([`Freed::Occupied`]).
-    pub(crate) route_drops: bool,
     /// Closures told of each object's end ([`Arena::add_end_listener`](crate::Arena::add_end_listener));
     /// empty for most classes, and then a release tests it and goes on.
     #[cfg(not(loom))]
@@ -357,8 +374,8 @@ pub(crate) struct ClassEntry {
 pub(crate) struct Hooks;
 
 impl Hooks {
-    /// The class has a free route: a released cell goes to it, not to the vacant list.
-    pub(crate) const ROUTED: u8 = 1;
+    /// The class's ended cells are returned to its owner, not put on the vacant list.
+    pub(crate) const RETURNED: u8 = 1;
     /// The class has end listeners, told before a release changes anything.
     pub(crate) const LISTENING: u8 = 2;
     /// Some object of the class is dormant: a release wakes its cell.
@@ -368,11 +385,12 @@ impl Hooks {
 }
 
 impl ClassEntry {
-    /// The [`hooks`](Self::hooks) the class's route, listeners and dormancy call for now.
+    /// The [`hooks`](Self::hooks) the class's returned cells, listeners and dormancy call
+    /// for now.
     pub(crate) fn hooks_now(&self) -> u8 {
         let mut hooks = 0;
-        if self.route.is_some() {
-            hooks |= Hooks::ROUTED;
+        if self.ended_cells != EndedCells::Vacant {
+            hooks |= Hooks::RETURNED;
         }
         #[cfg(not(loom))]
         if self.ends.listening() {
@@ -385,7 +403,7 @@ impl ClassEntry {
         hooks
     }
 
-    /// Brings [`hooks`](Self::hooks) in step: called wherever a route, an end listener or a
+    /// Brings [`hooks`](Self::hooks) in step: called wherever the ended cells' way, an end listener or a
     /// dormant object comes or goes.
     pub(crate) fn sync_hooks(&mut self) {
         self.hooks = self.hooks_now();

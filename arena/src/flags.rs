@@ -14,7 +14,7 @@ use bitflags::bitflags;
 ///   Live ── mark_as_garbage ──► Garbage ── revive ──► Live
 ///   Live | Garbage ── gather (the collector's verdict) ──► Unreachable ── revive ──► Live
 ///   Live | Garbage | Unreachable ── begin_destroy ──► Destroying
-///   Live | Destroying ── release ──► Vacant, Lent (routed to a free route) or Retired
+///   Live | Destroying ── release ──► Vacant, Lent (returned to the class's owner) or Retired
 ///   Live ── stow ──► InPool          Vacant ── take_cell ──► Lent
 ///   InPool | Lent ── adopt ──► Live  InPool | Lent ── recycle ──► Vacant ── occupy ──► Live
 /// ```
@@ -44,7 +44,7 @@ pub enum Lifecycle {
     /// No live object: the cell sits in its class's pool, reset, ready to be spawned again.
     InPool = 5,
     /// No object the arena can see: the cell is lent out — taken by a precreation worker,
-    /// or routed to a free route — until it is adopted or given back.
+    /// or returned to the class's owner — until it is adopted or given back.
     Lent = 6,
     /// No object, for good: the slot reached the generation ceiling and is never reused.
     Retired = 7,

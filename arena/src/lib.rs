@@ -71,7 +71,7 @@ pub use arena::{
 };
 #[cfg(not(loom))]
 pub use class::{CellMap, CompactCell};
-pub use class::{Ended, FreeRoute, Freed, FreedCell};
+pub use class::{Ended, EndedCells, Freed, FreedCell};
 pub use error::ArenaError;
 pub use flags::{Lifecycle, ObjectFlags};
 #[cfg(not(loom))]

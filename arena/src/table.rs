@@ -131,7 +131,7 @@ impl Slot {
 
     /// Ends the slot's object of `generation` (the generation its handle carried, which the
     /// caller checked) for every handle: puts it in the vacant `state` (`Vacant`, `Lent` for
-    /// a cell routed to a free route, `InPool` for a stowed one) and moves it to the next
+    /// a returned cell, `InPool` for a stowed one) and moves it to the next
     /// generation. The flag store comes first, as the reader in [`check`](Self::check)
     /// expects. Below the generation ceiling only: at it, the arena [`retire`](Self::retire)s
     /// the slot instead.
@@ -144,7 +144,7 @@ impl Slot {
         self.generation.store(generation + 1, Ordering::Release);
     }
 
-    /// Ends the slot's object for every handle and for good: `Retired` (no route or pool
+    /// Ends the slot's object for every handle and for good: `Retired` (no owner or pool
     /// owns its cell) at the generation it has, which no later handle carries. The arena
     /// does this at the generation ceiling, where the next generation would wrap.
     #[cold]
@@ -786,7 +786,7 @@ mod loom_model {
             };
             slot.retire();
             assert!(matches!(slot.check(G1), Err(ArenaError::Stale)));
-            assert_eq!(slot.flags().lifecycle(), Lifecycle::Retired, "a retired slot is not routed");
+            assert_eq!(slot.flags().lifecycle(), Lifecycle::Retired, "a retired slot is not returned");
             assert!(matches!(reader.join().unwrap(), Err(ArenaError::Stale)), "generation 2 was never issued");
         });
     }

@@ -1,4 +1,4 @@
-//! Behaviour of the arena: handles, drops, flags, roots, routes, ticks, bad input.
+//! Behaviour of the arena: handles, drops, flags, roots, returned cells, ticks, bad input.
 
 use std::collections::HashSet;
 use std::mem::size_of;
@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use respawn_arena::{
-    Arena, ArenaConfig, ArenaError, Ended, Freed, FreedCell, Handle, Lifecycle, ObjectFlags, RawHandle, SlabConfig,
-    BLOCK_SLOTS,
+    Arena, ArenaConfig, ArenaError, Ended, EndedCells, Freed, FreedCell, Handle, Lifecycle, ObjectFlags, RawHandle,
+    SlabConfig, BLOCK_SLOTS,
 };
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
@@ -117,7 +117,7 @@ fn unsupported_classes_are_refused_with_the_value_back() {
     assert_eq!(r.value.0, 3);
     arena.register::<Projectile>().unwrap();
     assert!(matches!(arena.register::<Projectile>(), Err(ArenaError::AlreadyRegistered(_))));
-    assert!(matches!(arena.set_free_route::<u64>(None), Err(ArenaError::Unregistered(_))));
+    assert!(matches!(arena.set_ended_cells::<u64>(EndedCells::Vacant), Err(ArenaError::Unregistered(_))));
 }
 
 #[test]
@@ -185,27 +185,40 @@ fn a_slot_is_retired_at_the_generation_ceiling() {
     assert_eq!(arena.stats::<Projectile>().unwrap().retired, 1);
 }
 
-/// A route hears of every object that ends: a cell to take back, or a retired slot with
-/// none (so whoever counts the class's objects sees the object go either way).
+/// The class's returned cells, taken.
+fn returned<T: 'static>(arena: &mut Arena) -> Vec<Freed> {
+    let class = arena.class_of::<T>().unwrap();
+    let before = arena.returned(class);
+    let out: Vec<Freed> = arena.drain_returned(class).unwrap().collect();
+    assert_eq!((before, arena.returned(class)), (out.len(), 0));
+    out
+}
+
+/// A class that returns its cells returns every object that ends: a cell to take back, or
+/// a retired slot with none (so whoever counts the class's objects sees the object go
+/// either way).
 #[test]
-fn a_route_is_told_of_a_retired_slot() {
+fn a_returned_class_returns_a_retired_slot() {
     let mut arena =
         Arena::with_config(ArenaConfig { slab: SlabConfig::SMALL, max_generation: 2, ..ArenaConfig::DEFAULT });
-    arena.register::<Projectile>().unwrap();
-    let heard: Arc<Mutex<Vec<Freed>>> = Arc::default();
-    let sink = Arc::clone(&heard);
-    arena.set_free_route::<Projectile>(Some(Box::new(move |freed| sink.lock().unwrap().push(freed)))).unwrap();
+    let class = arena.register::<Projectile>().unwrap();
+    assert_eq!(arena.ended_cells(class), Some(EndedCells::Vacant), "the default");
+    arena.set_ended_cells::<Projectile>(EndedCells::Returned).unwrap();
+    assert_eq!(arena.ended_cells(class), Some(EndedCells::Returned));
     let first = arena.insert(projectile(0));
     arena.remove(first).unwrap();
-    let token = heard.lock().unwrap().pop().unwrap().into_cell().expect("generation 1 is below the ceiling");
+    assert_eq!(arena.returned(class), 1, "waiting for the owner");
+    let token =
+        returned::<Projectile>(&mut arena).pop().unwrap().into_cell().expect("generation 1 is below the ceiling");
+    assert_eq!(arena.returned(class), 0, "taken");
     arena.recycle(token).unwrap();
     let second = arena.insert(projectile(1));
     assert_eq!((second.index(), second.generation().get()), (first.index(), 2));
     arena.destroy(second.raw()).unwrap();
-    let heard = std::mem::take(&mut *heard.lock().unwrap());
+    let heard = returned::<Projectile>(&mut arena);
     assert!(
         matches!(heard.as_slice(), [Freed::Retired { slot, .. }] if *slot == first.index()),
-        "the route heard {heard:?}"
+        "the class returned {heard:?}"
     );
     assert_eq!(heard[0].class(), arena.class_of::<Projectile>().unwrap());
     assert_eq!(arena.stats::<Projectile>().unwrap().retired, 1);
@@ -224,14 +237,12 @@ impl Drop for Grenade {
 }
 
 /// `retire` ends an object for good: dropped once, stale, its slot never handed out
-/// again, the route told `Retired`; a rooted object or a stale handle is refused.
+/// again, returned as `Retired`; a rooted object or a stale handle is refused.
 #[test]
 fn retire_drops_the_object_and_never_reuses_its_slot() {
     let mut arena = Arena::with_config(SMALL);
     arena.register::<Counted>().unwrap();
-    let heard: Arc<Mutex<Vec<Freed>>> = Arc::default();
-    let sink = Arc::clone(&heard);
-    arena.set_free_route::<Counted>(Some(Box::new(move |freed| sink.lock().unwrap().push(freed)))).unwrap();
+    arena.set_ended_cells::<Counted>(EndedCells::Returned).unwrap();
     let drops = Arc::new(AtomicUsize::new(0));
     let doomed = arena.insert(Counted(Arc::clone(&drops), 0));
     let kept = arena.insert(Counted(Arc::clone(&drops), 1));
@@ -243,12 +254,12 @@ fn retire_drops_the_object_and_never_reuses_its_slot() {
     assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped once");
     assert!(arena.get(doomed).is_none(), "stale");
     assert!(matches!(arena.retire(doomed.raw(), Ended::Collected), Err(ArenaError::Stale)));
-    let heard_now = std::mem::take(&mut *heard.lock().unwrap());
+    let heard_now = returned::<Counted>(&mut arena);
     assert!(
         matches!(heard_now.as_slice(), [Freed::Retired { slot, ended: Ended::Collected, .. }] if *slot == doomed.index()),
-        "the route heard {heard_now:?}"
+        "the class returned {heard_now:?}"
     );
-    arena.set_free_route::<Counted>(None).unwrap();
+    arena.set_ended_cells::<Counted>(EndedCells::Vacant).unwrap();
     let more: Vec<_> = (2..100).map(|i| arena.insert(Counted(Arc::clone(&drops), i))).collect();
     assert!(more.iter().all(|h| h.index() != doomed.index()), "a retired slot was reused");
     assert_eq!(arena.stats::<Counted>().unwrap().retired, 1);
@@ -257,12 +268,10 @@ fn retire_drops_the_object_and_never_reuses_its_slot() {
 }
 
 #[test]
-fn a_panicking_destructor_retires_the_slot_and_tells_the_route() {
+fn a_panicking_destructor_retires_the_slot_and_returns_it_retired() {
     let mut arena = Arena::with_config(SMALL);
     arena.register::<Grenade>().unwrap();
-    let heard: Arc<Mutex<Vec<Freed>>> = Arc::default();
-    let sink = Arc::clone(&heard);
-    arena.set_free_route::<Grenade>(Some(Box::new(move |freed| sink.lock().unwrap().push(freed)))).unwrap();
+    arena.set_ended_cells::<Grenade>(EndedCells::Returned).unwrap();
     let drops = Arc::new(AtomicUsize::new(0));
     let live = arena.insert(Grenade { armed: false, drops: Arc::clone(&drops) });
     let armed = arena.insert(Grenade { armed: true, drops: Arc::clone(&drops) });
@@ -270,10 +279,10 @@ fn a_panicking_destructor_retires_the_slot_and_tells_the_route() {
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| arena.destroy(armed.raw())));
     assert!(r.is_err(), "the destructor's panic goes on to the caller");
     assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped once");
-    let heard_now = std::mem::take(&mut *heard.lock().unwrap());
+    let heard_now = returned::<Grenade>(&mut arena);
     assert!(
         matches!(heard_now.as_slice(), [Freed::Retired { slot, .. }] if *slot == armed.index()),
-        "the route heard {heard_now:?}"
+        "the class returned {heard_now:?}"
     );
     let stats = arena.stats::<Grenade>().unwrap();
     assert_eq!((stats.len, stats.retired), (1, 1), "{stats:?}");
@@ -281,7 +290,7 @@ fn a_panicking_destructor_retires_the_slot_and_tells_the_route() {
     assert!(matches!(arena.destroy(armed.raw()), Err(ArenaError::Stale)));
 
     // The retired slot is never handed out again; the arena goes on.
-    arena.set_free_route::<Grenade>(None).unwrap();
+    arena.set_ended_cells::<Grenade>(EndedCells::Vacant).unwrap();
     let more: Vec<_> = (0..100).map(|_| arena.insert(Grenade { armed: false, drops: Arc::clone(&drops) })).collect();
     assert!(more.iter().all(|h| h.index() != armed.index()), "a retired slot was reused");
     arena.remove(live).unwrap();
@@ -484,21 +493,20 @@ fn hidden_objects_do_not_resolve_and_the_lifecycle_is_reserved() {
 }
 
 #[test]
-fn free_route_receives_each_freed_cell_once_and_can_recycle() {
+fn a_returned_class_returns_each_freed_cell_once_and_can_recycle() {
     let mut arena = Arena::with_config(SMALL);
     arena.register::<Projectile>().unwrap();
-    let routed: Arc<Mutex<Vec<FreedCell>>> = Arc::default();
-    let sink = Arc::clone(&routed);
-    arena
-        .set_free_route::<Projectile>(Some(Box::new(move |freed| sink.lock().unwrap().extend(freed.into_cell()))))
-        .unwrap();
+    arena.set_ended_cells::<Projectile>(EndedCells::Returned).unwrap();
     let hs: Vec<_> = (0..10).map(|i| arena.insert(projectile(i))).collect();
     arena.remove(hs[0]).unwrap();
     arena.destroy(hs[1].raw()).unwrap();
-    let cells: Vec<FreedCell> = std::mem::take(&mut *routed.lock().unwrap());
+    let freed = returned::<Projectile>(&mut arena);
+    assert!(freed.iter().all(|f| f.ended() == Ended::Removed));
+    let cells: Vec<FreedCell> = freed.into_iter().filter_map(Freed::into_cell).collect();
     assert_eq!(cells.len(), 2);
     assert_eq!(cells.iter().map(FreedCell::slot).collect::<Vec<_>>(), vec![hs[0].index(), hs[1].index()]);
-    // Routed cells are not reused until recycled.
+    assert!(returned::<Projectile>(&mut arena).is_empty(), "each returned once");
+    // Returned cells are not reused until recycled.
     let h = arena.insert(projectile(10));
     assert!(h.index() != hs[0].index() && h.index() != hs[1].index());
     let other = Arena::with_config(SMALL);
@@ -516,13 +524,11 @@ fn a_token_from_another_arena_is_refused() {
     let mut a = Arena::with_config(SMALL);
     let mut b = Arena::with_config(SMALL);
     a.register::<u64>().unwrap();
-    let got: Arc<Mutex<Option<FreedCell>>> = Arc::default();
-    let sink = Arc::clone(&got);
-    a.set_free_route::<u64>(Some(Box::new(move |freed| *sink.lock().unwrap() = freed.into_cell()))).unwrap();
+    a.set_ended_cells::<u64>(EndedCells::Returned).unwrap();
     let h = a.insert(5u64);
     a.remove(h).unwrap();
     let _ = b.insert(6u64);
-    let token = got.lock().unwrap().take().unwrap();
+    let token = returned::<u64>(&mut a).pop().unwrap().into_cell().unwrap();
     assert!(matches!(b.recycle(token), Err(ArenaError::Stale)));
 }
 
@@ -669,21 +675,47 @@ fn retain_destroys_the_rejected_once_and_keeps_roots() {
 }
 
 #[test]
-fn retain_routes_freed_cells() {
+fn retain_returns_freed_cells() {
     let mut arena = Arena::with_config(SMALL);
     arena.register::<u32>().unwrap();
-    let routed = Arc::new(AtomicUsize::new(0));
-    let sink = Arc::clone(&routed);
-    arena
-        .set_free_route::<u32>(Some(Box::new(move |_cell| {
-            sink.fetch_add(1, Ordering::SeqCst);
-        })))
-        .unwrap();
+    arena.set_ended_cells::<u32>(EndedCells::Returned).unwrap();
     for i in 0..100u32 {
         arena.insert(i);
     }
     arena.retain::<u32>(|v| *v >= 10);
-    assert_eq!(routed.load(Ordering::SeqCst), 10);
+    assert_eq!(returned::<u32>(&mut arena).len(), 10);
+}
+
+/// `ReturnedUndropped`: an ended object comes back in its cell, undropped, for its owner to
+/// drop; one nobody takes is dropped with the arena, once; a moved-out object (`remove`)
+/// leaves an empty cell.
+#[test]
+fn undropped_returns_leave_the_drop_to_the_owner_or_the_arena() {
+    let mut arena = Arena::with_config(SMALL);
+    let class = arena.register::<Counted>().unwrap();
+    arena.set_ended_cells::<Counted>(EndedCells::ReturnedUndropped).unwrap();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..4).map(|i| arena.insert(Counted(Arc::clone(&drops), i))).collect();
+    arena.destroy(hs[0].raw()).unwrap();
+    arena.destroy(hs[1].raw()).unwrap();
+    assert_eq!(drops.load(Ordering::SeqCst), 0, "not dropped by the destroy");
+    assert!(arena.get(hs[0]).is_none(), "stale at once");
+    for freed in returned::<Counted>(&mut arena) {
+        let Freed::Occupied(cell, Ended::Removed) = freed else { panic!("{freed:?}") };
+        // SAFETY: an `Occupied` token's cell holds its `Counted`, undropped; dropped once here.
+        unsafe { std::ptr::drop_in_place(cell.cell().as_ptr().cast::<Counted>()) };
+        arena.recycle(cell).unwrap();
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 2, "dropped by the owner");
+    let moved = arena.remove(hs[3]).unwrap();
+    let Some(Freed::Cell(cell, _)) = returned::<Counted>(&mut arena).pop() else { panic!("an empty cell") };
+    arena.recycle(cell).unwrap();
+    drop(moved);
+    arena.destroy(hs[2].raw()).unwrap();
+    assert_eq!(arena.returned(class), 1, "left for the arena");
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+    drop(arena);
+    assert_eq!(drops.load(Ordering::SeqCst), 4, "every object dropped exactly once");
 }
 
 #[test]

@@ -1,9 +1,7 @@
 //! `Arena::layout`: every cell of every slab judged from its slot, against a count kept by
 //! hand while the arena is driven through each state.
 
-use std::sync::{Arc, Mutex};
-
-use respawn_arena::{Arena, ArenaConfig, CellState, FreedCell, Lifecycle, SlabConfig};
+use respawn_arena::{Arena, ArenaConfig, CellState, EndedCells, Lifecycle, SlabConfig};
 
 #[derive(Debug)]
 struct Shot([u64; 4]);
@@ -50,14 +48,13 @@ fn layout_reports_each_state() {
     arena.recycle(taken).unwrap();
     assert_eq!(counts(&arena), [6, 1, 2, per_slab - 9, 0]);
 
-    // A free route: a released cell belongs to the route's owner until recycled.
-    let routed: Arc<Mutex<Vec<FreedCell>>> = Arc::default();
-    let sink = Arc::clone(&routed);
-    arena.set_free_route::<Shot>(Some(Box::new(move |t| sink.lock().unwrap().extend(t.into_cell())))).unwrap();
+    // Returned cells: a released cell belongs to the class's owner until recycled.
+    arena.set_ended_cells::<Shot>(EndedCells::Returned).unwrap();
     arena.remove(handles[4]).unwrap();
     assert_eq!(counts(&arena), [5, 2, 2, per_slab - 9, 0]);
-    arena.set_free_route::<Shot>(None).unwrap();
-    let token = routed.lock().unwrap().pop().unwrap();
+    arena.set_ended_cells::<Shot>(EndedCells::Vacant).unwrap();
+    let class = arena.class_of::<Shot>().unwrap();
+    let token = arena.drain_returned(class).unwrap().next().unwrap().into_cell().unwrap();
     arena.recycle(token).unwrap();
     assert_eq!(counts(&arena), [5, 1, 2, per_slab - 8, 0]);
 

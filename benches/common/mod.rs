@@ -162,7 +162,7 @@ pub fn bench_churn_peers(g: &mut BenchmarkGroup<'_, WallTime>, seq: &[u32]) {
 /// cell is found by arithmetic, so the two loads are independent; a refusal of vacant,
 /// hidden and rooted objects; a live bitmap kept for `tick`'s one pass; vacant slots
 /// reused last in, first out. What it leaves out: classes (one type, no range or
-/// directory), atomics (the collector's threads read respawn's slots), free routes, end
+/// directory), atomics (the collector's threads read respawn's slots), returned cells, end
 /// listeners, dormancy, the write barrier, sub-object links and permanent objects.
 pub struct Floor<T> {
     slots: Vec<FloorSlot>,

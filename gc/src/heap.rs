@@ -12,8 +12,8 @@ use bumpalo::Bump;
 use rayon::prelude::*;
 use respawn_allocator::sync::{AtomicU32, Ordering};
 use respawn_arena::{
-    Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassId, ClassLayout, Ended, Handle, Iter, Lifecycle, ObjectFlags,
-    ObjectTable, RawHandle, Rejected, Root, SlabConfig, Slot, View,
+    Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassId, ClassLayout, Ended, EndedCells, Freed, Handle, Iter,
+    Lifecycle, ObjectFlags, ObjectTable, RawHandle, Rejected, Root, SlabConfig, Slot, View,
 };
 
 use crate::cluster::{ClusterId, Clusters};
@@ -248,7 +248,7 @@ pub struct Heap {
     purge_queue: Vec<RawHandle>,
     purge_cursor: usize,
     /// Objects whose `begin_destroy` ran, waiting to be ready for `finish_destroy`.
-    /// With why each is ending, for its free route.
+    /// With why each is ending, returned with its cell.
     waiting: Vec<(RawHandle, Ended)>,
     /// Objects the purge met rooted and kept, `Unreachable` until the next collection
     /// revives them before it judges them again.
@@ -362,10 +362,10 @@ impl Heap {
     /// only here, by this deliberately long name, because the collector never sees it:
     /// `remove`, `destroy` and `retain` end objects without `begin_destroy` or
     /// `finish_destroy`; `set_flags`/`clear_flags` hide or reveal objects behind the mark's
-    /// back; `set_free_route` replaces the route a pool counts its cells by; `recycle` hands
-    /// cells back beside a pool's counts; a class registered here is never scanned and gets
-    /// no hooks. It is for owners of a class's lifecycle — respawn's pools adopt, stow and
-    /// route cells through it — and for tests that need to break an invariant on purpose.
+    /// back; `recycle` hands cells back beside a pool's counts; a class registered here is
+    /// never scanned and gets no hooks. It is for owners of a class's lifecycle — respawn's
+    /// pools adopt and stow cells through it — and for tests that need to break an
+    /// invariant on purpose.
     ///
     /// `Heap` does not dereference to [`Arena`], so none of this is reached by accident:
     ///
@@ -379,6 +379,33 @@ impl Heap {
     /// ```
     pub fn arena_mut_bypassing_gc(&mut self) -> &mut Arena {
         &mut self.arena
+    }
+
+    /// Gives class `T`'s ended cells to a new owner — a pool that rebuilds them — or back
+    /// to the class's vacant list ([`Arena::set_ended_cells`]): from now on the collector's
+    /// purge, `destroy_now` and every other end put `T`'s cells on its returned list,
+    /// which the owner empties with [`drain_returned`](Self::drain_returned). The purge
+    /// thread of [`GcSettings::async_purge`] stops dropping `T`'s objects (what it was
+    /// handed already, it finishes).
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] if `T` is not registered.
+    pub fn set_ended_cells<T: 'static>(&mut self, way: EndedCells) -> Result<(), ArenaError> {
+        let id = self.arena.class_of::<T>().ok_or(ArenaError::Unregistered(type_name::<T>()))?;
+        // What the class returned so far is the purge thread's still.
+        self.purger.hand_over(&mut self.arena);
+        self.purger.release_class(id);
+        self.arena.set_ended_cells::<T>(way)
+    }
+
+    /// Takes class `id`'s returned cells ([`Arena::drain_returned`]): for the owner
+    /// [`set_ended_cells`](Self::set_ended_cells) named.
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] if `id` is not a class of this heap.
+    #[inline]
+    pub fn drain_returned(&mut self, id: ClassId) -> Result<std::vec::Drain<'_, Freed>, ArenaError> {
+        self.arena.drain_returned(id)
     }
 
     /// The object `h` names, if it resolves. As [`Arena::get`].
@@ -841,10 +868,10 @@ impl Heap {
         }
         self.classes[id.index()] = Some(GcClass::of::<T>(self.default_lifetime == Lifetime::Owned));
         if self.settings.async_purge && !T::DROP_ON_GAME_THREAD && std::mem::needs_drop::<T>() {
-            // The class's ended objects go to the purge thread undropped. (A pool that
-            // takes the class later replaces this route with its own.)
-            self.arena.set_free_route::<T>(Some(self.purger.route(drop_erased::<T>)))?;
-            self.arena.set_route_drops::<T>(true)?;
+            // The class's ended objects come back undropped, for the purge thread. (A pool
+            // that takes the class later takes its ended cells: `set_ended_cells`.)
+            self.arena.set_ended_cells::<T>(EndedCells::ReturnedUndropped)?;
+            self.purger.adopt_class(id, drop_erased::<T>);
         }
         Ok(id)
     }
@@ -1046,7 +1073,7 @@ impl Heap {
 
     /// Destroys the object and its sub-objects (objects whose `outer` it is, transitively)
     /// now, without a mark: `begin_destroy`, then, when ready, `finish_destroy`, drop in
-    /// place and final free through each class's free route — sub-objects before their
+    /// place and final free (vacant, or returned to the class's owner) — sub-objects before their
     /// owners. Objects not yet ready for `finish_destroy` are hidden and finish in later
     /// [`purge`](Self::purge) steps. Returns how many objects ended now. The same as
     /// [`subtree`](Self::subtree) then [`Subtree::destroy_now`].
@@ -1129,7 +1156,7 @@ impl Heap {
                 ended += 1;
             }
         }
-        self.purger.wake();
+        self.purger.hand_over(&mut self.arena);
         ended
     }
 
@@ -1168,8 +1195,8 @@ impl Heap {
             let began = panic::catch_unwind(AssertUnwindSafe(|| unsafe { (gc.begin_destroy)(cell) }));
             if let Err(payload) = began {
                 // The hook panicked: the object ends now, its slot retired (never reused:
-                // the hook may have left it half torn down) and counted gone by its class's
-                // route; then the panic goes on to the caller.
+                // the hook may have left it half torn down) and returned retired, so that
+                // its class's owner counts it gone; then the panic goes on to the caller.
                 let retired = self.arena.retire(raw, ended);
                 debug_assert!(retired.is_ok(), "resolved and unrooted just now");
                 panic::resume_unwind(payload);
@@ -1430,7 +1457,7 @@ impl Heap {
     }
 
     /// Purges objects found unreachable (phase 6): `begin_destroy` → `finish_destroy` when
-    /// ready → drop in place → final free through the class's free route. With a budget, it
+    /// ready → drop in place → final free (vacant, or returned to the class's owner). With a budget, it
     /// stops once the budget is spent — overrunning it by at most one object's destruction —
     /// and the next call resumes where it stopped. Objects not ready for `finish_destroy`
     /// wait for a later call.
@@ -1505,7 +1532,7 @@ impl Heap {
             self.purge_queue.clear();
             self.purge_cursor = 0;
         }
-        self.purger.wake();
+        self.purger.hand_over(&mut self.arena);
         let elapsed = start.elapsed();
         self.stats.purged += purged;
         self.stats.purge_time += elapsed;

@@ -3,8 +3,8 @@
 //! A mark-sweep garbage collector over the [respawn arena](respawn_arena): UE's
 //! `CollectGarbage` in Rust. Objects say which handles they hold through [`Trace`]
 //! (`#[derive(Trace)]`), the [`Heap`] marks from the roots in parallel, and the purge ends
-//! each unreachable object through its class's [free route](respawn_arena::Arena::set_free_route),
-//! so a pool can take the cell back and build a fresh object in it.
+//! each unreachable object; a class whose cells are [returned](Heap::set_ended_cells) puts
+//! the cell on its returned list, so a pool can take it back and build a fresh object in it.
 //!
 //! ```text
 //!  collect_garbage(options)
@@ -18,7 +18,7 @@
 //!              only Live objects are claimed; an object's outer is claimed with it
 //!   4 clusters claiming one member claims the whole cluster; garbage roots dissolve theirs
 //!   5 gather   still MAYBE_UNREACHABLE ──► Unreachable (hidden), purge queue (and out of tick)
-//!   6 purge    begin_destroy → is_ready? → finish_destroy → drop → free route
+//!   6 purge    begin_destroy → is_ready? → finish_destroy → drop → free (vacant or returned)
 //!              (all now, or purge(Some(budget)) slices across frames)
 //!
 //!  frontiers A/B: one u32 per table slot each, kept between cycles (grown, exactly, with the table)

@@ -2,19 +2,22 @@
 //! [`GcSettings::async_purge`](crate::GcSettings::async_purge), an object the collector (or
 //! `destroy_now`) ends has its hooks run and its slot released on the game thread — every
 //! handle is stale at once — and its destructor run here, off it; the cell comes back
-//! vacant, and the heap recycles it on its next step.
+//! vacant, and the heap recycles it on its next step. The arena returns such a class's
+//! ended objects undropped ([`EndedCells::ReturnedUndropped`](respawn_arena::EndedCells)),
+//! on the class's returned list; the heap hands what a step returned over in one batch.
 //!
 //! ```text
-//!  game thread                          purge thread
-//!  ───────────                          ────────────
+//!  game thread                                   purge thread
+//!  ───────────                                   ────────────
 //!  end_life: hooks, slot released
-//!   └─ route: Freed::Occupied ──post──► inbox ──► drop_in_place (panics caught, counted)
-//!  wake (after a purge slice)                       │
-//!  reclaim (next purge / update) ◄──────── done ◄───┘
+//!   └─ arena: Freed::Occupied on the class's returned list
+//!  hand_over (after a purge slice) ──post_all──► inbox ──► drop_in_place (panics caught, counted)
+//!   └─ wake                                                  │
+//!  reclaim (next purge / update) ◄───────────────── done ◄───┘
 //!   └─ Arena::recycle: the cell is vacant for the class's next insert
 //! ```
 //!
-//! The hand-off is one [`Mailbox`]: a lock around the two lists, held only to push or to
+//! The hand-off is one [`Mailbox`]: a lock around the two lists, held only to push a batch or to
 //! swap a list out, and a condition variable the thread waits on while there is nothing to
 //! do. The game thread never waits for the thread except when the heap drops: shutdown
 //! stops it once the inbox is empty and joins it, so every object handed over is dropped
@@ -24,8 +27,8 @@ use std::time::Duration;
 
 use respawn_allocator::sync::{AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
 
-/// How long the purge thread sleeps when nobody wakes it: a post the game thread did not
-/// follow with a wake (an end outside a purge slice) waits at most this long.
+/// How long the purge thread sleeps when nobody wakes it (the game thread wakes it after
+/// every batch it posts; this bounds a wake-up that was lost anyway).
 #[cfg(not(loom))]
 const IDLE: Duration = Duration::from_millis(20);
 #[cfg(loom)]
@@ -69,6 +72,12 @@ pub struct PurgeThreadStats {
     pub running: bool,
 }
 
+impl<J, D> Default for Mailbox<J, D> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<J, D> Mailbox<J, D> {
     pub(crate) fn new() -> Self {
         Self {
@@ -80,18 +89,18 @@ impl<J, D> Mailbox<J, D> {
     }
 
     /// Hands `job` to the thread (game thread; no wake-up: [`wake`](Self::wake) after a batch).
+    #[cfg(loom)]
     pub(crate) fn post(&self, job: J) {
-        let mut state = self.state.lock();
-        state.inbox.push(job);
-        state.posted += 1;
-        self.posted.store(state.posted, Ordering::Relaxed);
+        self.post_all(std::iter::once(job));
     }
 
-    /// Puts `done` among the finished results directly: a cell that comes back with nothing
-    /// to drop.
-    pub(crate) fn post_done(&self, done: D) {
-        self.state.lock().done.push(done);
-        self.has_done.store(true, Ordering::Release);
+    /// Hands every job of `jobs` to the thread under one lock (game thread; no wake-up).
+    pub(crate) fn post_all(&self, jobs: impl IntoIterator<Item = J>) {
+        let mut state = self.state.lock();
+        let before = state.inbox.len();
+        state.inbox.extend(jobs);
+        state.posted += (state.inbox.len() - before) as u64;
+        self.posted.store(state.posted, Ordering::Relaxed);
     }
 
     /// Jobs posted so far, without the lock (for the poster: exact; for others, a hint).
@@ -173,14 +182,18 @@ mod real {
     use std::thread::JoinHandle;
 
     use respawn_allocator::sync::Arc;
-    use respawn_arena::{Arena, FreeRoute, Freed, FreedCell};
+    use respawn_allocator::ClassId;
+    use respawn_arena::{Arena, Freed, FreedCell};
 
     use super::{Mailbox, PurgeThreadStats};
+
+    /// A class's destructor, as the arena keeps it: drops the object at the address.
+    type DropFn = unsafe fn(*mut u8);
 
     /// An ended object's cell, with its class's destructor.
     pub(crate) struct Job {
         cell: FreedCell,
-        drop: unsafe fn(*mut u8),
+        drop: DropFn,
     }
 
     impl Job {
@@ -188,49 +201,84 @@ mod real {
         /// destructor panicked.
         fn run(self) -> (FreedCell, bool) {
             let cell = self.cell.cell().as_ptr();
-            // SAFETY: the route received the cell occupied (`Freed::Occupied`): its slot
-            // is released, so nothing else reaches the object, and the token is the one
-            // owner of the cell until it is recycled; the object is dropped here, once (a
-            // panic leaves it half dropped, never dropped again).
+            // SAFETY: the cell was returned occupied (`Freed::Occupied`): its slot is
+            // released, so nothing else reaches the object, and the token is the one owner
+            // of the cell until it is recycled; the object is dropped here, once (a panic
+            // leaves it half dropped, never dropped again).
             let panicked = panic::catch_unwind(AssertUnwindSafe(|| unsafe { (self.drop)(cell) })).is_err();
             (self.cell, panicked)
         }
     }
 
-    /// The heap's side of the purge thread: the mailbox, the thread once started, and the
-    /// game thread's buffer for the cells that come back.
+    /// The heap's side of the purge thread: the classes whose ended objects it drops, the
+    /// mailbox, the thread once started, and the game thread's buffers for the cells that
+    /// go and come back.
+    #[derive(Default)]
     pub(crate) struct Purger {
+        /// The classes the thread drops for, with their destructors: each returns its
+        /// ended objects undropped.
+        classes: Vec<(ClassId, DropFn)>,
         mailbox: Arc<Mailbox<Job, FreedCell>>,
         thread: Option<JoinHandle<()>>,
+        /// Cells taken from a class's returned list, and the jobs made of them: buffers
+        /// reused from step to step.
+        returned: Vec<Freed>,
+        jobs: Vec<Job>,
         back: Vec<FreedCell>,
         /// Jobs posted as of the last wake-up: a step that posted nothing wakes nobody.
         woken: u64,
     }
 
-    impl Default for Purger {
-        fn default() -> Self {
-            Self { mailbox: Arc::new(Mailbox::new()), thread: None, back: Vec::new(), woken: 0 }
-        }
-    }
-
     impl Purger {
-        /// A free route for a class whose objects `drop` drops: an ended object goes to the
-        /// thread undropped; a cell that comes vacant (a `remove`, which moves its object
-        /// out) goes straight to the cells to recycle.
-        pub(crate) fn route(&self, drop: unsafe fn(*mut u8)) -> FreeRoute {
-            let mailbox = Arc::clone(&self.mailbox);
-            Box::new(move |freed| match freed {
-                Freed::Occupied(cell, _) => mailbox.post(Job { cell, drop }),
-                Freed::Cell(cell, _) => mailbox.post_done(cell),
-                // Retired at the generation ceiling: no cell comes back.
-                Freed::Retired { .. } => {}
-            })
+        /// The thread drops `class`'s ended objects (whose destructor is `drop`) from now on:
+        /// the heap set the class's cells to come back undropped.
+        pub(crate) fn adopt_class(&mut self, class: ClassId, drop: DropFn) {
+            self.classes.push((class, drop));
         }
 
-        /// Starts the thread if objects wait for it, and wakes it. Called by the heap after
-        /// a step that may have ended objects.
+        /// The thread no longer drops `class`'s objects (a pool took the class's ended
+        /// cells). Returns whether it did.
+        pub(crate) fn release_class(&mut self, class: ClassId) -> bool {
+            let before = self.classes.len();
+            self.classes.retain(|&(c, _)| c != class);
+            self.classes.len() != before
+        }
+
+        /// Hands what the thread's classes returned since the last call over to it in one
+        /// batch — an ended object to drop, or a cell that came back empty (a `remove`,
+        /// which moved its object out) straight to `arena` — and starts the thread if it is
+        /// not running, and wakes it. Called by the heap after a step that may have ended
+        /// objects.
         #[inline]
-        pub(crate) fn wake(&mut self) {
+        pub(crate) fn hand_over(&mut self, arena: &mut Arena) {
+            if !self.classes.is_empty() {
+                self.hand_over_returned(arena);
+            }
+        }
+
+        #[inline(never)]
+        fn hand_over_returned(&mut self, arena: &mut Arena) {
+            let Self { classes, mailbox, returned, jobs, .. } = self;
+            for &(class, drop) in classes.iter() {
+                match arena.drain_returned(class) {
+                    Ok(taken) => returned.extend(taken),
+                    Err(_) => debug_assert!(false, "the heap's own class"),
+                }
+                for freed in returned.drain(..) {
+                    match freed {
+                        Freed::Occupied(cell, _) => jobs.push(Job { cell, drop }),
+                        Freed::Cell(cell, _) => {
+                            let back = arena.recycle(cell);
+                            debug_assert!(back.is_ok(), "a returned cell belongs to its arena");
+                        }
+                        // Retired at the generation ceiling: no cell comes back.
+                        Freed::Retired { .. } => {}
+                    }
+                }
+                if !jobs.is_empty() {
+                    mailbox.post_all(jobs.drain(..));
+                }
+            }
             let posted = self.mailbox.posted();
             if posted != self.woken {
                 self.woken = posted;
@@ -259,7 +307,7 @@ mod real {
             self.mailbox.reclaim(&mut self.back);
             for cell in self.back.drain(..) {
                 let back = arena.recycle(cell);
-                debug_assert!(back.is_ok(), "a routed cell belongs to its arena");
+                debug_assert!(back.is_ok(), "a returned cell belongs to its arena");
             }
         }
 

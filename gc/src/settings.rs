@@ -38,7 +38,7 @@ pub struct GcSettings {
     pub track_garbage_references: bool,
     /// Destructors run off the game thread (UE's `FAsyncPurge`). An object a purge (or
     /// `destroy_now`, or a `Purge` release) ends has its hooks run and its slot released on
-    /// the game thread — its handles are stale at once — and reaches its class's free route
+    /// the game thread — its handles are stale at once — and its class returns it
     /// undropped: for a pooled class, the worker that rebuilds its cell drops it in the same
     /// pass (destroy and rebuild); for a class without a pool, the heap's purge thread drops
     /// it and hands the cell back, and the heap recycles it on its next purge or

@@ -56,7 +56,7 @@ pub unsafe trait Trace {
 /// calls, in order: [`begin_destroy`](Self::begin_destroy) once; then
 /// [`is_ready_for_finish_destroy`](Self::is_ready_for_finish_destroy) on this and later
 /// purge steps until it says `true`; then [`finish_destroy`](Self::finish_destroy); then
-/// drops the object in place and hands its cell to the class's free route. Dropping the
+/// drops the object in place and frees its cell (vacant, or returned to the class's owner). Dropping the
 /// whole heap drops the objects still in it without calling the hooks.
 ///
 /// How long a class's objects live is its [`Lifetime`](crate::Lifetime), set per class on

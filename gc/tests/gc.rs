@@ -1,12 +1,14 @@
 //! Behaviour of the collector: roots, garbage, clusters, permanent objects, destroy_now,
-//! lifecycle hooks, incremental purge, free routes, settings.
+//! lifecycle hooks, incremental purge, returned cells, settings.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use respawn_arena::{ArenaConfig, ArenaError, Freed, FreedCell, Handle, Lifecycle, ObjectFlags, RawHandle, SlabConfig};
+use respawn_arena::{
+    ArenaConfig, ArenaError, Ended, EndedCells, Freed, FreedCell, Handle, Lifecycle, ObjectFlags, RawHandle, SlabConfig,
+};
 use respawn_gc::{CollectOptions, GcError, GcSettings, GcStep, Heap, Object, Trace};
 use respawn_testkit::drops::Drops;
 use respawn_testkit::gc::Node;
@@ -259,13 +261,7 @@ fn destroy_now_ends_nested_sub_objects_first_with_hooks_in_order() {
     let bone = heap.insert(Hooked::new("bone", &log, 1));
     heap.set_outer(mesh.raw(), Some(actor.raw())).unwrap();
     heap.set_outer(bone.raw(), Some(mesh.raw())).unwrap();
-    let freed = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&freed);
-    heap.arena_mut_bypassing_gc()
-        .set_free_route::<Hooked>(Some(Box::new(move |freed: Freed| {
-            sink.lock().unwrap().push(freed.into_cell().unwrap().slot())
-        })))
-        .unwrap();
+    heap.set_ended_cells::<Hooked>(EndedCells::Returned).unwrap();
     assert_eq!(heap.destroy_now(actor.raw()).unwrap(), 3);
     assert_eq!(
         take_log(&log),
@@ -287,7 +283,9 @@ fn destroy_now_ends_nested_sub_objects_first_with_hooks_in_order() {
     for h in [actor.raw(), mesh.raw(), bone.raw()] {
         assert!(matches!(heap.flags(h), Err(ArenaError::Stale)));
     }
-    let mut slots = freed.lock().unwrap().clone();
+    let freed: Vec<Freed> = heap.drain_returned(heap.class_of::<Hooked>().unwrap()).unwrap().collect();
+    assert!(freed.iter().all(|f| f.ended() == Ended::DestroyedNow));
+    let mut slots: Vec<u32> = freed.into_iter().map(|f| f.into_cell().unwrap().slot()).collect();
     slots.sort();
     assert_eq!(slots, {
         let mut v = vec![actor.index(), mesh.index(), bone.index()];
@@ -642,27 +640,27 @@ fn a_purge_step_overruns_its_budget_by_at_most_one_destruction() {
 }
 
 #[test]
-fn the_free_route_receives_each_purged_cell_once() {
+fn a_returned_class_gets_each_purged_cell_back_once() {
     let (mut heap, drops) = (heap(), Drops::default());
-    heap.register::<Node>().unwrap();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let sink = Arc::clone(&seen);
-    heap.arena_mut_bypassing_gc()
-        .set_free_route::<Node>(Some(Box::new(move |freed: Freed| sink.lock().unwrap().extend(freed.into_cell()))))
-        .unwrap();
+    let class = heap.register::<Node>().unwrap();
+    heap.set_ended_cells::<Node>(EndedCells::Returned).unwrap();
     let hs: Vec<_> = (0..100).map(|i| node(&mut heap, &drops, i)).collect();
     for h in hs.iter().step_by(2) {
         heap.add_to_root(h.raw()).unwrap();
     }
     heap.collect_garbage(CollectOptions::FULL);
-    let tokens = std::mem::take(&mut *seen.lock().unwrap());
+    let freed: Vec<Freed> = heap.drain_returned(class).unwrap().collect();
+    assert_eq!(freed.len(), 50);
+    assert!(freed.iter().all(|f| f.ended() == Ended::Collected));
+    let tokens: Vec<FreedCell> = freed.into_iter().filter_map(Freed::into_cell).collect();
+    assert_eq!(heap.drain_returned(class).unwrap().count(), 0, "each returned once");
     let mut slots: Vec<u32> = tokens.iter().map(FreedCell::slot).collect();
     slots.sort();
     // Slot numbers follow the class's slab runs, not insertion order: compare as sets.
     let mut expected: Vec<u32> = hs.iter().skip(1).step_by(2).map(|h| h.index()).collect();
     expected.sort();
     assert_eq!(slots, expected);
-    // The route owns the cells until it recycles them.
+    // The owner owns the cells until it recycles them.
     let vacant = heap.stats::<Node>().unwrap().vacant;
     for t in tokens {
         heap.arena_mut_bypassing_gc().recycle(t).unwrap();

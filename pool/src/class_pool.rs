@@ -4,11 +4,14 @@ use std::fmt;
 use std::mem;
 use std::time::Duration;
 
-use respawn_arena::{ArenaError, CellMap, ClassId, ClassStore, CompactCell, FreedCell, Handle, ObjectFlags, RawHandle};
+use respawn_arena::{
+    ArenaError, CellMap, ClassId, ClassStore, CompactCell, EndedCells, FreedCell, Handle, ObjectFlags, RawHandle,
+};
 use respawn_gc::Heap;
 
+use crate::depot;
 use crate::error::refusal;
-use crate::pool_core::{Cold, Kept, PoolCore};
+use crate::pool_core::{Cold, Kept, PoolCore, Returned};
 use crate::sync::Arc;
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
@@ -28,7 +31,8 @@ pub(crate) trait ErasedPool: Send {
     /// A release kept by [`Pools::destroy`](crate::Pools::destroy)'s `Reuse` path found the
     /// slot at the generation ceiling: it retired, and the object was dropped.
     fn kept_retired(&mut self);
-    /// Game-thread upkeep: cells back to the arena, workers woken, growth.
+    /// Game-thread upkeep: returned cells taken, cells back to the arena, workers woken,
+    /// growth.
     fn maintain(&mut self, heap: &mut Heap);
     /// Keeps at most `keep` objects ready or queued, drops the rest, decommits the slabs
     /// left empty ([`ClassPool::trim`]); returns how many it dropped.
@@ -62,7 +66,7 @@ impl<T: Poolable> fmt::Debug for ClassPool<T> {
 }
 
 impl<T: Poolable> ClassPool<T> {
-    /// Builds the pool of `T`: starts its workers, installs its free route and, with
+    /// Builds the pool of `T`: starts its workers, takes the class's ended cells and, with
     /// `precreate`, queues `capacity` cells for them.
     pub(crate) fn new(
         heap: &mut Heap,
@@ -74,16 +78,13 @@ impl<T: Poolable> ClassPool<T> {
         heap.arena_mut_bypassing_gc().store_of::<T>(class)?;
         let map = heap.arena().cell_map(class).expect("the class was checked just now");
         let core = PoolCore::start(T::class_name(), config, map, create);
-        let route_depot = Arc::clone(core.depot());
-        // Destroy and rebuild in one pass on a worker: the route takes ended objects
-        // undropped. Not without workers (the give-back drain would drop them on the game
-        // thread anyway, one step later).
+        // Destroy and rebuild in one pass on a worker: ended objects come back undropped.
+        // Not without workers (the give-back drain would drop them on the game thread
+        // anyway, one step later).
         let async_drop = heap.settings().async_purge && !T::DROP_ON_GAME_THREAD && config.workers > 0;
-        let arena = heap.arena_mut_bypassing_gc();
-        arena.set_free_route::<T>(Some(Box::new(move |freed| route_depot.route(freed))))?;
-        arena.set_route_drops::<T>(async_drop)?;
+        heap.set_ended_cells::<T>(if async_drop { EndedCells::ReturnedUndropped } else { EndedCells::Returned })?;
         // `Reuse`: a released object stays in its cell, kept by the class for the next spawn.
-        arena.store_of::<T>(class)?.set_keeping(config.policy == Policy::Reuse);
+        heap.arena_mut_bypassing_gc().store_of::<T>(class)?.set_keeping(config.policy == Policy::Reuse);
         let mut pool = Self { core, class };
         if config.precreate {
             pool.grow(heap, config.capacity)?;
@@ -92,8 +93,8 @@ impl<T: Poolable> ClassPool<T> {
         Ok(pool)
     }
 
-    /// The class's typed store. The pool owns its class's lifecycle: it adopts, stows and
-    /// routes cells beside the collector, and counts each itself.
+    /// The class's typed store. The pool owns its class's lifecycle: it adopts, keeps and
+    /// takes back cells beside the collector, and counts each itself.
     #[inline(always)]
     fn store<'h>(&self, heap: &'h mut Heap) -> ClassStore<'h, T> {
         // SAFETY: `new` checked that `class` is `T`'s in this heap's arena (`store_of`), and
@@ -177,7 +178,7 @@ impl<T: Poolable> ClassPool<T> {
         }
         let object = store.compact_cell(&cell);
         // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
-        // free route, stow, compacted by its map) and holds an object a worker built or
+        // returned list, stow, compacted by its map) and holds an object a worker built or
         // `Reuse` reset.
         let handle = unsafe { store.adopt_compact(cell) };
         // The class kept nothing: a kept object is taken first.
@@ -192,7 +193,15 @@ impl<T: Poolable> ClassPool<T> {
     #[cold]
     #[inline(never)]
     fn miss(&mut self, heap: &mut Heap, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
-        let at_max = self.core.admit_miss(strict)?;
+        let at_max = match self.core.admit_miss(strict) {
+            Ok(false) => false,
+            // At `max` by the pool's count: the objects that ended since its last call
+            // leave the count first (their cells go to the workers), then it is judged again.
+            _ => {
+                self.take_returned(heap);
+                self.core.admit_miss(strict)?
+            }
+        };
         self.grow(heap, self.core.miss_growth(at_max))?;
         self.recycle_spare(heap);
         // Counted once the object exists: a panicking `create` spawned nothing.
@@ -210,13 +219,42 @@ impl<T: Poolable> ClassPool<T> {
         Ok(handle)
     }
 
-    /// `Purge`: the collector's destroy pipeline without a mark; cells come back through
-    /// the free route.
+    /// `Purge`: the collector's destroy pipeline without a mark; the class returns the
+    /// cells (`Ended::DestroyedNow`: counted as recycled by `Purge`), handed to the workers
+    /// a batch at a time.
     fn purge(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
-        // `destroy_now` routes the cells as `Ended::DestroyedNow`: counted as recycled by
-        // `Purge`.
         heap.destroy_now(raw).map_err(refusal)?;
+        self.take_returned_batch(heap);
         Ok(())
+    }
+
+    /// Takes the class's returned cells once [`RETURN_BATCH`] wait: one hand-off to the
+    /// workers per batch of `Purge` releases rather than per release. (The stats count
+    /// what waits; a miss, a refill and `maintain` take everything.)
+    #[inline]
+    fn take_returned_batch(&mut self, heap: &mut Heap) {
+        if heap.arena().returned(self.class) >= RETURN_BATCH {
+            self.take_returned(heap);
+        }
+    }
+
+    /// Takes the cells the class returned (its objects that ended: a collection's purge, a
+    /// `Purge` release, a sub-object's end): each object counted out of `in_use`, each cell
+    /// queued for the workers to rebuild (or handed back to the arena at `max`).
+    #[inline(always)]
+    fn take_returned(&mut self, heap: &mut Heap) {
+        if heap.arena().returned(self.class) != 0 {
+            self.take_returned_now(heap);
+        }
+    }
+
+    /// [`take_returned`](Self::take_returned) of a class that returned something.
+    #[inline(never)]
+    fn take_returned_now(&mut self, heap: &mut Heap) {
+        match heap.drain_returned(self.class) {
+            Ok(returned) => self.core.depot().returned(returned),
+            Err(_) => debug_assert!(false, "the pool's own class"),
+        }
     }
 
     /// Hands the cells the pool gave up back to the arena, as vacant slots.
@@ -229,6 +267,10 @@ impl<T: Poolable> ClassPool<T> {
         });
     }
 }
+
+/// How many returned cells a `Purge` release lets wait before it hands them to the workers:
+/// a quarter magazine.
+pub(crate) const RETURN_BATCH: usize = depot::MAGAZINE.div_ceil(4);
 
 /// `cell` (a cell of the pool's class) in the form the pool keeps it.
 #[inline(always)]
@@ -272,11 +314,17 @@ impl<T: Poolable> ClassPool<T> {
                 self.core.released();
                 heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal)
             }
-            // `Purge`, and `Reuse` above `max`: overflow objects are out, so the release
-            // ends the object and the pool shrinks back to `max`.
-            Policy::Purge | Policy::Reuse => {
+            Policy::Purge => {
                 self.core.released();
                 self.purge(heap, h.raw())
+            }
+            // `Reuse` above `max`: overflow objects are out, so the release ends the object
+            // and its cell leaves the pool at once: the pool shrinks back to `max`.
+            Policy::Reuse => {
+                self.core.released();
+                self.purge(heap, h.raw())?;
+                self.take_returned(heap);
+                Ok(())
             }
         }
     }
@@ -319,14 +367,18 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
             Policy::Purge => {
                 self.core.released();
                 subtree.destroy_now();
+                self.take_returned_batch(heap);
             }
             Policy::Reuse => {
                 // The sub-objects end now (their cells go to their own pools); the owner is
                 // reset and kept — or, above `max`, ends too, so the pool shrinks back.
                 subtree.destroy_sub_objects();
+                self.take_returned(heap);
                 if self.core.owned() > self.core.config().max {
                     self.core.released();
-                    return self.purge(heap, raw);
+                    self.purge(heap, raw)?;
+                    self.take_returned(heap);
+                    return Ok(());
                 }
                 let mut store = self.store(heap);
                 let mut found = store.releasable(Handle::<T>::from_raw(raw))?;
@@ -341,6 +393,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn note_inserted(&mut self, heap: &mut Heap) {
+        self.take_returned(heap);
         let mut store = self.store(heap);
         let kept = store.kept();
         // The pool may be past `max` now: releases stop keeping until it is back within.
@@ -355,6 +408,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn maintain(&mut self, heap: &mut Heap) {
+        self.take_returned(heap);
         self.recycle_spare(heap);
         let kept = heap.arena().kept(self.class);
         if self.core.wants_growth(kept) {
@@ -364,7 +418,8 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn stats(&self, heap: &Heap) -> PoolStats {
-        self.core.stats(mem::size_of::<Self>(), self.kept(heap))
+        let returned = Returned::of(heap.arena().returned_cells(self.class));
+        self.core.stats(mem::size_of::<Self>(), self.kept(heap), returned)
     }
 
     fn trim(&mut self, heap: &mut Heap, keep: usize) -> Result<usize, PoolError> {
@@ -392,6 +447,12 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
     }
 
     fn shutdown(&mut self, heap: &mut Heap) {
+        // The class's ends go back to its vacant list from now on; what it returned so far
+        // goes to the depot before it stops, and the shutdown drops the objects still in
+        // those cells.
+        let vacant = heap.set_ended_cells::<T>(EndedCells::Vacant);
+        debug_assert!(vacant.is_ok(), "the pool's own class");
+        self.take_returned(heap);
         self.core.shutdown();
         // The objects the class keeps are ready ones too (checked out, as the magazines').
         let dropped = heap.arena_mut_bypassing_gc().drop_kept(self.class);

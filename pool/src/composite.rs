@@ -18,21 +18,22 @@
 //!   spawn ◄── pop Assembly ◄── magazines ◄──────────────────────────── publish
 //!     adopt Tower, adopt Turret …, set_outer(part, tower)               (one token per composite)
 //!
-//!   release   Default ─► owner + parts Garbage ─► GC purge ─┐ parts' cells: their classes' routes
-//!             Purge   ─► destroy_now(owner + parts) ────────┴► owner's cell ─► `ended` ─► (game
-//!                                                                thread) new part cells ─► to_build
+//!   release   Default ─► owner + parts Garbage ─► GC purge ─┐ parts' cells: their classes' own way
+//!             Purge   ─► destroy_now(owner + parts) ────────┴► owner's cell: returned ─► `ended`
+//!                                                                ─► new part cells ─► to_build
 //!             Reuse   ─► parts intact? reset all, stow all ─► magazines as one Assembly (ready at once)
 //!                        a part missing, relinked or added ─► `broken`: ends as Purge
 //! ```
 //!
-//! Under `Default` and `Purge` the parts' cells go to their own classes' free routes (a
-//! part class with a pool of its own feeds that pool; one without returns the cells to its
-//! vacant list), and the owner's cell comes back through the composite pool's route,
-//! which cannot touch the arena: it waits in `ended` until the game thread's next pool
-//! call (a miss, a refill, [`Pools::maintain`](crate::Pools::maintain)) pairs it with
-//! fresh part cells and queues it for the workers. Under the collector's `async_purge`
-//! the owner comes back undropped in its cell, and the worker that rebuilds the set drops
-//! it first, as a class's pool does.
+//! Under `Default` and `Purge` the parts' cells go their own classes' way (a part class
+//! with a pool of its own feeds that pool; one without returns the cells to its vacant
+//! list), and the owner's class returns the owner's cell
+//! ([`EndedCells`](respawn_arena::EndedCells)): the pool takes it at once after a `Purge`
+//! release, and after a collection at its next call ([`Pools::take_returned`](crate::Pools::take_returned),
+//! [`Pools::maintain`](crate::Pools::maintain)); it waits in `ended` until the next miss,
+//! refill or `maintain` pairs it with fresh part cells and queues it for the workers. Under
+//! the collector's `async_purge` the owner comes back undropped in its cell, and the worker
+//! that rebuilds the set drops it first, as a class's pool does.
 
 use std::any::{type_name, TypeId};
 use std::fmt;
@@ -40,14 +41,16 @@ use std::mem;
 use std::ptr::NonNull;
 use std::time::Duration;
 
-use respawn_arena::{ArenaError, CellMap, ClassId, CompactCell, DropAll, FreedCell, Handle, ObjectFlags, RawHandle};
+use respawn_arena::{
+    ArenaError, CellMap, ClassId, CompactCell, DropAll, EndedCells, FreedCell, Handle, ObjectFlags, RawHandle,
+};
 use respawn_gc::Heap;
 
 use crate::class_pool::ErasedPool;
 use crate::depot::{self, Recipe, Token};
 use crate::error::refusal;
-use crate::pool_core::{Cold, Kept, PoolCore};
-use crate::sync::{Arc, Mutex};
+use crate::pool_core::{Cold, Kept, PoolCore, Returned};
+use crate::sync::Arc;
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
 /// The most parts a composite can have (tuples of one to six classes).
@@ -390,13 +393,6 @@ unsafe fn drop_assembly<O: Composite>(cell: &Assembly, map: &AssemblyMap) {
     }
 }
 
-/// What the owner's free route leaves for the game thread: owner cells whose parts went
-/// their own way (under `async_purge`, each still holding its ended owner: occupied).
-#[derive(Debug, Default)]
-struct Ended {
-    cells: Mutex<Vec<CompactCell>>,
-}
-
 /// Tallies only a composite pool has; the rest are its core's.
 #[derive(Debug, Default)]
 struct Tally {
@@ -415,7 +411,10 @@ type Core<O> = PoolCore<Assembly, Assembler<O>>;
 pub(crate) struct CompositePool<O: Composite> {
     core: Core<O>,
     classes: Classes,
-    ended: Arc<Ended>,
+    /// Owner cells the class returned, whose parts went their own way (under
+    /// `async_purge`, each still holding its ended owner: occupied), waiting to be paired
+    /// with new part cells.
+    ended: Vec<CompactCell>,
     tally: Tally,
 }
 
@@ -431,7 +430,7 @@ impl<O: Composite> fmt::Debug for CompositePool<O> {
 
 impl<O: Composite> CompositePool<O> {
     /// Builds `O`'s composite pool: registers the parts' classes, starts the workers,
-    /// installs the owner's free route and, with `precreate`, queues `capacity` composites.
+    /// takes the owner class's ended cells and, with `precreate`, queues `capacity` composites.
     pub(crate) fn new(heap: &mut Heap, class: ClassId, config: PoolConfig) -> Result<Self, PoolError> {
         heap.arena_mut_bypassing_gc().store_of::<O>(class)?;
         let count = O::Parts::COUNT;
@@ -452,22 +451,12 @@ impl<O: Composite> CompositePool<O> {
         let owner = heap.arena().cell_map(class).expect("the class was checked just now");
         let map = AssemblyMap { owner, parts: maps };
         let core = PoolCore::start(O::class_name(), config, map, Arc::new(Assembler::<O> { assemble: O::assemble }));
-        let ended = Arc::new(Ended::default());
-        ended.cells.lock().reserve(depot::build_queue_len(&config));
-        let (route_depot, route_ended) = (Arc::clone(core.depot()), Arc::clone(&ended));
-        // As a class's pool: the route takes ended owners undropped, for the worker that
-        // rebuilds the set in their cells (not without workers: the give-back would drop
-        // them on the game thread anyway).
+        let ended = Vec::with_capacity(depot::build_queue_len(&config));
+        // As a class's pool: ended owners come back undropped, for the worker that rebuilds
+        // the set in their cells (not without workers: the give-back would drop them on the
+        // game thread anyway).
         let async_drop = heap.settings().async_purge && !O::DROP_ON_GAME_THREAD && config.workers > 0;
-        let arena = heap.arena_mut_bypassing_gc();
-        arena.set_free_route::<O>(Some(Box::new(move |freed| {
-            // The route cannot take cells from the arena: the owner's cell waits in `ended`
-            // for the game thread to pair it with new part cells.
-            if let Some(cell) = route_depot.arrived(freed, &owner) {
-                route_ended.cells.lock().push(cell);
-            }
-        })))?;
-        arena.set_route_drops::<O>(async_drop)?;
+        heap.set_ended_cells::<O>(if async_drop { EndedCells::ReturnedUndropped } else { EndedCells::Returned })?;
         let classes = Classes { owner: class, parts, count };
         let mut pool = Self { core, classes, ended, tally: Tally::default() };
         if config.precreate {
@@ -498,12 +487,26 @@ impl<O: Composite> CompositePool<O> {
         Some(assembly)
     }
 
-    /// Game-thread work the route left: each owner cell that came back is paired with new
-    /// part cells and queued for the workers (or, at `max`, without workers or out of
-    /// memory, handed back to the arena); the composites the depot gave up go back too.
+    /// Takes the owner cells the class returned: each owner counted out of `in_use`, its
+    /// cell kept in `ended` for [`replenish`](Self::replenish).
+    fn take_returned(&mut self, heap: &mut Heap) {
+        if heap.arena().returned(self.classes.owner) == 0 {
+            return;
+        }
+        let (depot, owner) = (self.core.depot(), &self.core.map().owner);
+        match heap.drain_returned(self.classes.owner) {
+            Ok(returned) => self.ended.extend(returned.filter_map(|freed| depot.arrived(freed, owner))),
+            Err(_) => debug_assert!(false, "the pool's own class"),
+        }
+    }
+
+    /// Game-thread work the class's ends left: each owner cell that came back is paired
+    /// with new part cells and queued for the workers (or, at `max`, without workers or out
+    /// of memory, handed back to the arena); the composites the depot gave up go back too.
     fn replenish(&mut self, heap: &mut Heap) {
+        self.take_returned(heap);
         self.core.drain_spare(|core, assembly| recycle::<O>(core, heap, assembly));
-        let mut cells = mem::take(&mut *self.ended.cells.lock());
+        let mut cells = mem::take(&mut self.ended);
         for owner in cells.drain(..) {
             let room = self.core.config().workers > 0 && !self.core.at_max();
             if !room {
@@ -520,12 +523,8 @@ impl<O: Composite> CompositePool<O> {
                 Err(_) => self.tally.returned += 1,
             }
         }
-        // Keep the buffer (the route pushes into it without allocating).
-        let mut kept = self.ended.cells.lock();
-        if kept.is_empty() {
-            mem::swap(&mut *kept, &mut cells);
-        }
-        drop(kept);
+        // Keep the buffer.
+        self.ended = cells;
         self.core.drain_spare(|core, assembly| recycle::<O>(core, heap, assembly));
     }
 
@@ -762,7 +761,7 @@ fn vacate_owner<O: Composite>(core: &Core<O>, owner: CompactCell) -> CompactCell
     if !owner.is_occupied() {
         return owner;
     }
-    // SAFETY: an occupied owner cell the pool holds came from its route with the ended `O`
+    // SAFETY: an occupied owner cell the pool holds came back from its class with the ended `O`
     // in it, the pool's alone; the token comes back vacant, so it is dropped once.
     let (owner, panicked) = unsafe { depot::drop_occupant::<O, CompactCell>(owner, &core.map().owner) };
     core.depot().dropped(panicked, false);
@@ -804,7 +803,7 @@ pub(crate) trait ErasedComposite: ErasedPool {
         init: &mut dyn FnMut(NonNull<u8>),
     ) -> Result<RawHandle, PoolError>;
     fn prefill_erased(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError>;
-    fn composite_stats(&self) -> CompositeStats;
+    fn composite_stats(&self, heap: &Heap) -> CompositeStats;
     /// The parts' classes and ids, in order (`None` beyond the parts).
     fn part_classes_erased(&self) -> &[Option<(PartClass, ClassId)>; MAX_PARTS];
 }
@@ -827,9 +826,9 @@ impl<O: Composite> ErasedComposite for CompositePool<O> {
         &self.classes.parts
     }
 
-    fn composite_stats(&self) -> CompositeStats {
+    fn composite_stats(&self, heap: &Heap) -> CompositeStats {
         CompositeStats {
-            pool: self.pool_stats(),
+            pool: ErasedPool::stats(self, heap),
             parts: self.classes.count,
             reassembled: self.tally.reassembled,
             broken: self.tally.broken,
@@ -867,6 +866,7 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
             heap.mark_as_garbage(raw).map_err(refusal)?;
         } else {
             heap.destroy_now(raw).map_err(refusal)?;
+            self.take_returned(heap);
         }
         Ok(())
     }
@@ -900,8 +900,8 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
         self.core.wake_if_needed();
     }
 
-    fn stats(&self, _heap: &Heap) -> PoolStats {
-        self.pool_stats()
+    fn stats(&self, heap: &Heap) -> PoolStats {
+        self.pool_stats(Returned::of(heap.arena().returned_cells(self.classes.owner)))
     }
 
     fn config(&self) -> &PoolConfig {
@@ -916,19 +916,23 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
         O::class_name()
     }
 
-    fn shutdown(&mut self, _heap: &mut Heap) {
+    fn shutdown(&mut self, heap: &mut Heap) {
+        // The class's ends go back to its vacant list from now on.
+        let vacant = heap.set_ended_cells::<O>(EndedCells::Vacant);
+        debug_assert!(vacant.is_ok(), "the pool's own class");
+        self.take_returned(heap);
         self.shut_down();
     }
 }
 
 impl<O: Composite> CompositePool<O> {
-    /// [`ErasedPool::shutdown`]: the class keeps nothing, so the heap is not needed.
+    /// [`ErasedPool::shutdown`] once the returned cells are taken: joins the workers, drops
+    /// what is ready.
     fn shut_down(&mut self) {
         self.core.shutdown();
-        // The owner cells the route left hold nothing built; an occupied one still holds
-        // its ended owner. The cells go with the arena.
-        let ended = mem::take(&mut *self.ended.cells.lock());
-        for owner in ended {
+        // The owner cells returned hold nothing built; an occupied one still holds its
+        // ended owner. The cells go with the arena.
+        for owner in mem::take(&mut self.ended) {
             let _ = vacate_owner(&self.core, owner);
         }
     }
@@ -936,8 +940,9 @@ impl<O: Composite> CompositePool<O> {
 
 impl<O: Composite> CompositePool<O> {
     /// The pool's counters (a composite's class keeps nothing: its `Reuse` stows sets).
-    fn pool_stats(&self) -> PoolStats {
-        let stats = self.core.stats(mem::size_of::<Self>(), Kept::default());
+    /// `returned`: the owner class's ended objects not taken yet.
+    fn pool_stats(&self, returned: Returned) -> PoolStats {
+        let stats = self.core.stats(mem::size_of::<Self>(), Kept::default(), returned);
         PoolStats { returned: stats.returned + self.tally.returned, ..stats }
     }
 }
@@ -1152,7 +1157,7 @@ impl Pools {
     /// `O`'s composite pool counters, if it has one.
     pub fn composite_stats<O: 'static>(&self) -> Option<CompositeStats> {
         let class = self.heap.class_of::<O>()?.index();
-        let mut stats = self.composites.get(class)?.erased().composite_stats();
+        let mut stats = self.composites.get(class)?.erased().composite_stats(&self.heap);
         stats.pool = self.with_memory(stats.pool, class);
         Some(stats)
     }

@@ -44,16 +44,16 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {
-    /// The released object becomes `Garbage`; the next GC purges it, and the final
-    /// free routes its cell back to the pool, where a worker builds a fresh object in it.
+    /// The released object becomes `Garbage`; the next GC purges it, and its class
+    /// returns the cell to the pool, where a worker builds a fresh object in it.
     /// The cell is ready again after a GC and an asynchronous precreation.
     #[default]
     Default,
     /// The object and its sub-objects are destroyed now, without a mark phase; their
-    /// cells are routed to the pool and rebuilt asynchronously by the workers.
+    /// cells go back to the pool and are rebuilt asynchronously by the workers.
     Purge,
-    /// The class's `reset` hook runs, the object is stowed (`InPool`) and pushed back to
-    /// the ready queue at once: no drop, no GC, ready again immediately.
+    /// The class's `reset` hook runs and the object stays in its cell, kept by its class
+    /// (`InPool`) for the next spawn: no drop, no GC, ready again immediately.
     Reuse,
 }
 

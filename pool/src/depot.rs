@@ -1,4 +1,4 @@
-//! What a pool's game-thread side, its free route and its precreation workers share (the
+//! What a pool's game-thread side, its returned cells and its precreation workers share (the
 //! [`Depot`]): the queues of cells to build and of full and empty magazines, the counters,
 //! the parking lot. The World's pools trade arena cells (in four bytes each:
 //! [`CompactCell`], placed by the class's [`CellMap`]); a standalone [`Pool`](crate::Pool)
@@ -7,7 +7,7 @@
 //! ```text
 //!   game thread                         workers (N threads)
 //!   ───────────                         ───────────────────
-//!   free route ── CompactCell ──► to_build ──► create() into the cell
+//!   returned ─── CompactCell ──► to_build ──► create() into the cell
 //!   grow()     ── CompactCell ──►    │            │ push into its own magazine
 //!                                    │            ▼
 //!   loaded/previous ◄── whole magazine ──── full ◄── publish when full (or on a flush request)
@@ -27,7 +27,7 @@
 //! | game thread: `Reuse` release | [`owned`](Depot::owned) (after an overflow), [`Magazines::push`] (`take_empty`, [`publish_local`](Depot::publish_local)), [`count_checked_out`](Depot::count_checked_out) (a publish, a retirement), [`count_retired`](Depot::count_retired) |
 //! | game thread: growth and upkeep | [`on_the_way`](Depot::on_the_way), [`request_growth`](Depot::request_growth), [`request`](Depot::request), [`wake_workers`](Depot::wake_workers), [`drain_spare`](Depot::drain_spare), [`wake_if_needed`](Depot::wake_if_needed), [`snapshot`](Depot::snapshot), [`side_bytes`](Depot::side_bytes) |
 //! | game thread: shutdown | [`stop`](Depot::stop), then (workers joined) [`drain_published`](Depot::drain_published) |
-//! | free route | [`route`](Depot::route) (a World's pool), [`route_purged`](Depot::route_purged) (a standalone pool's `Purge` drop), [`give_back`](Depot::give_back), [`count_returned`](Depot::count_returned) |
+//! | returned cells | [`returned`](Depot::returned) (a World's pool), [`purged`](Depot::purged) (a standalone pool's `Purge` drop), [`give_back`](Depot::give_back), [`count_returned`](Depot::count_returned) |
 //! | worker ([`work`]) | `enlist` (once, at start), `stopping`, `take_to_build`, `built` or `build_failed`, `take_empty`, `publish`, `wants_partial`, `park`, `abandon_held` |
 //!
 //! (A standalone pool has no single game thread: any thread that pulls and returns plays
@@ -38,29 +38,29 @@
 //!
 //! | field | written by | ordering | why |
 //! |---|---|---|---|
-//! | `to_build` | route and growth push (the game thread; any thread for a standalone `Purge` drop); workers pop; `drain_published` after the join | the queue's own: a push happens before the pop that takes the cell | the token is the cell's ownership: a worker writes the object only after its pop |
+//! | `to_build` | returned cells and growth push (the game thread; any thread for a standalone `Purge` drop); workers pop; `drain_published` after the join | the queue's own: a push happens before the pop that takes the cell | the token is the cell's ownership: a worker writes the object only after its pop |
 //! | `backlog`, `backlogged`, `burst` | growth (`request_growth`: what `to_build` has no room for) and `request` (a burst beyond `to_build` while the stock is short) push under the lock, then count (Relaxed) before their `wake_workers`; workers pop under the lock after `to_build` is empty (taken by `worker_lock`: a pop and a count; the buffer's trim allocates and frees outside it); `drain_published` after the join | the lock; `backlogged` is a hint read before taking it | the lock hands the token over; the count rises before the wake-up's fence, so a parking worker sees it (the same Dekker as `to_build`) |
 //! | `full` | workers and the game thread push (`publish`, `publish_local`); the game thread pops (`take_full`) | the queue's own | a worker's writes into the magazine's cells happen before its push, so whoever pops sees built objects (loom model `magazine_exchange`) |
 //! | `empty` | the game thread pushes (`return_empty`); workers and the game thread pop | the queue's own | only buffers move; no object |
-//! | `spare` | route (`give_back`) and workers (`build_failed`, by `worker_lock`: one push); drained by the game thread | the lock | rare; the lock also keeps the vector's buffer between drains |
+//! | `spare` | returned cells (`give_back`) and workers (`build_failed`, by `worker_lock`: one push); drained by the game thread | the lock | rare; the lock also keeps the vector's buffer between drains |
 //! | `ready` | `publish_local` (+n after the push, Release); `take_full` (−n after the pop, Relaxed) | Release / Acquire in `published` | whoever reads a count can pop the magazine it counts; a pop overtaking its publish's count dips the sum below zero, read through `non_negative` |
 //! | `building` | `request` (+1 before the push, Relaxed); a worker (−1 after `held` +1, Release; −1 on a failed `create`, after its cell is on the spare list and counted, Release; −1 at shutdown, Relaxed) | Release / Acquire in `on_the_way` and `snapshot` | an object moves downstream (`building` → `held` → `ready`), each move Released on the counter it leaves and read upstream first: a moving object is counted twice, never missed |
 //! | `held` | a worker (+1 Relaxed per build; −n Release in `publish`, Relaxed at exit) | as `building` | as `building` |
 //! | `deepest` | `request` (Relaxed `fetch_max`, only when exceeded) | Relaxed | a high-water tally; nothing is ordered by it |
-//! | `checked_out` | the game thread alone (`count_checked_out`, `route`: load and store, no read-modify-write) | Relaxed | one writer; its readers (the route's `max` check, growth, stats) run on the game thread too. A spawn from a magazine and a `Reuse` release into one leave it alone. On a cache line of its own, so the game thread never waits for a worker's core |
+//! | `checked_out` | the game thread alone (`count_checked_out`, `arrived`: load and store, no read-modify-write) | Relaxed | one writer; its readers (`returned`'s `max` check, growth, stats) run on the game thread too. A spawn from a magazine and a `Reuse` release into one leave it alone. On a cache line of its own, so the game thread never waits for a worker's core |
 //! | `flush_requested` | the game thread (`request_flush` sets, `take_full` clears); workers read | Relaxed | a hint: the wake-up it needs travels with the [`wake_workers`](Depot::wake_workers) that follows it (SeqCst fence) |
-//! | `shutdown` | `stop` (Release) | Acquire in the worker loop; Relaxed in `park` (after its fence, or after the unpark that `stop`'s wake-up sends) and the route | a worker that sees it returns with everything done before `stop` visible; the route only sends cells back instead of queueing them |
+//! | `shutdown` | `stop` (Release) | Acquire in the worker loop; Relaxed in `park` (after its fence, or after the unpark that `stop`'s wake-up sends) and `returned` | a worker that sees it returns with everything done before `stop` visible; `returned` only sends cells back instead of queueing them |
 //! | `sleepers[i].parked` | worker `i` alone: `park` raises it (Release) before its SeqCst fence and lowers it (Relaxed) once it stops parking; `wake_workers` reads every worker's (Acquire) after its SeqCst fence | Release / Acquire, between SeqCst fences | Dekker with `wake_workers`: either the kicker sees the flag and unparks the worker, or the worker sees the work; an unpark before the worker's `park_timeout` makes it return at once, and the unpark orders the work before the worker's next look (loom models `magazine_exchange`, `shutdown_drops_each_object_once`: a lost wake-up deadlocks them). No lock: the game thread never waits for a worker here |
 //! | `sleepers[i].thread` | worker `i` (`enlist`, once, at start, before its first `park`) | `OnceLock`, and the flag's Release / Acquire | `wake_workers` reads it only after seeing the flag the worker raised after setting it |
 //! | `enlisted` | each worker once (`enlist`: `fetch_add`) | Relaxed | hands each worker its own slot; nothing else is ordered by it |
-//! | `counters` | their owning side (worker, route, game thread) | Relaxed | tallies for stats; nothing is ordered by them |
+//! | `counters` | their owning side (worker, game thread) | Relaxed | tallies for stats; nothing is ordered by them |
 //! | `map`, `max`, `stock`, `workers`, the number of `sleepers` | set at creation | — | immutable |
 //!
 //! **No waiting on a worker.** Workers run at a lower priority than the game thread (see
 //! `background_priority`), so on a busy machine a worker that holds a lock may not run
-//! again for milliseconds; the game thread must not wait for one on its route. A parked
+//! again for milliseconds; the game thread must not wait for one as it hands cells over. A parked
 //! worker holds nothing: it parks its thread (`park_timeout`) and `wake_workers` unparks it,
-//! lock-free. The two locks the route can take (`backlog` on a burst beyond `to_build`,
+//! lock-free. The two locks the game thread's hand-over can take (`backlog` on a burst beyond `to_build`,
 //! `spare` on a give-back) are held by a worker only for a few instructions: a pop from the
 //! backlog (its buffer is trimmed outside the lock), or a push onto the spare list after a
 //! `create` panicked. A worker takes them without queueing (`worker_lock`), so no unlock
@@ -132,7 +132,7 @@ pub(crate) trait Token: Send + 'static {
     unsafe fn cell(&self, map: &Self::Map) -> NonNull<u8>;
 
     /// Whether the cell still holds an ended object that its holder must drop before the
-    /// cell is built in or given back (a World pool's route under `async_purge`).
+    /// cell is built in or given back (a World pool's returned cell under `async_purge`).
     #[inline(always)]
     fn occupied(&self) -> bool {
         false
@@ -358,10 +358,10 @@ struct Counters {
     /// destructors that panicked.
     dropped: AtomicU64,
     drop_panics: AtomicU64,
-    /// Cells the free route received during a `Purge` release, and otherwise (the GC's
+    /// Cells whose objects ended by a `Purge` release, and otherwise (the GC's
     /// purge: `Default` releases and unreachable objects).
-    routed_purge: AtomicU64,
-    routed_gc: AtomicU64,
+    ended_purge: AtomicU64,
+    ended_gc: AtomicU64,
     /// Cells sent back to the arena (or the standalone pool's allocator) instead of being
     /// rebuilt: the pool was at `max`, has no workers or is shutting down, the build queue
     /// was full, or `create` panicked.
@@ -381,7 +381,7 @@ struct Sleeper {
     parked: AtomicBool,
 }
 
-/// State shared by a pool's game-thread side, its free route and its workers. Every field
+/// State shared by a pool's game-thread side and its workers. Every field
 /// is private: the module docs list the protocol steps that reach them, and who writes
 /// each field with which ordering.
 #[derive(Debug)]
@@ -399,7 +399,7 @@ pub(crate) struct Depot<C: Token> {
     backlogged: AtomicUsize,
     /// The pool's `capacity`: a released cell that finds `to_build` full still goes to the
     /// backlog while fewer than this are ready or being built (a collection's burst of
-    /// routed cells refills the stock instead of shrinking it); beyond, it goes back. Also
+    /// returned cells refills the stock instead of shrinking it); beyond, it goes back. Also
     /// sizes the empty magazines kept ([`return_empty`](Self::return_empty)).
     stock: usize,
     /// The most cells a burst of releases has put in the backlog: the room it keeps.
@@ -428,21 +428,21 @@ pub(crate) struct Depot<C: Token> {
     /// The most cells `to_build` has held at once (the stats' `lag_high_water`).
     deepest: AtomicUsize,
     /// Objects of the class checked out to the game thread: alive in the world (spawned and not
-    /// yet released or routed back) or ready in its two magazines. A spawn that pops a
+    /// yet released or returned) or ready in its two magazines. A spawn that pops a
     /// magazine and a `Reuse` release that pushes one move an object within what is checked out, so
     /// neither touches this; it moves when an object enters or leaves the world from
-    /// outside the magazines (an inline build, a plain insert, the route) and when whole
+    /// outside the magazines (an inline build, a plain insert, a returned cell) and when whole
     /// magazines are traded with the depot. Written by the game thread only: on a cache line
     /// of its own, away from the counters workers write. (A standalone pool counts its cells
     /// itself and leaves this at zero.)
     checked_out: CachePadded<AtomicUsize>,
     /// The pool's ceiling on cells it owns (`checked_out + ready + held + building`).
     max: usize,
-    /// Number of worker threads (0: routed cells go straight back to the arena).
+    /// Number of worker threads (0: returned cells go straight back to the arena).
     workers: usize,
     /// The game thread found no full magazine: workers publish partial ones.
     flush_requested: AtomicBool,
-    /// Set once by [`stop`](Self::stop): workers return, routed cells go back to the arena.
+    /// Set once by [`stop`](Self::stop): workers return, returned cells go back to the arena.
     shutdown: AtomicBool,
     /// One per worker: its thread (set when it starts, see [`enlist`](Self::enlist)) and
     /// whether it is parked or about to park. `wake_workers` unparks the raised ones, taking no lock.
@@ -463,8 +463,8 @@ pub(crate) struct DepotStats {
     pub(crate) create_panics: u64,
     pub(crate) dropped: u64,
     pub(crate) drop_panics: u64,
-    pub(crate) routed_purge: u64,
-    pub(crate) routed_gc: u64,
+    pub(crate) ended_purge: u64,
+    pub(crate) ended_gc: u64,
     pub(crate) returned: u64,
     pub(crate) retired: u64,
     /// Objects in published magazines.
@@ -511,12 +511,12 @@ impl DepotStats {
 /// larger of
 ///
 /// - **a growth step at the low watermark**: `grow_by` cells, queued together;
-/// - **the releases of one hand-off while the workers keep up**: the route wakes the
+/// - **the releases of one hand-off while the workers keep up**: the game thread wakes the
 ///   workers once a magazine's worth waits, and each worker drains a magazine's worth
 ///   before it publishes, so `MAGAZINE × (workers + 1)` — one magazine per worker being
 ///   built and one gathering towards the next wake-up;
 ///
-/// and never more than `max`; one cell for a pool without workers (routed cells go straight
+/// and never more than `max`; one cell for a pool without workers (returned cells go straight
 /// back). Not `capacity`: the first precreation (and any growth step larger than the room
 /// left) sends what does not fit to the depot's backlog, which the workers drain after the
 /// queue and whose buffer is freed once empty — a loading screen's burst, not a standing
@@ -638,7 +638,7 @@ impl<C: Token> Depot<C> {
     }
 
     /// Objects were checked out to the game thread (`delta > 0`: an inline build, a plain
-    /// insert, a prefill, a magazine from the depot) or left it (an object routed back, a
+    /// insert, a prefill, a magazine from the depot) or left it (an object returned, a
     /// retired slot, a cell given back, a magazine published): moves the count and returns
     /// it. Game thread only, so a load and a store, no read-modify-write.
     #[inline]
@@ -686,13 +686,13 @@ impl<C: Token> Depot<C> {
     }
 
     /// A standalone pool's `Purge` drop offers the emptied cell back: counted in
-    /// `routed_purge` and queued for the workers (or given back if the queue is full);
+    /// `ended_purge` and queued for the workers (or given back if the queue is full);
     /// `Err` with the cell, uncounted, once the pool is shutting down.
-    pub(crate) fn route_purged(&self, cell: C) -> Result<(), C> {
+    pub(crate) fn purged(&self, cell: C) -> Result<(), C> {
         if self.shutdown.load(Ordering::Relaxed) {
             return Err(cell);
         }
-        self.counters.routed_purge.fetch_add(1, Ordering::Relaxed);
+        self.counters.ended_purge.fetch_add(1, Ordering::Relaxed);
         self.request(cell);
         Ok(())
     }
@@ -713,8 +713,8 @@ impl<C: Token> Depot<C> {
             create_panics: c.create_panics.load(Ordering::Acquire),
             dropped: c.dropped.load(Ordering::Relaxed),
             drop_panics: c.drop_panics.load(Ordering::Relaxed),
-            routed_purge: c.routed_purge.load(Ordering::Relaxed),
-            routed_gc: c.routed_gc.load(Ordering::Relaxed),
+            ended_purge: c.ended_purge.load(Ordering::Relaxed),
+            ended_gc: c.ended_gc.load(Ordering::Relaxed),
             returned: c.returned.load(Ordering::Relaxed),
             retired: c.retired.load(Ordering::Relaxed),
             published,
@@ -959,7 +959,7 @@ impl<C: Token> Depot<C> {
 
     /// Swaps the empty backlog's oversized buffer for one of `keep` cells. Both the new
     /// buffer's allocation and the old one's release happen outside the lock, which the
-    /// route may be waiting for: under it, only the swap.
+    /// hand-over may be waiting for: under it, only the swap.
     #[cold]
     fn trim_backlog(&self, keep: usize) {
         let mut buffer = Vec::with_capacity(keep);
@@ -1112,15 +1112,14 @@ impl<C: Token> Depot<C> {
 
 #[cfg(all(feature = "world", not(loom)))]
 impl<C: Token> Depot<C> {
-    /// A cell whose object ended, arriving on a World pool's free route (on the game
-    /// thread, inside the collector or a `Purge` release): the object leaves the checked-out count,
-    /// counted by why it ended; the cell, compacted by `map` (the class's), is the route's
-    /// to place. A retired slot brings no cell (`None`), but its object is gone all the
+    /// A cell whose object ended, returned by a World pool's class and taken by the pool
+    /// (on the game thread): the object leaves the checked-out count, counted by why it
+    /// ended; the cell, compacted by `map` (the class's), is the pool's to place. A retired slot brings no cell (`None`), but its object is gone all the
     /// same. Under `async_purge` the cell comes occupied: whoever takes it next (a worker,
     /// or the game thread's drain of cells given back) drops the object first.
     #[inline]
     pub(crate) fn arrived(&self, freed: Freed, map: &CellMap) -> Option<CompactCell> {
-        // Only the game thread writes `checked_out` (the route runs there).
+        // Only the game thread writes `checked_out` (the pool takes returned cells there).
         self.count_checked_out(-1);
         let (cell, ended) = match freed {
             Freed::Cell(cell, ended) => (map.compact(cell), ended),
@@ -1130,10 +1129,10 @@ impl<C: Token> Depot<C> {
                 return None;
             }
         };
-        // The route is the class's own: its cells are the map's.
-        let cell = cell.unwrap_or_else(|_| unreachable!("a cell of another class on a pool's route"));
+        // The list is the class's own: its cells are the map's.
+        let cell = cell.unwrap_or_else(|_| unreachable!("a cell of another class on a pool's returned list"));
         let c = &self.counters;
-        let tally = if ended == Ended::DestroyedNow { &c.routed_purge } else { &c.routed_gc };
+        let tally = if ended == Ended::DestroyedNow { &c.ended_purge } else { &c.ended_gc };
         tally.fetch_add(1, Ordering::Relaxed);
         Some(cell)
     }
@@ -1141,21 +1140,46 @@ impl<C: Token> Depot<C> {
 
 #[cfg(all(feature = "world", not(loom)))]
 impl Depot<CompactCell> {
-    /// A class pool's free route: the cell [arrives](Self::arrived) and goes to the workers
-    /// for rebuilding — or back to the arena when the pool is at `max` or shutting down (or
-    /// has no workers).
-    #[inline]
-    pub(crate) fn route(&self, freed: Freed) {
-        let Some(cell) = self.arrived(freed, &self.map) else { return };
-        if self.shutdown.load(Ordering::Relaxed) || self.owned() >= self.max {
-            self.give_back(cell);
-        } else {
-            self.request(cell);
+    /// The cells a class pool took from its class's returned list, as one batch: their
+    /// objects leave the checked-out count at once and are tallied by why they ended (one
+    /// store and one add per tally, not per cell); each cell goes to the workers for
+    /// rebuilding — or back to the arena when the pool is at `max` or shutting down (or has
+    /// no workers). On the game thread, as [`arrived`](Self::arrived).
+    pub(crate) fn returned(&self, freed: impl ExactSizeIterator<Item = Freed>) {
+        self.count_checked_out(-(freed.len() as isize));
+        let (mut purge, mut gc, mut retired) = (0, 0, 0);
+        let stopping = self.shutdown.load(Ordering::Relaxed);
+        for freed in freed {
+            let (cell, ended) = match freed {
+                Freed::Cell(cell, ended) => (self.map.compact(cell), ended),
+                Freed::Occupied(cell, ended) => (self.map.compact_occupied(cell), ended),
+                Freed::Retired { .. } => {
+                    retired += 1;
+                    continue;
+                }
+            };
+            // The list is the class's own: its cells are the map's.
+            let cell = cell.unwrap_or_else(|_| unreachable!("a cell of another class on a pool's returned list"));
+            match ended {
+                Ended::DestroyedNow => purge += 1,
+                _ => gc += 1,
+            }
+            if stopping || self.owned() >= self.max {
+                self.give_back(cell);
+            } else {
+                self.request(cell);
+            }
+        }
+        let c = &self.counters;
+        for (tally, n) in [(&c.ended_purge, purge), (&c.ended_gc, gc), (&c.retired, retired)] {
+            if n > 0 {
+                tally.fetch_add(n, Ordering::Relaxed);
+            }
         }
     }
 }
 
-/// How a worker takes a lock the game thread's route also takes (`backlog`, `spare`): by
+/// How a worker takes a lock the game thread's hand-over also takes (`backlog`, `spare`): by
 /// trying until it is free, never by waiting in the lock's queue. A contended
 /// `parking_lot` unlock may hand the lock straight to a parked waiter (its fair unlock),
 /// and a worker runs at a lower priority (see `background_priority`): handed to a worker
@@ -1201,7 +1225,7 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
 /// a cell of its own class (a composite pool, `crate::composite`).
 pub(crate) trait Recipe<C: Token>: Send + Sync {
     /// What an [occupied](Token::occupied) token's cell holds: the ended object of the
-    /// class (a composite's owner) its route handed back undropped.
+    /// class (a composite's owner) returned undropped.
     type Occupant;
 
     /// Builds in `cell`'s cells. A panic (a panicking constructor) leaves nothing built
@@ -1273,7 +1297,7 @@ pub(crate) fn work_with<C: Token, R: Recipe<C> + ?Sized>(depot: Arc<Depot<C>>, r
         // An ended object still in the cell (`async_purge`): its destructor runs here, in
         // the pass that rebuilds the cell, not on the game thread.
         let cell = if cell.occupied() {
-            // SAFETY: the route handed over the object with the cell; it is this worker's
+            // SAFETY: the class returned the object with the cell; it is this worker's
             // alone now (the token is), and dropped once.
             let (cell, panicked) = unsafe { R::drop_occupant(cell, &depot.map) };
             depot.dropped(panicked, true);
@@ -1339,7 +1363,7 @@ mod tests {
     }
 
     /// The priority inversion the depot's parking had: a worker inside `park`, descheduled
-    /// (it runs at a lower priority), held the lock `wake_workers` took, so a purge slice's route
+    /// (it runs at a lower priority), held the lock `wake_workers` took, so a purge slice's hand-over
     /// waited until the worker was scheduled again (1.7 ms in the storm). Here the test
     /// thread stands in for a worker stalled inside `park` for good — enlisted, its flag
     /// raised, never reaching `park_timeout` — while another thread plays the game thread:
@@ -1350,7 +1374,7 @@ mod tests {
     /// replaced — the worker holding the depot's lock with itself counted in `sleepers` —
     /// the first wake-up never returns.)
     #[test]
-    fn a_worker_stalled_in_park_never_blocks_the_route() {
+    fn a_worker_stalled_in_park_never_blocks_the_hand_over() {
         let mut depot = Depot::<Cell>::new(4 * MAGAZINE, MAGAZINE, 1, ());
         // Below its stock, so the burst beyond `to_build` waits in the backlog.
         depot.stock = 4 * MAGAZINE;
@@ -1370,7 +1394,7 @@ mod tests {
             })
         };
         let returned = finished.recv_timeout(Duration::from_secs(120));
-        assert!(returned.is_ok(), "the route waited for a worker stalled in park");
+        assert!(returned.is_ok(), "the hand-over waited for a worker stalled in park");
         game.join().unwrap();
         assert_eq!(depot.to_build.len(), MAGAZINE);
         assert_eq!(depot.backlogged.load(Ordering::Relaxed), 2 * MAGAZINE);
@@ -1408,7 +1432,7 @@ mod loom_model {
     }
 
     /// A model's cell: its memory, and whether it still holds an ended object (the
-    /// route's `async_purge` cells).
+    /// returned `async_purge` cells).
     struct ModelCell {
         cell: NonNull<u8>,
         occupied: bool,

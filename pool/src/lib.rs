@@ -10,8 +10,8 @@
 //!                          │ nothing ready: construct inline (miss), ask workers to grow
 //!   destroy by policy:
 //!     Default ─► Garbage ─► next GC purge ─┐
-//!     Purge   ─► destroy_now (+ sub-objects)┼─► free route ─► to_build ─► workers create()
-//!     Reuse   ─► reset, stow ─► loaded magazine (ready at once)           └─► full magazines
+//!     Purge   ─► destroy_now (+ sub-objects)┼─► returned ──► to_build ─► workers create()
+//!     Reuse   ─► reset, kept by its class (ready at once)                └─► full magazines
 //! ```
 //!
 //! Cells wait for the workers in a build queue of fixed room, sized by what can be in
@@ -47,7 +47,7 @@
 //! - a handle stops resolving the moment its object is released, whatever the policy, and
 //!   no handle value is issued twice (the arena's generations);
 //! - a spawn that hits constructs nothing and allocates nothing on the calling thread;
-//! - workers touch only cells the pool owns (tokens out of the arena's free route or
+//! - workers touch only cells the pool owns (tokens out of the class's returned list or
 //!   `take_cell`), never the object table, so they need no lock against the collector;
 //! - every object — live, garbage, ready, in a magazine, mid-precreation — is dropped
 //!   exactly once by shutdown, and every worker is joined.

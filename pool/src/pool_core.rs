@@ -20,7 +20,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use respawn_allocator::sync::spawn_running;
-use respawn_arena::DropAll;
+use respawn_arena::{DropAll, Ended, Freed};
 
 use crate::depot::{self, Depot, Magazines, Recipe, Refilled, Token};
 use crate::sync::{background_priority, Arc};
@@ -62,6 +62,40 @@ pub(crate) struct Kept {
     pub(crate) total: u64,
 }
 
+/// The objects of a pool's class that ended and wait on the class's returned list, not yet
+/// taken by the pool ([`Arena::returned_cells`](respawn_arena::Arena::returned_cells)): out
+/// of `in_use` already, counted by why they ended, so that the figures never wait for the
+/// pool's next call.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Returned {
+    /// Ended by a `Purge` release (`destroy_now`).
+    pub(crate) purge: u64,
+    /// Ended some other way: purged by the collector, or removed by hand.
+    pub(crate) gc: u64,
+    /// Slots retired (the generation ceiling, a panicking end): no cell.
+    pub(crate) retired: u64,
+}
+
+impl Returned {
+    /// What waits on `list`, counted as [`Depot::arrived`](crate::depot::Depot) will count it.
+    pub(crate) fn of(list: &[Freed]) -> Self {
+        let mut returned = Self::default();
+        for freed in list {
+            match freed {
+                Freed::Retired { .. } => returned.retired += 1,
+                _ if freed.ended() == Ended::DestroyedNow => returned.purge += 1,
+                _ => returned.gc += 1,
+            }
+        }
+        returned
+    }
+
+    /// Objects in all.
+    fn total(&self) -> usize {
+        (self.purge + self.gc + self.retired) as usize
+    }
+}
+
 /// A pool still warming up: [`PoolCore::cold`] (and `ErasedPool::cold`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Cold {
@@ -99,7 +133,7 @@ pub(crate) struct PoolCore<C: Token, R: Recipe<C> + ?Sized> {
 impl<C: Token, R: Recipe<C> + ?Sized + 'static> PoolCore<C, R> {
     /// The game-thread side of a pool named `name`: its depot (placing cells by `map`) and
     /// `config.workers` workers building by `recipe`. Nothing is queued yet: the adapter
-    /// grows the pool once its free route is in place, then calls [`built`](Self::built).
+    /// grows the pool once it takes its class's ended cells, then calls [`built`](Self::built).
     pub(crate) fn start(name: &'static str, config: PoolConfig, map: C::Map, recipe: Arc<R>) -> Self {
         let depot = Arc::new(Depot::for_config(&config, map));
         let mut workers = Vec::with_capacity(config.workers);
@@ -141,7 +175,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         &self.recipe
     }
 
-    /// The depot, for the adapter's free route.
+    /// The depot, for the adapter's returned cells.
     pub(crate) fn depot(&self) -> &Arc<Depot<C>> {
         &self.depot
     }
@@ -431,7 +465,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         if !cell.occupied() {
             return cell;
         }
-        // SAFETY: an occupied token the pool holds came from its free route with the ended
+        // SAFETY: an occupied token the pool holds came back from its class with the ended
         // object in it, the pool's alone; it comes back vacant, so the object is dropped once.
         let (cell, panicked) = unsafe { R::drop_occupant(cell, &self.map) };
         self.depot.dropped(panicked, false);
@@ -450,10 +484,11 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     }
 
     /// The pool's figures; `adapter_bytes` is the size of the adapter that holds the core,
-    /// `kept` what its class keeps for reuse.
-    pub(crate) fn stats(&self, adapter_bytes: usize, kept: Kept) -> PoolStats {
+    /// `kept` what its class keeps for reuse, `returned` what ended and waits on the class's
+    /// returned list.
+    pub(crate) fn stats(&self, adapter_bytes: usize, kept: Kept, returned: Returned) -> PoolStats {
         let (d, t) = (self.depot.snapshot(), &self.tally);
-        let local = self.local() + kept.now;
+        let local = self.local() + kept.now + returned.total();
         PoolStats {
             class: self.name,
             policy: self.config.policy,
@@ -461,16 +496,17 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
             hits: t.spawns - t.misses,
             misses: t.misses,
             overflow: t.overflow,
-            ready: d.published + d.held + local,
+            ready: d.published + d.held + self.local() + kept.now,
             in_use: d.checked_out.saturating_sub(local),
             high_water: t.high_water.max(self.window.peak),
             // Every kept object was a release, and a `Reuse` recycle.
             released: t.released + kept.total,
             recycled_reuse: t.recycled_reuse + kept.total,
-            recycled_purge: d.routed_purge,
-            recycled_gc: d.routed_gc,
+            recycled_purge: d.ended_purge + returned.purge,
+            recycled_gc: d.ended_gc + returned.gc,
             returned: d.returned,
-            retired: d.retired,
+            retired: d.retired + returned.retired,
+            waiting: returned.total() - returned.retired as usize,
             grown: t.grown,
             // The game thread's magazines are one consumer's pair.
             side_bytes: self.depot.side_bytes(1) + adapter_bytes,

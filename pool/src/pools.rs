@@ -112,7 +112,7 @@ impl Drop for PoolSlot {
 
 /// A [`Heap`] with a pool per pooled class: the engine under respawn's `World`.
 ///
-/// - [`add`](Self::add) gives a class a pool (validated [`PoolConfig`], its free route,
+/// - [`add`](Self::add) gives a class a pool (validated [`PoolConfig`], its class's ended cells,
 ///   its workers, precreation of `capacity` objects).
 /// - [`spawn_with`](Self::spawn_with) pops a ready object (a hit: no construction, no allocation on
 ///   this thread), or builds one inline (a miss, counted, and the workers are asked to
@@ -393,7 +393,7 @@ impl Pools {
     /// | policy | now | later |
     /// |---|---|---|
     /// | `Default` | `on_release`; it and its sub-objects made `Garbage` | the next GC purges them; their cells go back to their pools and are rebuilt by workers |
-    /// | `Purge` | `on_release`; it and its sub-objects destroyed (`destroy_now`); cells routed to the pools | workers rebuild them |
+    /// | `Purge` | `on_release`; it and its sub-objects destroyed (`destroy_now`); cells back to the pools | workers rebuild them |
     /// | `Reuse` | `on_release`, its sub-objects destroyed, `reset`; back among the ready objects | — |
     ///
     /// Handles to the object stop resolving at once in every case.
@@ -499,9 +499,9 @@ impl Pools {
         Ok(class)
     }
 
-    /// Game-thread upkeep, once a frame (respawn's `World::end_frame` calls it): cells the
-    /// pools gave up go back to the arena, pools below their low watermark grow, workers
-    /// with queued cells are woken.
+    /// Game-thread upkeep, once a frame (respawn's `World::end_frame` calls it): the cells
+    /// the classes returned are taken, cells the pools gave up go back to the arena, pools
+    /// below their low watermark grow, workers with queued cells are woken.
     pub fn maintain(&mut self) {
         for pool in self.pools.iter_mut().flatten() {
             pool.erased_mut().maintain(&mut self.heap);

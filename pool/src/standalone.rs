@@ -636,7 +636,7 @@ impl<T: Send + 'static> Pool<T> {
             high_water: self.high_water.load(Ordering::Relaxed),
             released,
             recycled_reuse: reused,
-            recycled_purge: d.routed_purge,
+            recycled_purge: d.ended_purge,
             recycled_gc: 0,
             returned: d.returned,
             retired: 0,
@@ -868,7 +868,7 @@ impl<T: Send + 'static> Pool<T> {
     pub(crate) unsafe fn put_empty(&self, cell: NonNull<u8>) {
         if self.config.workers == 0 || self.owned.load(Ordering::Relaxed) > self.config.max {
             self.free(cell);
-        } else if let Err(cell) = self.depot.route_purged(PoolCell(cell)) {
+        } else if let Err(cell) = self.depot.purged(PoolCell(cell)) {
             // Shutting down: nothing will rebuild it.
             self.free(cell.0);
         }
@@ -1133,7 +1133,7 @@ impl<T: Send + 'static> Pool<T> {
             self.free(cell.0);
         }
         for cell in gone_queued {
-            // A queued cell holds no object (a standalone pool's route drops before it
+            // A queued cell holds no object (a standalone pool's `Purge` drops before it
             // queues).
             self.free(cell.0);
         }

@@ -33,6 +33,11 @@ pub struct PoolStats {
     pub held: usize,
     /// Cells queued for a worker or being built.
     pub building: usize,
+    /// Cells of ended objects (a `Purge` release, a collection's purge) that wait in their
+    /// class for the pool to take them: a `Purge` release hands them to the workers a batch
+    /// at a time, and the pool's next miss or `maintain` (`end_frame`) takes the rest.
+    /// Their objects are out of `in_use` already. Always 0 on a standalone pool.
+    pub waiting: usize,
     /// Objects of the class alive in the world (garbage not yet purged included).
     pub in_use: usize,
     /// The most objects in use at once.
@@ -43,9 +48,9 @@ pub struct PoolStats {
     pub released: u64,
     /// Objects reset and put back at once (`Reuse`).
     pub recycled_reuse: u64,
-    /// Cells routed back by a `Purge` release (the object and its sub-objects).
+    /// Cells back from a `Purge` release (the object and its sub-objects).
     pub recycled_purge: u64,
-    /// Cells routed back by the collector's purge (`Default` releases and unreachable
+    /// Cells back from the collector's purge (`Default` releases and unreachable
     /// objects).
     pub recycled_gc: u64,
     /// Cells handed back to the arena instead of the pool (above `max`, no workers, a

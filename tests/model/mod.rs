@@ -43,8 +43,8 @@
 //! (`destroy_at_the_last_generation_is_an_error_not_an_overflow`).
 //!
 //! 1. `retired-slot-in-use-leak`: a pooled object whose slot retired at the generation
-//!    ceiling and that ended through the collector or `destroy_now` skipped its class's free
-//!    route, so its pool never counted it out and refused spawns while empty.
+//!    ceiling and that ended through the collector or `destroy_now` was never returned by its
+//!    class, so its pool never counted it out and refused spawns while empty.
 //! 2. `destroy-generation-max-overflow`: `World::destroy` of a handle at generation
 //!    `u32::MAX` overflowed computing the next generation (a debug-build panic).
 #![allow(dead_code, reason = "each includer uses its part")]

@@ -103,7 +103,7 @@ struct SharedEntry<'a>(&'a ClassEntry);
 
 // SAFETY: the tasks read the entry's geometry (shift, start, capacity, addressing, range)
 // and its live and dormancy bitmaps, which nothing changes while the arena is borrowed mutably by the tick,
-// and load the slots' generations, which are atomics. They never touch its free route, its
+// and load the slots' generations, which are atomics. They never touch its returned cells, its
 // listeners or its lists, the parts that are not `Sync`.
 unsafe impl Sync for SharedEntry<'_> {}
 

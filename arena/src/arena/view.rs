@@ -56,7 +56,7 @@ pub struct View<'a> {
 // SAFETY: a view reads the table's slots (atomics), the classes' geometry, type ids and
 // live bitmaps, which nothing changes while the tick holds the arena, and the objects of
 // classes other than the ticking one, which are `Send + Sync` (the bound of every way into
-// an arena). It never touches a class's free route, listeners or lists, the parts of an
+// an arena). It never touches a class's returned cells, listeners or lists, the parts of an
 // entry that are not `Sync`.
 unsafe impl Sync for View<'_> {}
 

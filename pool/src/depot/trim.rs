@@ -41,7 +41,7 @@ impl<C: Token> Depot<C> {
         }
         if self.backlogged.load(Ordering::Relaxed) > 0 {
             let mut backlog = self.backlog.lock();
-            // Only the cells counted so far: one pushed by a route on another thread (a
+            // Only the cells counted so far: one pushed by a `Purge` drop on another thread (a
             // standalone pool's `Purge` drop) is counted just after, and stays queued.
             let n = backlog.len().min(self.backlogged.load(Ordering::Relaxed));
             let from = backlog.len() - n;
