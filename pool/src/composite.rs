@@ -29,11 +29,11 @@
 //! with a pool of its own feeds that pool; one without returns the cells to its vacant
 //! list), and the owner's class returns the owner's cell
 //! ([`EndedCells`](respawn_arena::EndedCells)): the pool takes it at once after a `Purge`
-//! release, and after a collection at its next call ([`Pools::take_returned`](crate::Pools::take_returned),
-//! [`Pools::maintain`](crate::Pools::maintain)); it waits in `ended` until the next miss,
-//! refill or `maintain` pairs it with fresh part cells and queues it for the workers. Under
-//! the collector's `async_purge` the owner comes back undropped in its cell, and the worker
-//! that rebuilds the set drops it first, as a class's pool does.
+//! release, and after a collection at its next miss, refill or
+//! [`Pools::maintain`](crate::Pools::maintain), which pair it with fresh part cells and
+//! queue it for the workers. Under the collector's `async_purge` the owner comes back
+//! undropped in its cell, and the worker that rebuilds the set drops it first, as a
+//! class's pool does.
 
 use std::any::{type_name, TypeId};
 use std::fmt;
