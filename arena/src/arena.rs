@@ -992,8 +992,8 @@ impl Arena {
             name: entry.name,
             len: entry.len(),
             vacant: entry.free.len(),
-            retired: entry.retired,
-            permanent: entry.permanent,
+            retired: entry.retired as usize,
+            permanent: entry.permanent as usize,
             dormant: entry.dormancy.count(),
             memory: self.alloc.stats(entry.id).ok()?,
             slot_bytes: entry.bases.iter().filter(|b| !b.is_null()).count()

@@ -331,15 +331,16 @@ pub(crate) struct ClassEntry {
     /// Cells whose tokens are out: taken (`take_cell`), stowed, or returned,
     /// and not yet adopted or recycled (a dropped token stays out for good).
     pub(crate) out: usize,
-    /// Slots retired: the generation ceiling, or a panicking destructor.
-    pub(crate) retired: usize,
+    /// Slots retired: the generation ceiling, or a panicking destructor. (A count of slots
+    /// fits a `u32`, as a slot index does.)
+    pub(crate) retired: u32,
     /// Slabs whose pages a trim gave back ([`Arena::decommit_empty_slabs`](crate::Arena::decommit_empty_slabs)),
     /// highest index first: still the class's (bases, slots and generations kept), but
     /// their cells are off `free` and out of `granted`. `grow` commits the last one (the
     /// lowest) again before it takes a new slab.
     pub(crate) decommitted: Vec<u32>,
     /// Permanent objects of the class (outside its slabs).
-    pub(crate) permanent: usize,
+    pub(crate) permanent: u32,
     /// Where the class's cells go when their objects end.
     pub(crate) ended_cells: EndedCells,
     /// Cells whose objects ended, waiting for the class's owner
@@ -498,7 +499,7 @@ impl ClassEntry {
     /// Objects in the class's cells whose slots are live (visible or hidden, not vacant).
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        self.granted - self.free.len() - self.kept.len() - self.out - self.retired
+        self.granted - self.free.len() - self.kept.len() - self.out - self.retired as usize
     }
 
     #[inline]
