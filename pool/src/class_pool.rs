@@ -230,7 +230,7 @@ impl<T: Poolable> ClassPool<T> {
 
     /// Takes the class's returned cells once [`RETURN_BATCH`] wait: one hand-off to the
     /// workers per batch of `Purge` releases rather than per release. (The stats count
-    /// what waits; a miss, a refill and `maintain` take everything.)
+    /// what waits; `maintain`, and a miss that finds the pool at `max`, take everything.)
     #[inline]
     fn take_returned_batch(&mut self, heap: &mut Heap) {
         if heap.arena().returned(self.class) >= RETURN_BATCH {
