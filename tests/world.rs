@@ -507,9 +507,9 @@ impl Poolable for Crate {
 
 #[test]
 fn a_destructor_panicking_in_a_purge_does_not_change_how_later_frees_are_counted() {
-    // The reason an object ended travels with its cell to its class's owner. (It used to be a
-    // world-wide flag set around a `Purge` destroy; a panicking destructor left it set, and
-    // every later collector purge, in every pool, was counted as `recycled_purge`.)
+    // The reason an object ended travels with its cell to its class's owner: after a
+    // destructor panics in a `Purge` release, a collector purge still counts as
+    // `recycled_gc`, in every pool.
     let config = |policy| PoolConfig {
         capacity: 0,
         max: 4,

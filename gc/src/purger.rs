@@ -236,12 +236,10 @@ mod real {
             self.classes.push((class, drop));
         }
 
-        /// The thread no longer drops `class`'s objects (a pool took the class's ended
-        /// cells). Returns whether it did.
-        pub(crate) fn release_class(&mut self, class: ClassId) -> bool {
-            let before = self.classes.len();
+        /// Leaves `class`'s objects to another owner (a pool took the class's ended cells):
+        /// the thread does not drop them.
+        pub(crate) fn release_class(&mut self, class: ClassId) {
             self.classes.retain(|&(c, _)| c != class);
-            self.classes.len() != before
         }
 
         /// Hands what the thread's classes returned since the last call over to it in one

@@ -9,9 +9,9 @@ use respawn_arena::{
 };
 use respawn_gc::Heap;
 
-use crate::depot;
+use crate::depot::{self, Returned};
 use crate::error::refusal;
-use crate::pool_core::{Cold, Kept, PoolCore, Returned};
+use crate::pool_core::{Cold, Kept, PoolCore};
 use crate::sync::Arc;
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
@@ -228,6 +228,17 @@ impl<T: Poolable> ClassPool<T> {
         Ok(())
     }
 
+    /// A `Reuse` release above `max`: overflow objects are out, so it ends the object as
+    /// `Purge` and its cell leaves the pool at once: the pool shrinks back to `max`.
+    #[cold]
+    #[inline(never)]
+    fn release_overflow(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        self.core.released();
+        self.purge(heap, raw)?;
+        self.take_returned(heap);
+        Ok(())
+    }
+
     /// Takes the class's returned cells once [`RETURN_BATCH`] wait: one hand-off to the
     /// workers per batch of `Purge` releases rather than per release. (The stats count
     /// what waits; `maintain`, and a miss that finds the pool at `max`, take everything.)
@@ -318,14 +329,7 @@ impl<T: Poolable> ClassPool<T> {
                 self.core.released();
                 self.purge(heap, h.raw())
             }
-            // `Reuse` above `max`: overflow objects are out, so the release ends the object
-            // and its cell leaves the pool at once: the pool shrinks back to `max`.
-            Policy::Reuse => {
-                self.core.released();
-                self.purge(heap, h.raw())?;
-                self.take_returned(heap);
-                Ok(())
-            }
+            Policy::Reuse => self.release_overflow(heap, h.raw()),
         }
     }
 
@@ -375,10 +379,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
                 subtree.destroy_sub_objects();
                 self.take_returned(heap);
                 if self.core.owned() > self.core.config().max {
-                    self.core.released();
-                    self.purge(heap, raw)?;
-                    self.take_returned(heap);
-                    return Ok(());
+                    return self.release_overflow(heap, raw);
                 }
                 let mut store = self.store(heap);
                 let mut found = store.releasable(Handle::<T>::from_raw(raw))?;

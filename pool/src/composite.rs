@@ -47,9 +47,9 @@ use respawn_arena::{
 use respawn_gc::Heap;
 
 use crate::class_pool::ErasedPool;
-use crate::depot::{self, Recipe, Token};
+use crate::depot::{self, Recipe, Returned, Token};
 use crate::error::refusal;
-use crate::pool_core::{Cold, Kept, PoolCore, Returned};
+use crate::pool_core::{Cold, Kept, PoolCore};
 use crate::sync::Arc;
 use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable, Pools};
 
@@ -493,9 +493,9 @@ impl<O: Composite> CompositePool<O> {
         if heap.arena().returned(self.classes.owner) == 0 {
             return;
         }
-        let (depot, owner) = (self.core.depot(), &self.core.map().owner);
+        let (depot, owner, ended) = (self.core.depot(), &self.core.map().owner, &mut self.ended);
         match heap.drain_returned(self.classes.owner) {
-            Ok(returned) => self.ended.extend(returned.filter_map(|freed| depot.arrived(freed, owner))),
+            Ok(returned) => depot.arrived(returned, owner, |cell| ended.push(cell)),
             Err(_) => debug_assert!(false, "the pool's own class"),
         }
     }

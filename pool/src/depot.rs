@@ -1110,72 +1110,111 @@ impl<C: Token> Depot<C> {
     }
 }
 
+/// Objects of a World pool's class that ended and came back on the class's returned list,
+/// counted by why they ended: a batch the pool takes ([`Depot::arrived`]), or what still
+/// waits there for its stats.
+#[cfg(all(feature = "world", not(loom)))]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Returned {
+    /// Ended by a `Purge` release (`destroy_now`).
+    pub(crate) purge: u64,
+    /// Ended some other way: purged by the collector, or removed by hand.
+    pub(crate) gc: u64,
+    /// Slots retired (the generation ceiling, a panicking end): no cell.
+    pub(crate) retired: u64,
+}
+
+#[cfg(all(feature = "world", not(loom)))]
+impl Returned {
+    /// What waits on `list`.
+    pub(crate) fn of(list: &[Freed]) -> Self {
+        let mut returned = Self::default();
+        list.iter().for_each(|freed| returned.count(freed));
+        returned
+    }
+
+    fn count(&mut self, freed: &Freed) {
+        match freed {
+            Freed::Retired { .. } => self.retired += 1,
+            _ => self.ended(freed.ended()),
+        }
+    }
+
+    /// One object that came back with its cell, having ended for `why`.
+    #[inline(always)]
+    fn ended(&mut self, why: Ended) {
+        match why {
+            Ended::DestroyedNow => self.purge += 1,
+            Ended::Removed | Ended::Collected => self.gc += 1,
+        }
+    }
+
+    /// Objects in all.
+    pub(crate) fn total(&self) -> usize {
+        (self.purge + self.gc + self.retired) as usize
+    }
+
+    /// Of them, those that came with a cell (all but the retired slots').
+    pub(crate) fn cells(&self) -> usize {
+        (self.purge + self.gc) as usize
+    }
+}
+
 #[cfg(all(feature = "world", not(loom)))]
 impl<C: Token> Depot<C> {
-    /// A cell whose object ended, returned by a World pool's class and taken by the pool
-    /// (on the game thread): the object leaves the checked-out count, counted by why it
-    /// ended; the cell, compacted by `map` (the class's), is the pool's to place. A retired slot brings no cell (`None`), but its object is gone all the
-    /// same. Under `async_purge` the cell comes occupied: whoever takes it next (a worker,
-    /// or the game thread's drain of cells given back) drops the object first.
-    #[inline]
-    pub(crate) fn arrived(&self, freed: Freed, map: &CellMap) -> Option<CompactCell> {
+    /// Cells whose objects ended, taken by a World pool from its class's returned list as
+    /// one batch (on the game thread): the objects leave the checked-out count at once and
+    /// are tallied by why they ended (one store and one add per tally, not per cell); each
+    /// cell, compacted by `map` (the class's), goes to `place`. A retired slot brings no
+    /// cell, but its object is gone all the same. Under `async_purge` a cell comes
+    /// occupied: whoever takes it next (a worker, or the game thread's drain of cells given
+    /// back) drops the object first.
+    #[inline(always)]
+    pub(crate) fn arrived(
+        &self,
+        freed: impl ExactSizeIterator<Item = Freed>,
+        map: &CellMap,
+        mut place: impl FnMut(CompactCell),
+    ) {
         // Only the game thread writes `checked_out` (the pool takes returned cells there).
-        self.count_checked_out(-1);
-        let (cell, ended) = match freed {
-            Freed::Cell(cell, ended) => (map.compact(cell), ended),
-            Freed::Occupied(cell, ended) => (map.compact_occupied(cell), ended),
-            Freed::Retired { .. } => {
-                self.count_retired();
-                return None;
-            }
-        };
-        // The list is the class's own: its cells are the map's.
-        let cell = cell.unwrap_or_else(|_| unreachable!("a cell of another class on a pool's returned list"));
+        self.count_checked_out(-(freed.len() as isize));
+        let mut tally = Returned::default();
+        for freed in freed {
+            let (cell, why) = match freed {
+                Freed::Cell(cell, why) => (map.compact(cell), why),
+                Freed::Occupied(cell, why) => (map.compact_occupied(cell), why),
+                Freed::Retired { .. } => {
+                    tally.retired += 1;
+                    continue;
+                }
+            };
+            tally.ended(why);
+            // The list is the class's own: its cells are the map's.
+            place(cell.unwrap_or_else(|_| unreachable!("a cell of another class on a pool's returned list")));
+        }
         let c = &self.counters;
-        let tally = if ended == Ended::DestroyedNow { &c.ended_purge } else { &c.ended_gc };
-        tally.fetch_add(1, Ordering::Relaxed);
-        Some(cell)
+        for (counter, n) in [(&c.ended_purge, tally.purge), (&c.ended_gc, tally.gc), (&c.retired, tally.retired)] {
+            if n > 0 {
+                counter.fetch_add(n, Ordering::Relaxed);
+            }
+        }
     }
 }
 
 #[cfg(all(feature = "world", not(loom)))]
 impl Depot<CompactCell> {
-    /// The cells a class pool took from its class's returned list, as one batch: their
-    /// objects leave the checked-out count at once and are tallied by why they ended (one
-    /// store and one add per tally, not per cell); each cell goes to the workers for
-    /// rebuilding — or back to the arena when the pool is at `max` or shutting down (or has
-    /// no workers). On the game thread, as [`arrived`](Self::arrived).
+    /// A batch a class pool took from its class's returned list: it
+    /// [arrives](Self::arrived), and each cell goes to the workers for rebuilding — or back
+    /// to the arena when the pool is at `max` or shutting down (or has no workers).
     pub(crate) fn returned(&self, freed: impl ExactSizeIterator<Item = Freed>) {
-        self.count_checked_out(-(freed.len() as isize));
-        let (mut purge, mut gc, mut retired) = (0, 0, 0);
         let stopping = self.shutdown.load(Ordering::Relaxed);
-        for freed in freed {
-            let (cell, ended) = match freed {
-                Freed::Cell(cell, ended) => (self.map.compact(cell), ended),
-                Freed::Occupied(cell, ended) => (self.map.compact_occupied(cell), ended),
-                Freed::Retired { .. } => {
-                    retired += 1;
-                    continue;
-                }
-            };
-            // The list is the class's own: its cells are the map's.
-            let cell = cell.unwrap_or_else(|_| unreachable!("a cell of another class on a pool's returned list"));
-            match ended {
-                Ended::DestroyedNow => purge += 1,
-                _ => gc += 1,
-            }
+        self.arrived(freed, &self.map, |cell| {
             if stopping || self.owned() >= self.max {
                 self.give_back(cell);
             } else {
                 self.request(cell);
             }
-        }
-        let c = &self.counters;
-        for (tally, n) in [(&c.ended_purge, purge), (&c.ended_gc, gc), (&c.retired, retired)] {
-            if n > 0 {
-                tally.fetch_add(n, Ordering::Relaxed);
-            }
-        }
+        });
     }
 }
 

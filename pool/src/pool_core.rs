@@ -20,9 +20,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use respawn_allocator::sync::spawn_running;
-use respawn_arena::{DropAll, Ended, Freed};
+use respawn_arena::DropAll;
 
-use crate::depot::{self, Depot, Magazines, Recipe, Refilled, Token};
+use crate::depot::{self, Depot, Magazines, Recipe, Refilled, Returned, Token};
 use crate::sync::{background_priority, Arc};
 use crate::{PoolConfig, PoolError, PoolStats};
 
@@ -60,40 +60,6 @@ pub(crate) struct Kept {
     pub(crate) now: usize,
     /// Objects kept since the class was registered: each a release and a `Reuse` recycle.
     pub(crate) total: u64,
-}
-
-/// The objects of a pool's class that ended and wait on the class's returned list, not yet
-/// taken by the pool ([`Arena::returned_cells`](respawn_arena::Arena::returned_cells)): out
-/// of `in_use` already, counted by why they ended, so that the figures never wait for the
-/// pool's next call.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Returned {
-    /// Ended by a `Purge` release (`destroy_now`).
-    pub(crate) purge: u64,
-    /// Ended some other way: purged by the collector, or removed by hand.
-    pub(crate) gc: u64,
-    /// Slots retired (the generation ceiling, a panicking end): no cell.
-    pub(crate) retired: u64,
-}
-
-impl Returned {
-    /// What waits on `list`, counted as [`Depot::arrived`](crate::depot::Depot) will count it.
-    pub(crate) fn of(list: &[Freed]) -> Self {
-        let mut returned = Self::default();
-        for freed in list {
-            match freed {
-                Freed::Retired { .. } => returned.retired += 1,
-                _ if freed.ended() == Ended::DestroyedNow => returned.purge += 1,
-                _ => returned.gc += 1,
-            }
-        }
-        returned
-    }
-
-    /// Objects in all.
-    fn total(&self) -> usize {
-        (self.purge + self.gc + self.retired) as usize
-    }
 }
 
 /// A pool still warming up: [`PoolCore::cold`] (and `ErasedPool::cold`).
@@ -506,7 +472,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
             recycled_gc: d.ended_gc + returned.gc,
             returned: d.returned,
             retired: d.retired + returned.retired,
-            waiting: returned.total() - returned.retired as usize,
+            waiting: returned.cells(),
             grown: t.grown,
             // The game thread's magazines are one consumer's pair.
             side_bytes: self.depot.side_bytes(1) + adapter_bytes,
