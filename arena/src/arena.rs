@@ -620,7 +620,7 @@ impl Arena {
         Ok(())
     }
 
-    /// Sets where class `T`'s cells go when their objects end (removed, destroyed, purged
+    /// Sets where class `id`'s cells go when their objects end (removed, destroyed, purged
     /// by the collector): the default, [`EndedCells::Vacant`], makes each slot vacant for
     /// the class's next object; [`EndedCells::Returned`] puts the cell on the class's
     /// returned list instead, for its owner (a pool queues it for precreation) to
@@ -632,10 +632,9 @@ impl Arena {
     /// what they free. Cells returned already stay on the list when the way changes.
     ///
     /// # Errors
-    /// [`ArenaError::Unregistered`] if `T` is not registered.
-    pub fn set_ended_cells<T: 'static>(&mut self, way: EndedCells) -> Result<(), ArenaError> {
-        let id = self.class_of::<T>().ok_or(ArenaError::Unregistered(type_name::<T>()))?;
-        let entry = &mut self.classes[id.index()];
+    /// [`ArenaError::Unregistered`] if `id` is not a class of this arena.
+    pub fn set_ended_cells(&mut self, id: ClassId, way: EndedCells) -> Result<(), ArenaError> {
+        let entry = self.classes.get_mut(id.index()).ok_or(ArenaError::Unregistered("an unknown class"))?;
         entry.ended_cells = way;
         entry.sync_hooks();
         Ok(())
@@ -1373,6 +1372,26 @@ fn grow_for_one(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAlloca
 /// [`grow_for_one`] for [`ClassStore::insert`], which panics when the class cannot grow.
 #[cold]
 #[inline(never)]
+/// [`ClassStore::take_cell`] (and [`Arena::take_cell`]) over the store's parts.
+pub(crate) fn take_cell(
+    table: &ObjectTable,
+    entry: &mut ClassEntry,
+    alloc: &ChunkAllocator,
+) -> Result<FreedCell, ArenaError> {
+    let index = match entry.free.pop() {
+        Some(index) => index,
+        None => grow_for_one(table, entry, alloc)?,
+    };
+    let n = index - entry.start;
+    let slot = entry.slot(n);
+    slot.flags.store(Lifecycle::Lent.flags().bits(), Ordering::Release);
+    let cell = entry.cell_ptr(n);
+    // The token's holder writes the cell (a pool worker builds an object in it).
+    poison::unpoison(cell, entry.cell_size);
+    entry.out += 1;
+    Ok(FreedCell { class: entry.id, slot: index, cell: NonNull::new(cell).expect("cells are non-null") })
+}
+
 fn grow_or_fail<T>(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> u32 {
     grow_for_one(table, entry, alloc).unwrap_or_else(|error| insert_failed::<T>(error))
 }
@@ -1970,15 +1989,7 @@ impl<T: 'static> ClassStore<'_, T> {
     /// # Errors
     /// As [`try_insert`](Self::try_insert): [`ArenaError::Alloc`] or [`ArenaError::TableFull`].
     pub fn take_cell(&mut self) -> Result<FreedCell, ArenaError> {
-        let index = self.vacant()?;
-        let n = index - self.entry.start;
-        let slot = self.entry.slot(n);
-        slot.flags.store(Lifecycle::Lent.flags().bits(), Ordering::Release);
-        let cell = self.entry.cell_ptr(n);
-        // The token's holder writes the cell (a pool worker builds an object in it).
-        poison::unpoison(cell, self.entry.cell_size);
-        self.entry.out += 1;
-        Ok(FreedCell { class: self.entry.id, slot: index, cell: NonNull::new(cell).expect("cells are non-null") })
+        take_cell(self.table, self.entry, self.alloc)
     }
 
     /// Makes the object built in `token`'s cell live in the token's slot and returns its
@@ -2081,8 +2092,7 @@ impl<T: 'static> ClassStore<'_, T> {
     /// recently kept comes last.
     #[cfg(not(loom))]
     pub fn take_kept(&mut self) -> Vec<crate::CompactCell> {
-        self.entry.out += self.entry.kept.len();
-        self.entry.kept.drain(..).map(crate::CompactCell::from_number).collect()
+        self.entry.take_kept()
     }
 
     /// The address of a compact token's cell (where its object is, for a read or a

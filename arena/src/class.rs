@@ -404,6 +404,13 @@ impl ClassEntry {
         hooks
     }
 
+    /// Hands every kept object out as a compact token ([`ClassStore::take_kept`](crate::ClassStore::take_kept)).
+    #[cfg(not(loom))]
+    pub(crate) fn take_kept(&mut self) -> Vec<crate::CompactCell> {
+        self.out += self.kept.len();
+        self.kept.drain(..).map(crate::CompactCell::from_number).collect()
+    }
+
     /// Brings [`hooks`](Self::hooks) in step: called wherever the ended cells' way, an end listener or a
     /// dormant object comes or goes.
     pub(crate) fn sync_hooks(&mut self) {

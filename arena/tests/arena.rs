@@ -117,7 +117,8 @@ fn unsupported_classes_are_refused_with_the_value_back() {
     assert_eq!(r.value.0, 3);
     arena.register::<Projectile>().unwrap();
     assert!(matches!(arena.register::<Projectile>(), Err(ArenaError::AlreadyRegistered(_))));
-    assert!(matches!(arena.set_ended_cells::<u64>(EndedCells::Vacant), Err(ArenaError::Unregistered(_))));
+    let unknown = respawn_arena::ClassId::from_index(999);
+    assert!(matches!(arena.set_ended_cells(unknown, EndedCells::Vacant), Err(ArenaError::Unregistered(_))));
 }
 
 #[test]
@@ -203,7 +204,7 @@ fn a_returned_class_returns_a_retired_slot() {
         Arena::with_config(ArenaConfig { slab: SlabConfig::SMALL, max_generation: 2, ..ArenaConfig::DEFAULT });
     let class = arena.register::<Projectile>().unwrap();
     assert_eq!(arena.ended_cells(class), Some(EndedCells::Vacant), "the default");
-    arena.set_ended_cells::<Projectile>(EndedCells::Returned).unwrap();
+    arena.set_ended_cells(arena.class_of::<Projectile>().unwrap(), EndedCells::Returned).unwrap();
     assert_eq!(arena.ended_cells(class), Some(EndedCells::Returned));
     let first = arena.insert(projectile(0));
     arena.remove(first).unwrap();
@@ -242,7 +243,7 @@ impl Drop for Grenade {
 fn retire_drops_the_object_and_never_reuses_its_slot() {
     let mut arena = Arena::with_config(SMALL);
     arena.register::<Counted>().unwrap();
-    arena.set_ended_cells::<Counted>(EndedCells::Returned).unwrap();
+    arena.set_ended_cells(arena.class_of::<Counted>().unwrap(), EndedCells::Returned).unwrap();
     let drops = Arc::new(AtomicUsize::new(0));
     let doomed = arena.insert(Counted(Arc::clone(&drops), 0));
     let kept = arena.insert(Counted(Arc::clone(&drops), 1));
@@ -259,7 +260,7 @@ fn retire_drops_the_object_and_never_reuses_its_slot() {
         matches!(heard_now.as_slice(), [Freed::Retired { slot, ended: Ended::Collected, .. }] if *slot == doomed.index()),
         "the class returned {heard_now:?}"
     );
-    arena.set_ended_cells::<Counted>(EndedCells::Vacant).unwrap();
+    arena.set_ended_cells(arena.class_of::<Counted>().unwrap(), EndedCells::Vacant).unwrap();
     let more: Vec<_> = (2..100).map(|i| arena.insert(Counted(Arc::clone(&drops), i))).collect();
     assert!(more.iter().all(|h| h.index() != doomed.index()), "a retired slot was reused");
     assert_eq!(arena.stats::<Counted>().unwrap().retired, 1);
@@ -271,7 +272,7 @@ fn retire_drops_the_object_and_never_reuses_its_slot() {
 fn a_panicking_destructor_retires_the_slot_and_returns_it_retired() {
     let mut arena = Arena::with_config(SMALL);
     arena.register::<Grenade>().unwrap();
-    arena.set_ended_cells::<Grenade>(EndedCells::Returned).unwrap();
+    arena.set_ended_cells(arena.class_of::<Grenade>().unwrap(), EndedCells::Returned).unwrap();
     let drops = Arc::new(AtomicUsize::new(0));
     let live = arena.insert(Grenade { armed: false, drops: Arc::clone(&drops) });
     let armed = arena.insert(Grenade { armed: true, drops: Arc::clone(&drops) });
@@ -290,7 +291,7 @@ fn a_panicking_destructor_retires_the_slot_and_returns_it_retired() {
     assert!(matches!(arena.destroy(armed.raw()), Err(ArenaError::Stale)));
 
     // The retired slot is never handed out again; the arena goes on.
-    arena.set_ended_cells::<Grenade>(EndedCells::Vacant).unwrap();
+    arena.set_ended_cells(arena.class_of::<Grenade>().unwrap(), EndedCells::Vacant).unwrap();
     let more: Vec<_> = (0..100).map(|_| arena.insert(Grenade { armed: false, drops: Arc::clone(&drops) })).collect();
     assert!(more.iter().all(|h| h.index() != armed.index()), "a retired slot was reused");
     arena.remove(live).unwrap();
@@ -496,7 +497,7 @@ fn hidden_objects_do_not_resolve_and_the_lifecycle_is_reserved() {
 fn a_returned_class_returns_each_freed_cell_once_and_can_recycle() {
     let mut arena = Arena::with_config(SMALL);
     arena.register::<Projectile>().unwrap();
-    arena.set_ended_cells::<Projectile>(EndedCells::Returned).unwrap();
+    arena.set_ended_cells(arena.class_of::<Projectile>().unwrap(), EndedCells::Returned).unwrap();
     let hs: Vec<_> = (0..10).map(|i| arena.insert(projectile(i))).collect();
     arena.remove(hs[0]).unwrap();
     arena.destroy(hs[1].raw()).unwrap();
@@ -524,7 +525,7 @@ fn a_token_from_another_arena_is_refused() {
     let mut a = Arena::with_config(SMALL);
     let mut b = Arena::with_config(SMALL);
     a.register::<u64>().unwrap();
-    a.set_ended_cells::<u64>(EndedCells::Returned).unwrap();
+    a.set_ended_cells(a.class_of::<u64>().unwrap(), EndedCells::Returned).unwrap();
     let h = a.insert(5u64);
     a.remove(h).unwrap();
     let _ = b.insert(6u64);
@@ -678,7 +679,7 @@ fn retain_destroys_the_rejected_once_and_keeps_roots() {
 fn retain_returns_freed_cells() {
     let mut arena = Arena::with_config(SMALL);
     arena.register::<u32>().unwrap();
-    arena.set_ended_cells::<u32>(EndedCells::Returned).unwrap();
+    arena.set_ended_cells(arena.class_of::<u32>().unwrap(), EndedCells::Returned).unwrap();
     for i in 0..100u32 {
         arena.insert(i);
     }
@@ -693,7 +694,7 @@ fn retain_returns_freed_cells() {
 fn undropped_returns_leave_the_drop_to_the_owner_or_the_arena() {
     let mut arena = Arena::with_config(SMALL);
     let class = arena.register::<Counted>().unwrap();
-    arena.set_ended_cells::<Counted>(EndedCells::ReturnedUndropped).unwrap();
+    arena.set_ended_cells(arena.class_of::<Counted>().unwrap(), EndedCells::ReturnedUndropped).unwrap();
     let drops = Arc::new(AtomicUsize::new(0));
     let hs: Vec<_> = (0..4).map(|i| arena.insert(Counted(Arc::clone(&drops), i))).collect();
     arena.destroy(hs[0].raw()).unwrap();

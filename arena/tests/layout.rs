@@ -49,10 +49,10 @@ fn layout_reports_each_state() {
     assert_eq!(counts(&arena), [6, 1, 2, per_slab - 9, 0]);
 
     // Returned cells: a released cell belongs to the class's owner until recycled.
-    arena.set_ended_cells::<Shot>(EndedCells::Returned).unwrap();
+    arena.set_ended_cells(arena.class_of::<Shot>().unwrap(), EndedCells::Returned).unwrap();
     arena.remove(handles[4]).unwrap();
     assert_eq!(counts(&arena), [5, 2, 2, per_slab - 9, 0]);
-    arena.set_ended_cells::<Shot>(EndedCells::Vacant).unwrap();
+    arena.set_ended_cells(arena.class_of::<Shot>().unwrap(), EndedCells::Vacant).unwrap();
     let class = arena.class_of::<Shot>().unwrap();
     let token = arena.drain_returned(class).unwrap().next().unwrap().into_cell().unwrap();
     arena.recycle(token).unwrap();

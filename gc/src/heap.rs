@@ -381,21 +381,21 @@ impl Heap {
         &mut self.arena
     }
 
-    /// Gives class `T`'s ended cells to a new owner — a pool that rebuilds them — or back
+    /// Gives class `id`'s ended cells to a new owner — a pool that rebuilds them — or back
     /// to the class's vacant list ([`Arena::set_ended_cells`]): from now on the collector's
-    /// purge, `destroy_now` and every other end put `T`'s cells on its returned list,
+    /// purge, `destroy_now` and every other end put the class's cells on its returned list,
     /// which the owner empties with [`drain_returned`](Self::drain_returned). The purge
-    /// thread of [`GcSettings::async_purge`] stops dropping `T`'s objects (what it was
-    /// handed already, it finishes).
+    /// thread of [`GcSettings::async_purge`] stops dropping the class's objects (what it
+    /// was handed already, it finishes).
     ///
     /// # Errors
-    /// [`ArenaError::Unregistered`] if `T` is not registered.
-    pub fn set_ended_cells<T: 'static>(&mut self, way: EndedCells) -> Result<(), ArenaError> {
-        let id = self.arena.class_of::<T>().ok_or(ArenaError::Unregistered(type_name::<T>()))?;
+    /// [`ArenaError::Unregistered`] if `id` is not a class of the arena.
+    pub fn set_ended_cells(&mut self, id: ClassId, way: EndedCells) -> Result<(), ArenaError> {
+        self.arena.ended_cells(id).ok_or(ArenaError::Unregistered("an unknown class"))?;
         // What the class returned so far is the purge thread's still.
         self.purger.hand_over(&mut self.arena);
         self.purger.release_class(id);
-        self.arena.set_ended_cells::<T>(way)
+        self.arena.set_ended_cells(id, way)
     }
 
     /// Takes class `id`'s returned cells ([`Arena::drain_returned`]): for the owner
@@ -870,7 +870,7 @@ impl Heap {
         if self.settings.async_purge && !T::DROP_ON_GAME_THREAD && std::mem::needs_drop::<T>() {
             // The class's ended objects come back undropped, for the purge thread. (A pool
             // that takes the class later takes its ended cells: `set_ended_cells`.)
-            self.arena.set_ended_cells::<T>(EndedCells::ReturnedUndropped)?;
+            self.arena.set_ended_cells(id, EndedCells::ReturnedUndropped)?;
             self.purger.adopt_class(id, drop_erased::<T>);
         }
         Ok(id)

@@ -261,7 +261,7 @@ fn destroy_now_ends_nested_sub_objects_first_with_hooks_in_order() {
     let bone = heap.insert(Hooked::new("bone", &log, 1));
     heap.set_outer(mesh.raw(), Some(actor.raw())).unwrap();
     heap.set_outer(bone.raw(), Some(mesh.raw())).unwrap();
-    heap.set_ended_cells::<Hooked>(EndedCells::Returned).unwrap();
+    heap.set_ended_cells(heap.class_of::<Hooked>().unwrap(), EndedCells::Returned).unwrap();
     assert_eq!(heap.destroy_now(actor.raw()).unwrap(), 3);
     assert_eq!(
         take_log(&log),
@@ -643,7 +643,7 @@ fn a_purge_step_overruns_its_budget_by_at_most_one_destruction() {
 fn a_returned_class_gets_each_purged_cell_back_once() {
     let (mut heap, drops) = (heap(), Drops::default());
     let class = heap.register::<Node>().unwrap();
-    heap.set_ended_cells::<Node>(EndedCells::Returned).unwrap();
+    heap.set_ended_cells(heap.class_of::<Node>().unwrap(), EndedCells::Returned).unwrap();
     let hs: Vec<_> = (0..100).map(|i| node(&mut heap, &drops, i)).collect();
     for h in hs.iter().step_by(2) {
         heap.add_to_root(h.raw()).unwrap();

@@ -1,7 +1,15 @@
 //! One class's pool, game-thread side: magazines, policies, growth, its workers.
+//!
+//! A [`ClassPool`] has no type parameter: its class's type shows only in how a cell
+//! becomes an object ([`Build`], what the workers run) and in the release hooks, which the
+//! pool keeps as data. So every class's pool is the same type, kept inline in the
+//! [`Pools`](crate::Pools)' table by class index, and a destroy that knows only `T: 'static`
+//! reaches its class's pool, and the pool's policy, with one index and no indirect call.
 
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::mem;
+use std::ptr::NonNull;
 use std::time::Duration;
 
 use respawn_arena::{
@@ -9,7 +17,7 @@ use respawn_arena::{
 };
 use respawn_gc::Heap;
 
-use crate::depot::{self, Returned};
+use crate::depot::{self, DropFn, Recipe, Returned, Token};
 use crate::error::refusal;
 use crate::pool_core::{Cold, Kept, PoolCore};
 use crate::sync::Arc;
@@ -18,19 +26,109 @@ use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 mod trim;
 
 /// A pool's constructor: `T::create`, or the closure given to `Pools::add_with`.
-pub(crate) type Create<T> = Arc<dyn Fn() -> T + Send + Sync>;
+pub(crate) type Create<T> = Box<dyn Fn() -> T + Send + Sync>;
 
-/// What [`Pools`](crate::Pools) needs of a pool whatever its class.
+/// How a class's cell becomes an object, its type erased: what a class pool's workers run.
+pub(crate) trait Build: Send + Sync {
+    /// Builds an object in `cell`.
+    ///
+    /// # Safety
+    /// `cell` is uninitialised memory of the class's layout, the caller's alone.
+    unsafe fn build_in(&self, cell: NonNull<u8>);
+    /// Drops an object of the class in a cell.
+    fn drop_fn(&self) -> DropFn;
+    /// The typed recipe ([`Creator`]), for a build on the game thread.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Class `T`'s [`Build`]: its constructor.
+pub(crate) struct Creator<T>(Create<T>);
+
+impl<T: Send + 'static> Build for Creator<T> {
+    unsafe fn build_in(&self, cell: NonNull<u8>) {
+        let value = (self.0)();
+        // SAFETY: the caller's contract: uninitialised memory of `T`'s layout (the class's
+        // cell), written once here before anyone else sees it.
+        unsafe { cell.cast::<T>().as_ptr().write(value) };
+    }
+
+    fn drop_fn(&self) -> DropFn {
+        depot::drop_as::<T>
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Recipe<CompactCell> for dyn Build {
+    #[inline]
+    unsafe fn build(&self, cell: &CompactCell, map: &CellMap) {
+        // SAFETY: the caller's contract: the token owns its cell, uninitialised.
+        unsafe { self.build_in(cell.cell(map)) };
+    }
+
+    unsafe fn drop_built(&self, cell: &CompactCell, map: &CellMap) {
+        // SAFETY: the caller's contract: `build` made the cell's object, the caller's alone.
+        unsafe { (self.drop_fn())(cell.cell(map)) };
+    }
+
+    fn drop_ended(&self) -> DropFn {
+        self.drop_fn()
+    }
+}
+
+/// A class's release hooks, as data: a release that knows the object only by its class
+/// calls them ([`Poolable::on_release`], and [`reset`](Poolable::reset) for `Reuse`).
+#[derive(Clone, Copy)]
+struct Hooks {
+    /// The class's type: a typed call checks it (debug builds) or a caller vouches for it.
+    type_id: TypeId,
+    /// `on_release`.
+    release: Hook,
+    /// `reset`.
+    reset: Hook,
+    /// `on_release`, then `reset`: a `Reuse` release of an object the class keeps.
+    reuse: Hook,
+}
+
+/// One of [`Hooks`]: runs on an object of the class, lent to it alone.
+type Hook = unsafe fn(NonNull<u8>);
+
+/// [`Hooks::release`] for `T`.
+///
+/// # Safety
+/// `object` is a live `T`, lent to the call alone.
+unsafe fn release_hook<T: Poolable>(object: NonNull<u8>) {
+    // SAFETY: the caller's contract.
+    unsafe { object.cast::<T>().as_mut() }.on_release();
+}
+
+/// [`Hooks::reset`] for `T`.
+///
+/// # Safety
+/// As [`release_hook`].
+unsafe fn reset_hook<T: Poolable>(object: NonNull<u8>) {
+    // SAFETY: the caller's contract.
+    unsafe { object.cast::<T>().as_mut() }.reset();
+}
+
+/// [`Hooks::reuse`] for `T`.
+///
+/// # Safety
+/// As [`release_hook`].
+unsafe fn reuse_hooks<T: Poolable>(object: NonNull<u8>) {
+    // SAFETY: the caller's contract.
+    let object = unsafe { object.cast::<T>().as_mut() };
+    object.on_release();
+    object.reset();
+}
+
+/// What [`Pools`](crate::Pools) needs of a pool whatever its class, for the per-frame
+/// upkeep, the stats and shutdown: a class's pool and a composite pool alike.
 pub(crate) trait ErasedPool: Send {
-    /// Takes back the object `raw` names, by the pool's policy. The caller resolved it
-    /// (visible, this class, with `flags`) and checked that it and its sub-objects may be
-    /// released.
-    fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError>;
     /// An object of the class entered the world without `spawn` (a plain insert).
     fn note_inserted(&mut self, heap: &mut Heap);
-    /// A release kept by [`Pools::destroy`](crate::Pools::destroy)'s `Reuse` path found the
-    /// slot at the generation ceiling: it retired, and the object was dropped.
-    fn kept_retired(&mut self);
     /// Game-thread upkeep: returned cells taken, cells back to the arena, workers woken,
     /// growth.
     fn maintain(&mut self, heap: &mut Heap);
@@ -53,22 +151,23 @@ pub(crate) trait ErasedPool: Send {
 }
 
 /// One class's pool: the shared game-thread side ([`PoolCore`]) over the class's cells,
-/// which its workers build with `create`.
-pub(crate) struct ClassPool<T: Poolable> {
-    core: PoolCore<CompactCell, dyn Fn() -> T + Send + Sync>,
+/// which its workers build by the class's [`Build`], and the class's release hooks.
+pub(crate) struct ClassPool {
+    core: PoolCore<CompactCell, dyn Build>,
     class: ClassId,
+    hooks: Hooks,
 }
 
-impl<T: Poolable> fmt::Debug for ClassPool<T> {
+impl fmt::Debug for ClassPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ClassPool").field("class", &self.core.name()).field("config", self.core.config()).finish()
     }
 }
 
-impl<T: Poolable> ClassPool<T> {
-    /// Builds the pool of `T`: starts its workers, takes the class's ended cells and, with
-    /// `precreate`, queues `capacity` cells for them.
-    pub(crate) fn new(
+impl ClassPool {
+    /// Builds the pool of class `T`: starts its workers, takes the class's ended cells and,
+    /// with `precreate`, queues `capacity` cells for them.
+    pub(crate) fn new<T: Poolable>(
         heap: &mut Heap,
         class: ClassId,
         config: PoolConfig,
@@ -77,15 +176,22 @@ impl<T: Poolable> ClassPool<T> {
         // The one check of `class` for the pool's life (`store` relies on it).
         heap.arena_mut_bypassing_gc().store_of::<T>(class)?;
         let map = heap.arena().cell_map(class).expect("the class was checked just now");
-        let core = PoolCore::start(T::class_name(), config, map, create);
+        let recipe: Arc<dyn Build> = Arc::new(Creator(create));
+        let core = PoolCore::start(T::class_name(), config, map, recipe);
         // Destroy and rebuild in one pass on a worker: ended objects come back undropped.
         // Not without workers (the give-back drain would drop them on the game thread
         // anyway, one step later).
         let async_drop = heap.settings().async_purge && !T::DROP_ON_GAME_THREAD && config.workers > 0;
-        heap.set_ended_cells::<T>(if async_drop { EndedCells::ReturnedUndropped } else { EndedCells::Returned })?;
+        heap.set_ended_cells(class, if async_drop { EndedCells::ReturnedUndropped } else { EndedCells::Returned })?;
         // `Reuse`: a released object stays in its cell, kept by the class for the next spawn.
-        heap.arena_mut_bypassing_gc().store_of::<T>(class)?.set_keeping(config.policy == Policy::Reuse);
-        let mut pool = Self { core, class };
+        heap.arena_mut_bypassing_gc().set_keeping(class, config.policy == Policy::Reuse)?;
+        let hooks = Hooks {
+            type_id: TypeId::of::<T>(),
+            release: release_hook::<T>,
+            reset: reset_hook::<T>,
+            reuse: reuse_hooks::<T>,
+        };
+        let mut pool = Self { core, class, hooks };
         if config.precreate {
             pool.grow(heap, config.capacity)?;
         }
@@ -93,31 +199,42 @@ impl<T: Poolable> ClassPool<T> {
         Ok(pool)
     }
 
+    /// Whether this is class `T`'s pool.
+    #[inline(always)]
+    pub(crate) fn is<T: 'static>(&self) -> bool {
+        self.hooks.type_id == TypeId::of::<T>()
+    }
+
     /// The class's typed store. The pool owns its class's lifecycle: it adopts, keeps and
     /// takes back cells beside the collector, and counts each itself.
+    ///
+    /// # Safety
+    /// The pool is `T`'s ([`is`](Self::is)).
     #[inline(always)]
-    fn store<'h>(&self, heap: &'h mut Heap) -> ClassStore<'h, T> {
-        // SAFETY: `new` checked that `class` is `T`'s in this heap's arena (`store_of`), and
-        // a pool never leaves the heap it was made for (its `Pools` owns both).
+    unsafe fn store<'h, T: 'static>(&self, heap: &'h mut Heap) -> ClassStore<'h, T> {
+        debug_assert!(self.is::<T>(), "the pool of another class");
+        // SAFETY: `new` checked that `class` is the pool's class in this heap's arena
+        // (`store_of`), the caller that the class is `T`, and a pool never leaves the heap
+        // it was made for (its `Pools` owns both).
         unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<T>(self.class) }
     }
 
     /// Takes up to `n` cells from the arena (within `max`) and queues them for the workers.
     fn grow(&mut self, heap: &mut Heap, n: usize) -> Result<(), PoolError> {
-        let mut store = self.store(heap);
-        self.core.grow(n, |core| store.take_cell().map(|cell| compact(core.map(), cell))).map_err(PoolError::from)
+        let (arena, class) = (heap.arena_mut_bypassing_gc(), self.class);
+        self.core.grow(n, |core| arena.take_cell(class).map(|cell| compact(core.map(), cell))).map_err(PoolError::from)
     }
 
-    /// Builds up to `n` objects on the calling thread (within `max`) into the game thread's
-    /// magazines, ready for the next spawns. Returns how many it built.
-    pub(crate) fn prefill(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError> {
-        let mut store = self.store(heap);
+    /// Builds up to `n` objects of `T` on the calling thread (within `max`) into the game
+    /// thread's magazines, ready for the next spawns. Returns how many it built.
+    pub(crate) fn prefill<T: Poolable>(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError> {
+        let (arena, class) = (heap.arena_mut_bypassing_gc(), self.class);
         self.core.prefill(n, |core| {
             // Built before its cell is taken: a panicking `create` takes nothing.
-            let value = (core.recipe())();
-            let cell = store.take_cell()?;
-            // SAFETY: `take_cell` hands over an uninitialised cell of `T`'s class, ours
-            // alone until it is adopted; written once, here.
+            let value = create::<T>(core.recipe())();
+            let cell = arena.take_cell(class)?;
+            // SAFETY: `take_cell` hands over an uninitialised cell of the class, `T`'s (the
+            // constructor is `T`'s), ours alone until it is adopted; written once, here.
             unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
             Ok(compact(core.map(), cell))
         })
@@ -147,14 +264,18 @@ impl<T: Poolable> ClassPool<T> {
     /// `strict`: refuse at `max` instead of overflowing. Always inlined: each caller's
     /// `init` makes its own copy anyway, and a call would cost a spawn a fifth of its
     /// instructions (the frame of a function that holds the whole hit path).
+    ///
+    /// # Safety
+    /// The pool is `T`'s ([`is`](Self::is)).
     #[inline(always)]
-    pub(crate) fn spawn(
+    pub(crate) unsafe fn spawn<T: Poolable>(
         &mut self,
         heap: &mut Heap,
         strict: bool,
         init: impl FnOnce(&mut T),
     ) -> Result<Handle<T>, PoolError> {
-        let mut store = self.store(heap);
+        // SAFETY: the caller's word.
+        let mut store = unsafe { self.store::<T>(heap) };
         if let Some((handle, object)) = store.reuse() {
             init(object);
             object.on_spawn();
@@ -170,7 +291,8 @@ impl<T: Poolable> ClassPool<T> {
             },
         };
         // The store places cells by `T`'s size, a constant (the map by the class's, read).
-        let mut store = self.store(heap);
+        // SAFETY: the caller's word.
+        let mut store = unsafe { self.store::<T>(heap) };
         if let Some(next) = self.core.next_ready() {
             // The next spawn's object was most likely built on a worker's core: start
             // bringing it over now, so that spawn does not wait for the transfer.
@@ -192,7 +314,12 @@ impl<T: Poolable> ClassPool<T> {
 
     #[cold]
     #[inline(never)]
-    fn miss(&mut self, heap: &mut Heap, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
+    fn miss<T: Poolable>(
+        &mut self,
+        heap: &mut Heap,
+        strict: bool,
+        init: impl FnOnce(&mut T),
+    ) -> Result<Handle<T>, PoolError> {
         let at_max = match self.core.admit_miss(strict) {
             Ok(false) => false,
             // At `max` by the pool's count: the objects that ended since its last call
@@ -205,8 +332,9 @@ impl<T: Poolable> ClassPool<T> {
         self.grow(heap, self.core.miss_growth(at_max))?;
         self.recycle_spare(heap);
         // Counted once the object exists: a panicking `create` spawned nothing.
-        let value = (self.core.recipe())();
-        let mut store = self.store(heap);
+        let value = create::<T>(self.core.recipe())();
+        // SAFETY: `create` is `T`'s (it downcast), so the pool is.
+        let mut store = unsafe { self.store::<T>(heap) };
         let handle = store.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
         self.core.spawned_inline(at_max);
         if at_max {
@@ -217,6 +345,116 @@ impl<T: Poolable> ClassPool<T> {
         init(object);
         object.on_spawn();
         Ok(handle)
+    }
+
+    /// Takes back the object `h` names by the pool's policy: one resolve for the checks,
+    /// the hooks and the keep; no error value on the way to success. An owner of
+    /// sub-objects takes the checked release ([`release`](Self::release)): its sub-objects
+    /// must be checked before anything changes.
+    ///
+    /// # Safety
+    /// The pool is `T`'s ([`is`](Self::is)).
+    #[inline(always)]
+    pub(crate) unsafe fn destroy<T: 'static>(&mut self, heap: &mut Heap, h: Handle<T>) -> Result<(), PoolError> {
+        // SAFETY: the caller's word.
+        let mut store = unsafe { self.store::<T>(heap) };
+        let keeping = store.keeping();
+        let mut found = match store.releasable(h) {
+            Ok(found) => found,
+            Err(e) => return Err(refused(heap, h.raw(), e)),
+        };
+        if found.flags().contains(ObjectFlags::HAS_SUBOBJECTS) {
+            return self.destroy_owner::<T>(heap, h.raw());
+        }
+        // Lent once for both hooks: one barrier test.
+        let object = NonNull::from(found.object()).cast();
+        let policy = self.core.config().policy;
+        // `Reuse` within `max`: the class keeps the object. (Back within `max` after an
+        // overflow — the flag says so without counting — releases keep again from here.)
+        if keeping || (policy == Policy::Reuse && !self.core.above_max()) {
+            // SAFETY: `found` lends the live `T` alone; the hooks are the class's.
+            unsafe { (self.hooks.reuse)(object) };
+            let kept = found.keep();
+            if !keeping {
+                // SAFETY: the caller's word.
+                unsafe { self.store::<T>(heap) }.set_keeping(true);
+            }
+            if !kept {
+                self.kept_retired();
+            }
+            return Ok(());
+        }
+        // SAFETY: as above.
+        unsafe { (self.hooks.release)(object) };
+        // `found`'s borrow of the heap ends with its last use above.
+        match policy {
+            Policy::Default => {
+                self.core.released();
+                heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal)
+            }
+            Policy::Purge => {
+                self.core.released();
+                self.purge(heap, h.raw())
+            }
+            Policy::Reuse => self.release_overflow(heap, h.raw()),
+        }
+    }
+
+    /// [`destroy`](Self::destroy) of an owner of sub-objects, which `destroy` found
+    /// releasable in the pool's class: the pool's checked release.
+    #[cold]
+    #[inline(never)]
+    fn destroy_owner<T: 'static>(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        self.release::<T>(heap, raw)
+    }
+
+    /// Takes back the object `raw` names, by the pool's policy, with its sub-objects: one
+    /// walk down them ([`Heap::subtree`]) checks them all before anything changes, and each
+    /// policy ends what it walked without walking again. The caller resolved `raw` as an
+    /// object of the pool's class, `T`.
+    pub(crate) fn release<T: 'static>(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        debug_assert!(self.is::<T>(), "the pool of another class");
+        let mut subtree = heap.subtree(raw).map_err(refusal)?;
+        let root = subtree.root_mut::<T>().ok_or(PoolError::Stale)?;
+        // SAFETY: the subtree lends the live `T` alone; the hook is the class's.
+        unsafe { (self.hooks.release)(NonNull::from(root).cast()) };
+        match self.core.config().policy {
+            Policy::Default => {
+                self.core.released();
+                subtree.mark_as_garbage();
+            }
+            Policy::Purge => {
+                self.core.released();
+                subtree.destroy_now();
+                self.take_returned_batch(heap);
+            }
+            Policy::Reuse => {
+                // The sub-objects end now (their cells go to their own pools); the owner is
+                // reset and kept — or, above `max`, ends too, so the pool shrinks back.
+                subtree.destroy_sub_objects();
+                self.take_returned(heap);
+                if self.core.owned() > self.core.config().max {
+                    return self.release_overflow(heap, raw);
+                }
+                // SAFETY: `T` is the pool's class (the caller resolved `raw` in it).
+                let mut store = unsafe { self.store::<T>(heap) };
+                let mut found = store.releasable(Handle::<T>::from_raw(raw))?;
+                // SAFETY: `found` lends the live `T` alone; the hook is the class's.
+                unsafe { (self.hooks.reset)(NonNull::from(found.object()).cast()) };
+                // Counted as a release by the class's keep tally.
+                if !found.keep() {
+                    self.kept_retired();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A release kept by the class found the slot at the generation ceiling: it retired,
+    /// and the object was dropped. A release all the same, though nothing was kept.
+    fn kept_retired(&mut self) {
+        self.core.released();
+        self.core.retired();
     }
 
     /// `Purge`: the collector's destroy pipeline without a mark; the class returns the
@@ -279,6 +517,15 @@ impl<T: Poolable> ClassPool<T> {
     }
 }
 
+/// Class `T`'s constructor, from its pool's recipe: for a build on the game thread (a miss,
+/// a prefill).
+fn create<T: 'static>(recipe: &dyn Build) -> &Create<T> {
+    match recipe.as_any().downcast_ref::<Creator<T>>() {
+        Some(creator) => &creator.0,
+        None => unreachable!("the pool of another class"),
+    }
+}
+
 /// How many returned cells a `Purge` release lets wait before it hands them to the workers:
 /// a quarter magazine.
 pub(crate) const RETURN_BATCH: usize = depot::MAGAZINE.div_ceil(4);
@@ -287,60 +534,6 @@ pub(crate) const RETURN_BATCH: usize = depot::MAGAZINE.div_ceil(4);
 #[inline(always)]
 fn compact(map: &CellMap, cell: FreedCell) -> CompactCell {
     map.compact(cell).unwrap_or_else(|_| unreachable!("a cell of another class in a pool"))
-}
-
-impl<T: Poolable> ClassPool<T> {
-    /// The typed release of `h`: one resolve for the checks, the hooks and the stow; no
-    /// error value on the way to success, and the result written once, into the caller's.
-    /// An owner of sub-objects takes the checked release ([`destroy_owner`](Self::destroy_owner)):
-    /// its sub-objects must be checked before anything changes.
-    #[inline(always)]
-    pub(crate) fn destroy(&mut self, heap: &mut Heap, h: Handle<T>) -> Result<(), PoolError> {
-        let mut store = self.store(heap);
-        let mut found = match store.releasable(h) {
-            Ok(found) => found,
-            Err(e) => return Err(refused(heap, h.raw(), e)),
-        };
-        if found.flags().contains(ObjectFlags::HAS_SUBOBJECTS) {
-            return self.destroy_owner(heap, h.raw());
-        }
-        // Lent once for both hooks: one barrier test.
-        let object = found.object();
-        object.on_release();
-        let policy = self.core.config().policy;
-        match policy {
-            // Back within `max` (the flag says so without counting): reset, kept by the
-            // class, and releases keep again without coming here.
-            Policy::Reuse if !self.core.above_max() => {
-                object.reset();
-                let kept = found.keep();
-                self.store(heap).set_keeping(true);
-                if !kept {
-                    self.kept_retired();
-                }
-                Ok(())
-            }
-            // `found`'s borrow of the heap ends with its last use above.
-            Policy::Default => {
-                self.core.released();
-                heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal)
-            }
-            Policy::Purge => {
-                self.core.released();
-                self.purge(heap, h.raw())
-            }
-            Policy::Reuse => self.release_overflow(heap, h.raw()),
-        }
-    }
-
-    /// [`destroy`](Self::destroy) of an owner of sub-objects, which `destroy` found
-    /// releasable in the pool's class: the pool's checked release, one walk down its
-    /// sub-objects ([`ErasedPool::release`]).
-    #[cold]
-    #[inline(never)]
-    fn destroy_owner(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
-        ErasedPool::release(self, heap, raw)
-    }
 }
 
 /// The error for a release the arena refused: a handle whose own object was released
@@ -357,55 +550,15 @@ pub(crate) fn refused(heap: &Heap, raw: RawHandle, error: ArenaError) -> PoolErr
     }
 }
 
-impl<T: Poolable> ErasedPool for ClassPool<T> {
-    fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
-        // The one walk down the object's sub-objects: it checks them all before anything
-        // changes, and each policy below ends what it walked without walking again.
-        let mut subtree = heap.subtree(raw).map_err(refusal)?;
-        subtree.root_mut::<T>().ok_or(PoolError::Stale)?.on_release();
-        match self.core.config().policy {
-            Policy::Default => {
-                self.core.released();
-                subtree.mark_as_garbage();
-            }
-            Policy::Purge => {
-                self.core.released();
-                subtree.destroy_now();
-                self.take_returned_batch(heap);
-            }
-            Policy::Reuse => {
-                // The sub-objects end now (their cells go to their own pools); the owner is
-                // reset and kept — or, above `max`, ends too, so the pool shrinks back.
-                subtree.destroy_sub_objects();
-                self.take_returned(heap);
-                if self.core.owned() > self.core.config().max {
-                    return self.release_overflow(heap, raw);
-                }
-                let mut store = self.store(heap);
-                let mut found = store.releasable(Handle::<T>::from_raw(raw))?;
-                found.object().reset();
-                // Counted as a release by the class's keep tally.
-                if !found.keep() {
-                    self.kept_retired();
-                }
-            }
-        }
-        Ok(())
-    }
-
+impl ErasedPool for ClassPool {
     fn note_inserted(&mut self, heap: &mut Heap) {
         self.take_returned(heap);
-        let mut store = self.store(heap);
-        let kept = store.kept();
+        let arena = heap.arena_mut_bypassing_gc();
+        let kept = arena.kept(self.class);
         // The pool may be past `max` now: releases stop keeping until it is back within.
-        store.set_keeping(false);
+        let off = arena.set_keeping(self.class, false);
+        debug_assert!(off.is_ok(), "the pool's own class");
         self.core.note_inserted(kept);
-    }
-
-    fn kept_retired(&mut self) {
-        // A release all the same, though nothing was kept.
-        self.core.released();
-        self.core.retired();
     }
 
     fn maintain(&mut self, heap: &mut Heap) {
@@ -451,7 +604,7 @@ impl<T: Poolable> ErasedPool for ClassPool<T> {
         // The class's ends go back to its vacant list from now on; what it returned so far
         // goes to the depot before it stops, and the shutdown drops the objects still in
         // those cells.
-        let vacant = heap.set_ended_cells::<T>(EndedCells::Vacant);
+        let vacant = heap.set_ended_cells(self.class, EndedCells::Vacant);
         debug_assert!(vacant.is_ok(), "the pool's own class");
         self.take_returned(heap);
         self.core.shutdown();

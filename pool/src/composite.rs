@@ -355,9 +355,6 @@ struct Assembler<O: Composite> {
 }
 
 impl<O: Composite> Recipe<Assembly> for Assembler<O> {
-    /// An occupied assembly's owner cell holds the ended `O`.
-    type Occupant = O;
-
     unsafe fn build(&self, cell: &Assembly, map: &AssemblyMap) {
         // A panic here leaves every cell as it was.
         let (owner, parts) = (self.assemble)();
@@ -369,9 +366,14 @@ impl<O: Composite> Recipe<Assembly> for Assembler<O> {
         }
     }
 
-    unsafe fn drop_built(cell: &Assembly, map: &AssemblyMap) {
+    unsafe fn drop_built(&self, cell: &Assembly, map: &AssemblyMap) {
         // SAFETY: the caller's contract: `build` wrote an `O` and each part.
         unsafe { drop_assembly::<O>(cell, map) };
+    }
+
+    /// An occupied assembly's owner cell holds the ended `O`.
+    fn drop_ended(&self) -> depot::DropFn {
+        depot::drop_as::<O>
     }
 }
 
@@ -456,7 +458,7 @@ impl<O: Composite> CompositePool<O> {
         // the set in their cells (not without workers: the give-back would drop them on the
         // game thread anyway).
         let async_drop = heap.settings().async_purge && !O::DROP_ON_GAME_THREAD && config.workers > 0;
-        heap.set_ended_cells::<O>(if async_drop { EndedCells::ReturnedUndropped } else { EndedCells::Returned })?;
+        heap.set_ended_cells(class, if async_drop { EndedCells::ReturnedUndropped } else { EndedCells::Returned })?;
         let classes = Classes { owner: class, parts, count };
         let mut pool = Self { core, classes, ended, tally: Tally::default() };
         if config.precreate {
@@ -763,7 +765,7 @@ fn vacate_owner<O: Composite>(core: &Core<O>, owner: CompactCell) -> CompactCell
     }
     // SAFETY: an occupied owner cell the pool holds came back from its class with the ended `O`
     // in it, the pool's alone; the token comes back vacant, so it is dropped once.
-    let (owner, panicked) = unsafe { depot::drop_occupant::<O, CompactCell>(owner, &core.map().owner) };
+    let (owner, panicked) = unsafe { depot::drop_occupant(owner, &core.map().owner, depot::drop_as::<O>) };
     core.depot().dropped(panicked, false);
     owner
 }
@@ -803,6 +805,10 @@ pub(crate) trait ErasedComposite: ErasedPool {
         init: &mut dyn FnMut(NonNull<u8>),
     ) -> Result<RawHandle, PoolError>;
     fn prefill_erased(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError>;
+    /// Takes back the composite `raw` names, by the pool's policy. The caller resolved it
+    /// (visible, the owner's class) and checked that it and its sub-objects may be
+    /// released.
+    fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError>;
     fn composite_stats(&self, heap: &Heap) -> CompositeStats;
     /// The parts' classes and ids, in order (`None` beyond the parts).
     fn part_classes_erased(&self) -> &[Option<(PartClass, ClassId)>; MAX_PARTS];
@@ -826,17 +832,6 @@ impl<O: Composite> ErasedComposite for CompositePool<O> {
         &self.classes.parts
     }
 
-    fn composite_stats(&self, heap: &Heap) -> CompositeStats {
-        CompositeStats {
-            pool: ErasedPool::stats(self, heap),
-            parts: self.classes.count,
-            reassembled: self.tally.reassembled,
-            broken: self.tally.broken,
-        }
-    }
-}
-
-impl<O: Composite> ErasedPool for CompositePool<O> {
     fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
         let parts = self.intact_parts(heap, raw);
         let policy = self.core.config().policy;
@@ -871,13 +866,19 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
         Ok(())
     }
 
+    fn composite_stats(&self, heap: &Heap) -> CompositeStats {
+        CompositeStats {
+            pool: ErasedPool::stats(self, heap),
+            parts: self.classes.count,
+            reassembled: self.tally.reassembled,
+            broken: self.tally.broken,
+        }
+    }
+}
+
+impl<O: Composite> ErasedPool for CompositePool<O> {
     fn note_inserted(&mut self, _heap: &mut Heap) {
         self.core.note_inserted(0);
-    }
-
-    /// Never called: a composite's class keeps nothing (its `Reuse` stows whole sets).
-    fn kept_retired(&mut self) {
-        debug_assert!(false, "a composite's release kept an object");
     }
 
     /// Not built for composites yet: a ready set is an owner's cell and a cell per part,
@@ -918,7 +919,7 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
 
     fn shutdown(&mut self, heap: &mut Heap) {
         // The class's ends go back to its vacant list from now on.
-        let vacant = heap.set_ended_cells::<O>(EndedCells::Vacant);
+        let vacant = heap.set_ended_cells(self.classes.owner, EndedCells::Vacant);
         debug_assert!(vacant.is_ok(), "the pool's own class");
         self.take_returned(heap);
         self.shut_down();

@@ -148,15 +148,27 @@ pub(crate) trait Token: Send + 'static {
     }
 }
 
+/// Drops the object of one class in a cell: [`drop_as`] for the class's type.
+pub(crate) type DropFn = unsafe fn(NonNull<u8>);
+
+/// [`DropFn`] for `T`.
+///
+/// # Safety
+/// `cell` holds an initialised `T` the caller owns alone and does not touch again.
+pub(crate) unsafe fn drop_as<T>(cell: NonNull<u8>) {
+    // SAFETY: the caller's contract.
+    unsafe { std::ptr::drop_in_place(cell.cast::<T>().as_ptr()) };
+}
+
 /// [`drop_occupant`] where the cell is forgotten after (shutdown): a panicking destructor
 /// goes on to the caller.
 ///
 /// # Safety
 /// As [`drop_occupant`].
-unsafe fn drop_occupied<T, C: Token>(cell: C, map: &C::Map) {
+unsafe fn drop_occupied<C: Token>(cell: C, map: &C::Map, drop: DropFn) {
     if cell.occupied() {
         // SAFETY: the caller's contract.
-        unsafe { std::ptr::drop_in_place(cell.cell(map).cast::<T>().as_ptr()) };
+        unsafe { drop(cell.cell(map)) };
     }
 }
 
@@ -165,17 +177,18 @@ unsafe fn drop_occupied<T, C: Token>(cell: C, map: &C::Map) {
 /// memory is the holder's all the same).
 ///
 /// # Safety
-/// An occupied `cell` holds an initialised `T` its holder owns alone; `map` places it.
-pub(crate) unsafe fn drop_occupant<T, C: Token>(cell: C, map: &C::Map) -> (C, bool) {
+/// An occupied `cell` holds an initialised object its holder owns alone, of the type
+/// `drop` drops; `map` places it.
+pub(crate) unsafe fn drop_occupant<C: Token>(cell: C, map: &C::Map, drop: DropFn) -> (C, bool) {
     if !cell.occupied() {
         return (cell, false);
     }
     // SAFETY: the caller's contract: `map` places the token's cell.
-    let object = unsafe { cell.cell(map) }.cast::<T>();
-    // SAFETY: the caller's contract: an initialised `T`, the holder's alone; the token says
-    // vacant from here on, so it is dropped once (a panicking `drop_in_place` still counts
-    // as the drop: the value is not touched again).
-    let dropped = panic::catch_unwind(AssertUnwindSafe(|| unsafe { std::ptr::drop_in_place(object.as_ptr()) }));
+    let object = unsafe { cell.cell(map) };
+    // SAFETY: the caller's contract: an initialised object, the holder's alone; the token
+    // says vacant from here on, so it is dropped once (a panicking drop still counts as the
+    // drop: the value is not touched again).
+    let dropped = panic::catch_unwind(AssertUnwindSafe(|| unsafe { drop(object) }));
     (cell.vacated(), dropped.is_err())
 }
 
@@ -1076,7 +1089,7 @@ impl<C: Token> Depot<C> {
             drops.run(|| unsafe { magazine.drop_objects::<T>(&self.map) });
         }
         // SAFETY: the caller's contract.
-        unsafe { self.drain_queued::<T>(&mut drops) };
+        unsafe { self.drain_queued(&mut drops, drop_as::<T>) };
     }
 
     /// The part of [`drain_published`](Self::drain_published) that drops no built object:
@@ -1085,17 +1098,18 @@ impl<C: Token> Depot<C> {
     /// published tokens hold more than a `T` (a composite's sets), which drops those itself.
     ///
     /// # Safety
-    /// Every worker has returned, and an occupied token's cell holds an ended `T`.
-    pub(crate) unsafe fn drain_queued<T>(&self, drops: &mut DropAll) {
+    /// Every worker has returned, and an occupied token's cell holds an ended object that
+    /// `drop` drops.
+    pub(crate) unsafe fn drain_queued(&self, drops: &mut DropAll, drop: DropFn) {
         while let Some(cell) = self.take_to_build() {
             self.building.fetch_sub(1, Ordering::Relaxed);
             // SAFETY: a queued occupied cell's object is the depot's alone, the workers gone.
-            drops.run(|| unsafe { drop_occupied::<T, C>(cell, &self.map) });
+            drops.run(|| unsafe { drop_occupied(cell, &self.map, drop) });
         }
         // Cells given back and not yet recycled (the pool is going, and the arena's memory
         // with it): only an occupied one has something to drop.
         // SAFETY: as above; the spare list's cells are the depot's alone.
-        self.drain_spare(|cell| drops.run(|| unsafe { drop_occupied::<T, C>(cell, &self.map) }));
+        self.drain_spare(|cell| drops.run(|| unsafe { drop_occupied(cell, &self.map, drop) }));
     }
 
     /// Publishes a full magazine from the game thread (the `Reuse` path when both of its
@@ -1263,10 +1277,6 @@ pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Ar
 /// made: one object (`dyn Fn() -> T`, a class's pool) or an owner with its parts, each in
 /// a cell of its own class (a composite pool, `crate::composite`).
 pub(crate) trait Recipe<C: Token>: Send + Sync {
-    /// What an [occupied](Token::occupied) token's cell holds: the ended object of the
-    /// class (a composite's owner) returned undropped.
-    type Occupant;
-
     /// Builds in `cell`'s cells. A panic (a panicking constructor) leaves nothing built
     /// in them: the worker hands the token back as it came.
     ///
@@ -1280,21 +1290,23 @@ pub(crate) trait Recipe<C: Token>: Send + Sync {
     /// # Safety
     /// `build` made them with this recipe's type, the caller owns them alone, and they are
     /// not touched again.
-    unsafe fn drop_built(cell: &C, map: &C::Map);
+    unsafe fn drop_built(&self, cell: &C, map: &C::Map);
 
-    /// [`drop_occupant`] for this recipe's type.
+    /// How to drop what an [occupied](Token::occupied) token's cell holds: the ended object
+    /// of the class (a composite's owner) returned undropped.
+    fn drop_ended(&self) -> DropFn;
+
+    /// [`drop_occupant`] for this recipe's class.
     ///
     /// # Safety
     /// As [`drop_occupant`].
-    unsafe fn drop_occupant(cell: C, map: &C::Map) -> (C, bool) {
+    unsafe fn drop_occupant(&self, cell: C, map: &C::Map) -> (C, bool) {
         // SAFETY: the caller's contract.
-        unsafe { drop_occupant::<Self::Occupant, C>(cell, map) }
+        unsafe { drop_occupant(cell, map, self.drop_ended()) }
     }
 }
 
 impl<T: Send + 'static, C: Token> Recipe<C> for dyn Fn() -> T + Send + Sync {
-    type Occupant = T;
-
     #[inline]
     unsafe fn build(&self, cell: &C, map: &C::Map) {
         let value = self();
@@ -1303,9 +1315,13 @@ impl<T: Send + 'static, C: Token> Recipe<C> for dyn Fn() -> T + Send + Sync {
         unsafe { cell.cell(map).cast::<T>().as_ptr().write(value) };
     }
 
-    unsafe fn drop_built(cell: &C, map: &C::Map) {
+    unsafe fn drop_built(&self, cell: &C, map: &C::Map) {
         // SAFETY: the caller's contract: `build` wrote a `T` there, the caller's alone.
-        unsafe { std::ptr::drop_in_place(cell.cell(map).cast::<T>().as_ptr()) };
+        unsafe { drop_as::<T>(cell.cell(map)) };
+    }
+
+    fn drop_ended(&self) -> DropFn {
+        drop_as::<T>
     }
 }
 
@@ -1338,7 +1354,7 @@ pub(crate) fn work_with<C: Token, R: Recipe<C> + ?Sized>(depot: Arc<Depot<C>>, r
         let cell = if cell.occupied() {
             // SAFETY: the class returned the object with the cell; it is this worker's
             // alone now (the token is), and dropped once.
-            let (cell, panicked) = unsafe { R::drop_occupant(cell, &depot.map) };
+            let (cell, panicked) = unsafe { recipe.drop_occupant(cell, &depot.map) };
             depot.dropped(panicked, true);
             cell
         } else {
@@ -1376,7 +1392,7 @@ pub(crate) fn work_with<C: Token, R: Recipe<C> + ?Sized>(depot: Arc<Depot<C>>, r
         for cell in magazine.0.drain(..) {
             // SAFETY: every cell in a worker's magazine holds what it built; the worker is
             // its only owner and drops it once (the cell leaves the magazine here).
-            drops.run(|| unsafe { R::drop_built(&cell, &depot.map) });
+            drops.run(|| unsafe { recipe.drop_built(&cell, &depot.map) });
         }
     }
 }

@@ -362,7 +362,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         // SAFETY: a checked-out token holds what the recipe built (a worker, an inline
         // build, a `Reuse` stow), the pool's alone; it goes to the spare list right after,
         // vacant, so this is its one drop.
-        unsafe { R::drop_built(&cell, &self.map) };
+        unsafe { self.recipe.drop_built(&cell, &self.map) };
         self.depot.give_back(cell);
         self.depot.count_checked_out(-1);
     }
@@ -433,7 +433,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         }
         // SAFETY: an occupied token the pool holds came back from its class with the ended
         // object in it, the pool's alone; it comes back vacant, so the object is dropped once.
-        let (cell, panicked) = unsafe { R::drop_occupant(cell, &self.map) };
+        let (cell, panicked) = unsafe { self.recipe.drop_occupant(cell, &self.map) };
         self.depot.dropped(panicked, false);
         cell
     }
@@ -575,24 +575,24 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.depot.count_checked_out(-(local as isize));
         // A panicking destructor in one step does not skip the others.
         let mut drops = DropAll::new();
-        let map = self.map;
+        let (map, recipe) = (self.map, &*self.recipe);
         for magazine in [&mut self.magazines.loaded, &mut self.magazines.previous] {
             while let Some(cell) = magazine.pop() {
                 // SAFETY: a ready token holds what the recipe built, the pool's alone, and
                 // the workers are joined: each drop here is the objects' one.
-                drops.run(|| unsafe { R::drop_built(&cell, &map) });
+                drops.run(|| unsafe { recipe.drop_built(&cell, &map) });
             }
         }
         while let Some(mut magazine) = self.depot.take_full() {
             while let Some(cell) = magazine.pop() {
                 // SAFETY: as above, for the depot's published magazines.
-                drops.run(|| unsafe { R::drop_built(&cell, &map) });
+                drops.run(|| unsafe { recipe.drop_built(&cell, &map) });
             }
             self.depot.return_empty(magazine);
         }
-        // SAFETY: the workers are joined, and an occupied token's cell holds the ended
-        // object the recipe's `Occupant` names.
-        unsafe { self.depot.drain_queued::<R::Occupant>(&mut drops) };
+        // SAFETY: the workers are joined, and an occupied token's cell holds an ended object
+        // of the recipe's class.
+        unsafe { self.depot.drain_queued(&mut drops, self.recipe.drop_ended()) };
     }
 }
 

@@ -2,113 +2,17 @@
 
 use std::any::{type_name, TypeId};
 use std::fmt;
-use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
-use respawn_arena::{ArenaError, ClassId, DropAll, Handle, ObjectFlags, RawHandle};
+use respawn_arena::{ArenaError, ClassId, DropAll, Handle, RawHandle};
 use respawn_gc::{Heap, Object};
 
-use crate::class_pool::{refused, ClassPool, Create, ErasedPool};
+use crate::class_pool::{ClassPool, ErasedPool};
 use crate::composite::Composites;
 use crate::error::refusal;
-use crate::sync::Arc;
 use crate::{ClassPoolMut, Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
 mod trim;
-
-/// One class's pool, reachable two ways: type-erased (`dyn ErasedPool`) for the per-frame
-/// upkeep and stats, and typed for the hot paths. A typed caller checks `type_id` (one
-/// comparison) and casts. `destroy::<T>`, whose `T` has no `Poolable` bound, keeps a
-/// `Reuse` release in the class's storage itself, calling the class's hooks as data
-/// (`reuse`); any other release takes `destroy`, a plain function pointer made for the
-/// class, to the typed code without a vtable or a downcast.
-struct PoolSlot {
-    type_id: TypeId,
-    pool: NonNull<dyn ErasedPool>,
-    /// `on_release` then `reset`, on the object a `Reuse` release keeps: [`reuse_hooks`].
-    reuse: ReuseHooks,
-    destroy: DestroyFn,
-}
-
-/// [`PoolSlot::reuse`]: the class's release hooks for an object about to be kept.
-type ReuseHooks = unsafe fn(NonNull<u8>);
-
-/// [`PoolSlot::reuse`] for class `T`: what a `Reuse` release runs before the class keeps
-/// the object.
-///
-/// # Safety
-/// `object` is a live `T`, lent to the call alone.
-unsafe fn reuse_hooks<T: Poolable>(object: NonNull<u8>) {
-    // SAFETY: the caller's contract.
-    let object = unsafe { object.cast::<T>().as_mut() };
-    object.on_release();
-    object.reset();
-}
-
-/// The typed release a [`PoolSlot`] keeps for its class: [`destroy_typed`].
-type DestroyFn = unsafe fn(NonNull<dyn ErasedPool>, &mut Heap, RawHandle) -> Result<(), PoolError>;
-
-// SAFETY: the slot owns its pool (an `ErasedPool`, which is `Send`) through the pointer.
-unsafe impl Send for PoolSlot {}
-
-/// [`PoolSlot::destroy`] for class `T`.
-///
-/// # Safety
-/// `pool` is a live `ClassPool<T>`, not borrowed elsewhere.
-unsafe fn destroy_typed<T: Poolable>(
-    pool: NonNull<dyn ErasedPool>,
-    heap: &mut Heap,
-    raw: RawHandle,
-) -> Result<(), PoolError> {
-    // SAFETY: the caller's pool is a `ClassPool<T>`; the thin cast keeps its address.
-    let pool = unsafe { pool.cast::<ClassPool<T>>().as_mut() };
-    pool.destroy(heap, Handle::from_raw(raw))
-}
-
-impl PoolSlot {
-    fn new<T: Poolable>(pool: ClassPool<T>) -> Self {
-        let raw: *mut dyn ErasedPool = Box::into_raw(Box::new(pool));
-        // SAFETY: `Box::into_raw` never returns null.
-        let pool = unsafe { NonNull::new_unchecked(raw) };
-        Self { type_id: TypeId::of::<T>(), pool, reuse: reuse_hooks::<T>, destroy: destroy_typed::<T> }
-    }
-
-    fn erased(&self) -> &dyn ErasedPool {
-        // SAFETY: the slot owns the pool; `&self` lends it shared.
-        unsafe { self.pool.as_ref() }
-    }
-
-    fn erased_mut(&mut self) -> &mut dyn ErasedPool {
-        // SAFETY: the slot owns the pool; `&mut self` lends it uniquely.
-        unsafe { self.pool.as_mut() }
-    }
-
-    /// The pool as `ClassPool<T>`, if it is `T`'s.
-    #[inline]
-    fn typed_mut<T: Poolable>(&mut self) -> Option<&mut ClassPool<T>> {
-        // SAFETY: the type id says the pool is `T`'s.
-        (self.type_id == TypeId::of::<T>()).then(|| unsafe { self.class_mut::<T>() })
-    }
-
-    /// The pool as `ClassPool<T>`, unchecked.
-    ///
-    /// # Safety
-    /// The pool is `T`'s.
-    #[inline(always)]
-    unsafe fn class_mut<T: Poolable>(&mut self) -> &mut ClassPool<T> {
-        debug_assert!(self.type_id == TypeId::of::<T>(), "pool of another type");
-        // SAFETY: the caller's word that the pool is a `ClassPool<T>`; `&mut self` lends it
-        // uniquely, and the thin cast keeps its address.
-        unsafe { self.pool.cast::<ClassPool<T>>().as_mut() }
-    }
-}
-
-impl Drop for PoolSlot {
-    fn drop(&mut self) {
-        // SAFETY: made by `Box::into_raw` in `new`, dropped once, here.
-        drop(unsafe { Box::from_raw(self.pool.as_ptr()) });
-    }
-}
 
 /// A [`Heap`] with a pool per pooled class: the engine under respawn's `World`.
 ///
@@ -130,7 +34,7 @@ impl Drop for PoolSlot {
 /// Needs the `world` feature (on by default).
 pub struct Pools {
     /// By class index; `None` for classes without a pool.
-    pools: Vec<Option<PoolSlot>>,
+    pools: Vec<Option<ClassPool>>,
     /// The class a typed call (`spawn`, `destroy`) found last and its type: a run of calls
     /// on one class compares one `TypeId` instead of hashing it or reading the table's
     /// directory. Always `T`'s own class (or `usize::MAX` before the first call and while
@@ -235,12 +139,11 @@ impl Pools {
             let reason = "it is a part of a composite: parts take cells from their class's store, not a pool";
             return Err(PoolError::Composite { class: T::class_name(), reason });
         }
-        let create: Create<T> = Arc::new(create);
-        let pool = ClassPool::<T>::new(&mut self.heap, class, config, create)?;
+        let pool = ClassPool::new::<T>(&mut self.heap, class, config, Box::new(create))?;
         if self.pools.len() <= class.index() {
             self.pools.resize_with(class.index() + 1, || None);
         }
-        self.pools[class.index()] = Some(PoolSlot::new(pool));
+        self.pools[class.index()] = Some(pool);
         Ok(())
     }
 
@@ -260,8 +163,7 @@ impl Pools {
             _ => self.find_class::<T>(),
         };
         let Self { pools, heap, .. } = self;
-        let pool = pools.get_mut(class)?.as_mut()?.typed_mut::<T>()?;
-        Some(ClassPoolMut::new(pool, heap))
+        ClassPoolMut::new(pools.get_mut(class)?.as_mut()?, heap)
     }
 
     /// Whether `T` has a pool (a composite pool included).
@@ -277,7 +179,7 @@ impl Pools {
     /// The pool of the class at `class`, plain or composite.
     fn erased_of(&self, class: usize) -> Option<&dyn ErasedPool> {
         match self.pools.get(class) {
-            Some(Some(pool)) => Some(pool.erased()),
+            Some(Some(pool)) => Some(pool),
             _ => self.composites.get(class).map(|c| c.erased() as &dyn ErasedPool),
         }
     }
@@ -285,7 +187,7 @@ impl Pools {
     /// Every pool, plain and composite, type-erased.
     fn erased_all(&self) -> impl Iterator<Item = &dyn ErasedPool> {
         let composites = self.composites.iter().map(|c| c.erased() as &dyn ErasedPool);
-        self.pools.iter().flatten().map(PoolSlot::erased).chain(composites)
+        self.pools.iter().flatten().map(|p| p as &dyn ErasedPool).chain(composites)
     }
 
     /// `T`'s pool configuration, if it has a pool.
@@ -330,10 +232,10 @@ impl Pools {
         };
         // Split borrows: the pool and the heap are distinct fields.
         let Self { pools, heap, .. } = self;
-        if let Some(Some(slot)) = pools.get_mut(class) {
+        if let Some(Some(pool)) = pools.get_mut(class) {
             // SAFETY: `class` is `T`'s (`recent` and `find_class` name `T`'s class), and the
             // pool at a class's index is that class's.
-            return unsafe { slot.class_mut::<T>() }.spawn(heap, strict, init);
+            return unsafe { pool.spawn(heap, strict, init) };
         }
         if let Some(composite) = self.composites.get_mut(class) {
             return composite.spawn_as(&mut self.heap, strict, init);
@@ -381,7 +283,7 @@ impl Pools {
         let h = self.heap.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
         let class = usize::from(self.heap.table().resolve_live(h.raw())?.class());
         if let Some(Some(pool)) = self.pools.get_mut(class) {
-            pool.erased_mut().note_inserted(&mut self.heap);
+            pool.note_inserted(&mut self.heap);
         } else if let Some(composite) = self.composites.get_mut(class) {
             composite.erased_mut().note_inserted(&mut self.heap);
         }
@@ -412,32 +314,9 @@ impl Pools {
             (ty, class) if ty == TypeId::of::<T>() => Some(class),
             _ => self.pooled_class_of(h),
         };
-        let Self { pools, heap, .. } = self;
-        if let Some((class, Some(slot))) = class.and_then(|class| Some((class, pools.get_mut(class)?))) {
-            debug_assert!(slot.type_id == TypeId::of::<T>(), "the class's pool is another type's");
-            // SAFETY: `recent` and `pooled_class_of` name `T`'s class, registered in this
-            // heap's arena.
-            let mut store =
-                unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<T>(ClassId::from_index(class as u16)) };
-            if store.keeping() {
-                // `Reuse`, within `max`: the hooks, and the class keeps the object — unless
-                // it owns sub-objects (the pool's checked release walks them).
-                match store.releasable(h) {
-                    Ok(mut found) if !found.flags().contains(ObjectFlags::HAS_SUBOBJECTS) => {
-                        // SAFETY: `found` lends the live `T` alone; the hooks are `T`'s.
-                        unsafe { (slot.reuse)(NonNull::from(found.object()).cast()) };
-                        if !found.keep() {
-                            slot.erased_mut().kept_retired();
-                        }
-                        return Ok(());
-                    }
-                    Ok(_) => {}
-                    Err(e) => return Err(refused(heap, h.raw(), e)),
-                }
-            }
-            // SAFETY: `recent` and `pooled_class_of` name `T`'s class, whose pool this is;
-            // `&mut self` owns it.
-            return unsafe { (slot.destroy)(slot.pool, heap, h.raw()) };
+        if let Some(Some(pool)) = class.and_then(|class| self.pools.get_mut(class)) {
+            // SAFETY: `recent` and `pooled_class_of` name `T`'s class, whose pool this is.
+            return unsafe { pool.destroy(&mut self.heap, h) };
         }
         self.destroy_checked(h)
     }
@@ -447,8 +326,8 @@ impl Pools {
     #[inline(never)]
     fn pooled_class_of<T: 'static>(&mut self, h: Handle<T>) -> Option<usize> {
         let class = usize::from(self.heap.table().class_at(h.index())?);
-        let slot = self.pools.get(class)?.as_ref()?;
-        (slot.type_id == TypeId::of::<T>()).then(|| {
+        let pool = self.pools.get(class)?.as_ref()?;
+        pool.is::<T>().then(|| {
             self.recent = (TypeId::of::<T>(), class);
             class
         })
@@ -465,7 +344,7 @@ impl Pools {
         let raw = h.raw();
         let class = self.check_class::<T>(raw)?;
         match self.pools.get_mut(class) {
-            Some(Some(pool)) => pool.erased_mut().release(&mut self.heap, raw),
+            Some(Some(pool)) => pool.release::<T>(&mut self.heap, raw),
             _ if self.composites.get(class).is_some() => {
                 let composite = self.composites.get_mut(class).expect("looked up just now");
                 composite.erased_mut().release(&mut self.heap, raw)
@@ -504,7 +383,7 @@ impl Pools {
     /// below their low watermark grow, workers with queued cells are woken.
     pub fn maintain(&mut self) {
         for pool in self.pools.iter_mut().flatten() {
-            pool.erased_mut().maintain(&mut self.heap);
+            pool.maintain(&mut self.heap);
         }
         for composite in self.composites.iter_mut() {
             composite.erased_mut().maintain(&mut self.heap);
@@ -521,8 +400,8 @@ impl Pools {
     pub fn prefill<T: Poolable>(&mut self, n: usize) -> Result<usize, PoolError> {
         let class = self.find_class::<T>();
         let Self { pools, heap, .. } = self;
-        match pools.get_mut(class).and_then(Option::as_mut).and_then(PoolSlot::typed_mut::<T>) {
-            Some(pool) => pool.prefill(heap, n),
+        match pools.get_mut(class).and_then(Option::as_mut).filter(|pool| pool.is::<T>()) {
+            Some(pool) => pool.prefill::<T>(heap, n),
             None => match self.composites.get_mut(class) {
                 Some(composite) => composite.erased_mut().prefill_erased(heap, n),
                 None => Err(PoolError::NotPooled(type_name::<T>())),
@@ -563,7 +442,8 @@ impl Pools {
     /// Every pool's counters, in class registration order (composite pools after the
     /// others).
     pub fn stats(&self) -> Vec<PoolStats> {
-        let plain = self.pools.iter().enumerate().filter_map(|(class, p)| p.as_ref().map(|p| (class, p.erased())));
+        let plain =
+            self.pools.iter().enumerate().filter_map(|(class, p)| p.as_ref().map(|p| (class, p as &dyn ErasedPool)));
         let composites = self.composites.iter_classes().map(|(class, c)| (class, c.erased() as &dyn ErasedPool));
         plain.chain(composites).map(|(class, p)| self.with_memory(p.stats(&self.heap), class)).collect()
     }
@@ -579,7 +459,7 @@ impl Pools {
         // destructor in another panics; the first panic goes on after.
         let mut drops = DropAll::new();
         for pool in self.pools.iter_mut().flatten() {
-            drops.run(|| pool.erased_mut().shutdown(&mut self.heap));
+            drops.run(|| pool.shutdown(&mut self.heap));
         }
         for composite in self.composites.iter_mut() {
             drops.run(|| composite.erased_mut().shutdown(&mut self.heap));

@@ -1,13 +1,12 @@
 //! The typed view of one class's pool: [`ClassPoolMut`], from [`Pools::class_pool_mut`].
 //!
 //! [`Pools::spawn_with`] and [`Pools::destroy`] find the class on every call: one
-//! `TypeId` compare against the class used last, an index into the pools, and — since
-//! `destroy::<T>` has no `Poolable` bound — a call through the class's function pointer.
-//! A loop that spawns or retires many objects of one class takes the view once and calls
+//! `TypeId` compare against the class used last and an index into the pools. A loop that spawns or retires many objects of one class takes the view once and calls
 //! the class's pool directly: the arena's [`ClassStore`](respawn_arena::ClassStore) for a
 //! pool.
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use respawn_arena::Handle;
 use respawn_gc::Heap;
@@ -47,8 +46,10 @@ use crate::{PoolConfig, PoolError, PoolStats, Poolable};
 /// # Ok::<(), respawn_pool::PoolError>(())
 /// ```
 pub struct ClassPoolMut<'a, T: Poolable> {
-    pool: &'a mut ClassPool<T>,
+    /// `T`'s pool ([`new`](Self::new)'s contract).
+    pool: &'a mut ClassPool,
     heap: &'a mut Heap,
+    _class: PhantomData<fn() -> T>,
 }
 
 impl<T: Poolable> fmt::Debug for ClassPoolMut<'_, T> {
@@ -58,8 +59,9 @@ impl<T: Poolable> fmt::Debug for ClassPoolMut<'_, T> {
 }
 
 impl<'a, T: Poolable> ClassPoolMut<'a, T> {
-    pub(crate) fn new(pool: &'a mut ClassPool<T>, heap: &'a mut Heap) -> Self {
-        Self { pool, heap }
+    /// The view of `pool`, which [`is`](ClassPool::is) `T`'s.
+    pub(crate) fn new(pool: &'a mut ClassPool, heap: &'a mut Heap) -> Option<Self> {
+        pool.is::<T>().then_some(Self { pool, heap, _class: PhantomData })
     }
 
     /// Spawns an object: a ready one popped from the pool, or one built inline when none is
@@ -70,7 +72,8 @@ impl<'a, T: Poolable> ClassPoolMut<'a, T> {
     /// [`PoolError::Arena`] when the class's memory is exhausted.
     #[inline(always)]
     pub fn spawn_with(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
-        self.pool.spawn(self.heap, false, init)
+        // SAFETY: the pool is `T`'s (`new`).
+        unsafe { self.pool.spawn(self.heap, false, init) }
     }
 
     /// [`spawn_with`](Self::spawn_with), refusing at the pool's `max` instead of building
@@ -80,7 +83,8 @@ impl<'a, T: Poolable> ClassPoolMut<'a, T> {
     /// [`PoolError::Exhausted`], or [`PoolError::Arena`] when memory is exhausted.
     #[inline]
     pub fn try_spawn_with(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
-        self.pool.spawn(self.heap, true, init)
+        // SAFETY: the pool is `T`'s (`new`).
+        unsafe { self.pool.spawn(self.heap, true, init) }
     }
 
     /// Takes the object back by the pool's policy; its handles stop resolving at once. As
@@ -91,7 +95,8 @@ impl<'a, T: Poolable> ClassPoolMut<'a, T> {
     /// As [`Pools::destroy`](crate::Pools::destroy); nothing changes on an error.
     #[inline(always)]
     pub fn destroy(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        self.pool.destroy(self.heap, h)
+        // SAFETY: the pool is `T`'s (`new`).
+        unsafe { self.pool.destroy(self.heap, h) }
     }
 
     /// The object `h` names, if it resolves.

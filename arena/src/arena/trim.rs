@@ -78,6 +78,38 @@ impl Arena {
         self.classes.get(class.index()).map_or(0, |entry| entry.kept_total)
     }
 
+    /// Whether releases keep class `class`'s objects for reuse
+    /// ([`ClassStore::keeping`](crate::ClassStore::keeping)); `false` for an unknown class.
+    pub fn keeping(&self, class: ClassId) -> bool {
+        self.classes.get(class.index()).is_some_and(|entry| entry.keeping)
+    }
+
+    /// Tells class `class` whether releases keep its objects
+    /// ([`ClassStore::set_keeping`](crate::ClassStore::set_keeping)).
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] for a class this arena does not know.
+    pub fn set_keeping(&mut self, class: ClassId, on: bool) -> Result<(), ArenaError> {
+        self.classes.get_mut(class.index()).ok_or(ArenaError::Unregistered("an unknown class"))?.keeping = on;
+        Ok(())
+    }
+
+    /// Hands every object class `class` keeps out as a compact token
+    /// ([`ClassStore::take_kept`](crate::ClassStore::take_kept)); none for an unknown class.
+    pub fn take_kept(&mut self, class: ClassId) -> Vec<crate::CompactCell> {
+        self.classes.get_mut(class.index()).map_or_else(Vec::new, ClassEntry::take_kept)
+    }
+
+    /// A vacant cell of class `class`, lent out ([`ClassStore::take_cell`](crate::ClassStore::take_cell)).
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] for a class this arena does not know; otherwise as
+    /// `ClassStore::take_cell`.
+    pub fn take_cell(&mut self, class: ClassId) -> Result<crate::FreedCell, ArenaError> {
+        let entry = self.classes.get_mut(class.index()).ok_or(ArenaError::Unregistered("an unknown class"))?;
+        super::take_cell(&self.table, entry, &self.alloc)
+    }
+
     /// Drops every object class `class` keeps for reuse (each once; a panicking destructor
     /// does not stop the others, and the first panic goes on after) and makes their slots
     /// vacant, for the class's next objects or a trim. Returns how many it dropped; 0 for

@@ -18,9 +18,9 @@ use respawn_arena::{CompactCell, DropAll};
 use respawn_gc::Heap;
 
 use super::ClassPool;
-use crate::{depot, PoolError, Poolable};
+use crate::{depot, PoolError};
 
-impl<T: Poolable> ClassPool<T> {
+impl ClassPool {
     /// Keeps at most `keep` objects ready or queued for building, and drops the other
     /// ready objects (each once), hands their cells back to the arena and decommits the
     /// class's slabs left empty. Live objects are untouched. Returns how many objects it
@@ -31,7 +31,7 @@ impl<T: Poolable> ClassPool<T> {
     /// and their cells vacant all the same.
     pub(crate) fn trim(&mut self, heap: &mut Heap, keep: usize) -> Result<usize, PoolError> {
         // The objects the class keeps are ready ones too: out of the class, into the stock.
-        let kept = self.store(heap).take_kept();
+        let kept = heap.arena_mut_bypassing_gc().take_kept(self.class);
         let (mut ready, mut queued) = self.core.take_stock(kept);
         let gone = depot::lowest_first(&mut ready, keep, CompactCell::number);
         let gone_queued = depot::lowest_first(&mut queued, keep - ready.len(), CompactCell::number);
@@ -44,12 +44,13 @@ impl<T: Poolable> ClassPool<T> {
         let mut drops = DropAll::new();
         let arena = heap.arena_mut_bypassing_gc();
         let dropped = gone.len() + overflow.len();
+        let drop_object = self.core.recipe().drop_fn();
         for cell in gone.into_iter().chain(overflow) {
-            let object = self.core.cell(&cell).cast::<T>();
-            // SAFETY: a ready cell holds a built `T` the pool alone owns (taken out of the
-            // magazines above); the token goes back to the arena right after, so this is the
-            // object's one drop.
-            drops.run(|| unsafe { std::ptr::drop_in_place(object.as_ptr()) });
+            let object = self.core.cell(&cell);
+            // SAFETY: a ready cell holds a built object of the class the pool alone owns
+            // (taken out of the magazines above); the token goes back to the arena right
+            // after, so this is the object's one drop.
+            drops.run(|| unsafe { drop_object(object) });
             // SAFETY: the pool's map compacted every cell it holds; its heap is alive.
             let back = arena.recycle(unsafe { self.core.map().expand(cell) });
             debug_assert!(back.is_ok(), "a pool's cell belongs to its arena");

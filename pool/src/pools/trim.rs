@@ -4,6 +4,7 @@ use std::any::type_name;
 use std::time::Duration;
 
 use super::Pools;
+use crate::class_pool::ErasedPool;
 use crate::{PoolError, PoolStats};
 
 impl Pools {
@@ -26,8 +27,8 @@ impl Pools {
         let class = self.heap.class_of::<T>().map(|id| id.index());
         let Self { pools, heap, .. } = self;
         let Some(class) = class else { return Err(PoolError::NotPooled(type_name::<T>())) };
-        if let Some(Some(slot)) = pools.get_mut(class) {
-            return slot.erased_mut().trim(heap, n);
+        if let Some(Some(pool)) = pools.get_mut(class) {
+            return pool.trim(heap, n);
         }
         match self.composites.get_mut(class) {
             // Refused with the reason: composite trims are not built yet.
@@ -52,7 +53,7 @@ impl Pools {
     pub fn maintain_for(&mut self, dt: Duration) {
         self.maintain();
         for pool in self.pools.iter_mut().flatten() {
-            pool.erased_mut().idle_upkeep(&mut self.heap, dt);
+            pool.idle_upkeep(&mut self.heap, dt);
         }
     }
 
