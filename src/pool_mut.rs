@@ -15,9 +15,8 @@ use crate::panics::spawn_failed;
 /// [`ClassStore`](crate::ClassStore) is for its class.
 ///
 /// [`World::spawn_with`](crate::World::spawn_with) and [`World::destroy`](crate::World::destroy)
-/// find `T`'s pool on every call (a `TypeId` compare, an index, and for `destroy`, whose
-/// `T` has no `Poolable` bound, a call through the class's function pointer). The view
-/// finds it once and calls it directly. Everything else is the world's: the same policies,
+/// find `T`'s pool on every call (a `TypeId` compare and an index). The view finds it once
+/// and calls it directly. Everything else is the world's: the same policies,
 /// counts and errors, and the world's spawn and destroy listeners are told as they are by
 /// the world's own calls.
 ///

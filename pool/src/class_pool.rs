@@ -220,6 +220,7 @@ impl ClassPool {
     }
 
     /// Takes up to `n` cells from the arena (within `max`) and queues them for the workers.
+    #[inline]
     fn grow(&mut self, heap: &mut Heap, n: usize) -> Result<(), PoolError> {
         let (arena, class) = (heap.arena_mut_bypassing_gc(), self.class);
         self.core.grow(n, |core| arena.take_cell(class).map(|cell| compact(core.map(), cell))).map_err(PoolError::from)
@@ -287,7 +288,8 @@ impl ClassPool {
             Some(cell) => cell,
             None => match self.restock(heap) {
                 Some(cell) => cell,
-                None => return self.miss(heap, strict, init),
+                // SAFETY: the caller's word.
+                None => return unsafe { self.miss(heap, strict, init) },
             },
         };
         // The store places cells by `T`'s size, a constant (the map by the class's, read).
@@ -312,9 +314,13 @@ impl ClassPool {
         Ok(handle)
     }
 
+    /// A spawn with nothing ready: builds the object inline (a miss), growing the pool.
+    ///
+    /// # Safety
+    /// The pool is `T`'s ([`is`](Self::is)).
     #[cold]
     #[inline(never)]
-    fn miss<T: Poolable>(
+    unsafe fn miss<T: Poolable>(
         &mut self,
         heap: &mut Heap,
         strict: bool,
@@ -332,8 +338,9 @@ impl ClassPool {
         self.grow(heap, self.core.miss_growth(at_max))?;
         self.recycle_spare(heap);
         // Counted once the object exists: a panicking `create` spawned nothing.
-        let value = create::<T>(self.core.recipe())();
-        // SAFETY: `create` is `T`'s (it downcast), so the pool is.
+        // SAFETY: the caller's word: the pool, and so its recipe, is `T`'s.
+        let value = unsafe { create_unchecked::<T>(self.core.recipe()) }();
+        // SAFETY: the caller's word.
         let mut store = unsafe { self.store::<T>(heap) };
         let handle = store.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
         self.core.spawned_inline(at_max);
@@ -368,10 +375,9 @@ impl ClassPool {
         }
         // Lent once for both hooks: one barrier test.
         let object = NonNull::from(found.object()).cast();
-        let policy = self.core.config().policy;
         // `Reuse` within `max`: the class keeps the object. (Back within `max` after an
         // overflow — the flag says so without counting — releases keep again from here.)
-        if keeping || (policy == Policy::Reuse && !self.core.above_max()) {
+        if keeping || (self.core.config().policy == Policy::Reuse && !self.core.above_max()) {
             // SAFETY: `found` lends the live `T` alone; the hooks are the class's.
             unsafe { (self.hooks.reuse)(object) };
             let kept = found.keep();
@@ -387,16 +393,23 @@ impl ClassPool {
         // SAFETY: as above.
         unsafe { (self.hooks.release)(object) };
         // `found`'s borrow of the heap ends with its last use above.
-        match policy {
+        self.end_released(heap, h.raw())
+    }
+
+    /// The end of a release the class does not keep, once `on_release` ran: by the pool's
+    /// policy.
+    #[inline]
+    fn end_released(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        match self.core.config().policy {
             Policy::Default => {
                 self.core.released();
-                heap.mark_as_garbage(h.raw()).map(drop).map_err(refusal)
+                heap.mark_as_garbage(raw).map(drop).map_err(refusal)
             }
             Policy::Purge => {
                 self.core.released();
-                self.purge(heap, h.raw())
+                self.purge(heap, raw)
             }
-            Policy::Reuse => self.release_overflow(heap, h.raw()),
+            Policy::Reuse => self.release_overflow(heap, raw),
         }
     }
 
@@ -507,6 +520,7 @@ impl ClassPool {
     }
 
     /// Hands the cells the pool gave up back to the arena, as vacant slots.
+    #[inline]
     fn recycle_spare(&self, heap: &mut Heap) {
         let arena = heap.arena_mut_bypassing_gc();
         self.core.drain_spare(|core, cell| {
@@ -524,6 +538,17 @@ fn create<T: 'static>(recipe: &dyn Build) -> &Create<T> {
         Some(creator) => &creator.0,
         None => unreachable!("the pool of another class"),
     }
+}
+
+/// [`create`] for a caller that knows the recipe is `T`'s: no type check.
+///
+/// # Safety
+/// `recipe` is a `Creator<T>`.
+#[inline(always)]
+unsafe fn create_unchecked<T: 'static>(recipe: &dyn Build) -> &Create<T> {
+    debug_assert!(recipe.as_any().is::<Creator<T>>(), "the pool of another class");
+    // SAFETY: the caller's contract; the thin cast keeps the address of the `Creator<T>`.
+    unsafe { &(*(recipe as *const dyn Build).cast::<Creator<T>>()).0 }
 }
 
 /// How many returned cells a `Purge` release lets wait before it hands them to the workers:

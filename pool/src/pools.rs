@@ -38,7 +38,7 @@ pub struct Pools {
     /// The class a typed call (`spawn`, `destroy`) found last and its type: a run of calls
     /// on one class compares one `TypeId` instead of hashing it or reading the table's
     /// directory. Always `T`'s own class (or `usize::MAX` before the first call and while
-    /// `T` is unregistered), so the pool at its index, if any, is a `ClassPool<T>`. Classes
+    /// `T` is unregistered), so the pool at its index, if any, is `T`'s. Classes
     /// are never unregistered, so it never goes stale.
     recent: (TypeId, usize),
     /// The composite pools ([`add_composite`](Self::add_composite)), by owner class: apart
