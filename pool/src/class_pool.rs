@@ -8,6 +8,7 @@
 
 use std::any::{Any, TypeId};
 use std::fmt;
+use std::marker::PhantomData;
 use std::mem;
 use std::ptr::NonNull;
 use std::time::Duration;
@@ -205,20 +206,6 @@ impl ClassPool {
         self.hooks.type_id == TypeId::of::<T>()
     }
 
-    /// The class's typed store. The pool owns its class's lifecycle: it adopts, keeps and
-    /// takes back cells beside the collector, and counts each itself.
-    ///
-    /// # Safety
-    /// The pool is `T`'s ([`is`](Self::is)).
-    #[inline(always)]
-    unsafe fn store<'h, T: 'static>(&self, heap: &'h mut Heap) -> ClassStore<'h, T> {
-        debug_assert!(self.is::<T>(), "the pool of another class");
-        // SAFETY: `new` checked that `class` is the pool's class in this heap's arena
-        // (`store_of`), the caller that the class is `T`, and a pool never leaves the heap
-        // it was made for (its `Pools` owns both).
-        unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<T>(self.class) }
-    }
-
     /// Takes up to `n` cells from the arena (within `max`) and queues them for the workers.
     #[inline]
     fn grow(&mut self, heap: &mut Heap, n: usize) -> Result<(), PoolError> {
@@ -260,142 +247,6 @@ impl ClassPool {
         Some(cell)
     }
 
-    /// Spawns an object: one the class kept (`Reuse`, the most recently released: its
-    /// cell is the warmest), else a ready one from the magazines, else one built inline.
-    /// `strict`: refuse at `max` instead of overflowing. Always inlined: each caller's
-    /// `init` makes its own copy anyway, and a call would cost a spawn a fifth of its
-    /// instructions (the frame of a function that holds the whole hit path).
-    ///
-    /// # Safety
-    /// The pool is `T`'s ([`is`](Self::is)).
-    #[inline(always)]
-    pub(crate) unsafe fn spawn<T: Poolable>(
-        &mut self,
-        heap: &mut Heap,
-        strict: bool,
-        init: impl FnOnce(&mut T),
-    ) -> Result<Handle<T>, PoolError> {
-        // SAFETY: the caller's word.
-        let mut store = unsafe { self.store::<T>(heap) };
-        if let Some((handle, object)) = store.reuse() {
-            init(object);
-            object.on_spawn();
-            let kept = store.kept();
-            self.core.spawned(kept);
-            return Ok(handle);
-        }
-        let cell = match self.core.pop() {
-            Some(cell) => cell,
-            None => match self.restock(heap) {
-                Some(cell) => cell,
-                // SAFETY: the caller's word.
-                None => return unsafe { self.miss(heap, strict, init) },
-            },
-        };
-        // The store places cells by `T`'s size, a constant (the map by the class's, read).
-        // SAFETY: the caller's word.
-        let mut store = unsafe { self.store::<T>(heap) };
-        if let Some(next) = self.core.next_ready() {
-            // The next spawn's object was most likely built on a worker's core: start
-            // bringing it over now, so that spawn does not wait for the transfer.
-            respawn_allocator::prefetch(store.compact_cell(next).as_ptr().cast());
-        }
-        let object = store.compact_cell(&cell);
-        // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
-        // returned list, stow, compacted by its map) and holds an object a worker built or
-        // `Reuse` reset.
-        let handle = unsafe { store.adopt_compact(cell) };
-        // The class kept nothing: a kept object is taken first.
-        self.core.spawned(0);
-        // SAFETY: adopted just now; `&mut Heap` makes it ours for the call.
-        let object = unsafe { &mut *object.as_ptr() };
-        init(object);
-        object.on_spawn();
-        Ok(handle)
-    }
-
-    /// A spawn with nothing ready: builds the object inline (a miss), growing the pool.
-    ///
-    /// # Safety
-    /// The pool is `T`'s ([`is`](Self::is)).
-    #[cold]
-    #[inline(never)]
-    unsafe fn miss<T: Poolable>(
-        &mut self,
-        heap: &mut Heap,
-        strict: bool,
-        init: impl FnOnce(&mut T),
-    ) -> Result<Handle<T>, PoolError> {
-        let at_max = match self.core.admit_miss(strict) {
-            Ok(false) => false,
-            // At `max` by the pool's count: the objects that ended since its last call
-            // leave the count first (their cells go to the workers), then it is judged again.
-            _ => {
-                self.take_returned(heap);
-                self.core.admit_miss(strict)?
-            }
-        };
-        self.grow(heap, self.core.miss_growth(at_max))?;
-        self.recycle_spare(heap);
-        // Counted once the object exists: a panicking `create` spawned nothing.
-        // SAFETY: the caller's word: the pool, and so its recipe, is `T`'s.
-        let value = unsafe { create_unchecked::<T>(self.core.recipe()) }();
-        // SAFETY: the caller's word.
-        let mut store = unsafe { self.store::<T>(heap) };
-        let handle = store.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
-        self.core.spawned_inline(at_max);
-        if at_max {
-            // An overflow object: releases stop keeping until the pool is back within `max`.
-            store.set_keeping(false);
-        }
-        let object = store.get_mut(handle).expect("inserted just now");
-        init(object);
-        object.on_spawn();
-        Ok(handle)
-    }
-
-    /// Takes back the object `h` names by the pool's policy: one resolve for the checks,
-    /// the hooks and the keep; no error value on the way to success. An owner of
-    /// sub-objects takes the checked release ([`release`](Self::release)): its sub-objects
-    /// must be checked before anything changes.
-    ///
-    /// # Safety
-    /// The pool is `T`'s ([`is`](Self::is)).
-    #[inline(always)]
-    pub(crate) unsafe fn destroy<T: 'static>(&mut self, heap: &mut Heap, h: Handle<T>) -> Result<(), PoolError> {
-        // SAFETY: the caller's word.
-        let mut store = unsafe { self.store::<T>(heap) };
-        let keeping = store.keeping();
-        let mut found = match store.releasable(h) {
-            Ok(found) => found,
-            Err(e) => return Err(refused(heap, h.raw(), e)),
-        };
-        if found.flags().contains(ObjectFlags::HAS_SUBOBJECTS) {
-            return self.destroy_owner::<T>(heap, h.raw());
-        }
-        // Lent once for both hooks: one barrier test.
-        let object = NonNull::from(found.object()).cast();
-        // `Reuse` within `max`: the class keeps the object. (Back within `max` after an
-        // overflow — the flag says so without counting — releases keep again from here.)
-        if keeping || (self.core.config().policy == Policy::Reuse && !self.core.above_max()) {
-            // SAFETY: `found` lends the live `T` alone; the hooks are the class's.
-            unsafe { (self.hooks.reuse)(object) };
-            let kept = found.keep();
-            if !keeping {
-                // SAFETY: the caller's word.
-                unsafe { self.store::<T>(heap) }.set_keeping(true);
-            }
-            if !kept {
-                self.kept_retired();
-            }
-            return Ok(());
-        }
-        // SAFETY: as above.
-        unsafe { (self.hooks.release)(object) };
-        // `found`'s borrow of the heap ends with its last use above.
-        self.end_released(heap, h.raw())
-    }
-
     /// The end of a release the class does not keep, once `on_release` ran: by the pool's
     /// policy.
     #[inline]
@@ -411,56 +262,6 @@ impl ClassPool {
             }
             Policy::Reuse => self.release_overflow(heap, raw),
         }
-    }
-
-    /// [`destroy`](Self::destroy) of an owner of sub-objects, which `destroy` found
-    /// releasable in the pool's class: the pool's checked release.
-    #[cold]
-    #[inline(never)]
-    fn destroy_owner<T: 'static>(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
-        self.release::<T>(heap, raw)
-    }
-
-    /// Takes back the object `raw` names, by the pool's policy, with its sub-objects: one
-    /// walk down them ([`Heap::subtree`]) checks them all before anything changes, and each
-    /// policy ends what it walked without walking again. The caller resolved `raw` as an
-    /// object of the pool's class, `T`.
-    pub(crate) fn release<T: 'static>(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
-        debug_assert!(self.is::<T>(), "the pool of another class");
-        let mut subtree = heap.subtree(raw).map_err(refusal)?;
-        let root = subtree.root_mut::<T>().ok_or(PoolError::Stale)?;
-        // SAFETY: the subtree lends the live `T` alone; the hook is the class's.
-        unsafe { (self.hooks.release)(NonNull::from(root).cast()) };
-        match self.core.config().policy {
-            Policy::Default => {
-                self.core.released();
-                subtree.mark_as_garbage();
-            }
-            Policy::Purge => {
-                self.core.released();
-                subtree.destroy_now();
-                self.take_returned_batch(heap);
-            }
-            Policy::Reuse => {
-                // The sub-objects end now (their cells go to their own pools); the owner is
-                // reset and kept — or, above `max`, ends too, so the pool shrinks back.
-                subtree.destroy_sub_objects();
-                self.take_returned(heap);
-                if self.core.owned() > self.core.config().max {
-                    return self.release_overflow(heap, raw);
-                }
-                // SAFETY: `T` is the pool's class (the caller resolved `raw` in it).
-                let mut store = unsafe { self.store::<T>(heap) };
-                let mut found = store.releasable(Handle::<T>::from_raw(raw))?;
-                // SAFETY: `found` lends the live `T` alone; the hook is the class's.
-                unsafe { (self.hooks.reset)(NonNull::from(found.object()).cast()) };
-                // Counted as a release by the class's keep tally.
-                if !found.keep() {
-                    self.kept_retired();
-                }
-            }
-        }
-        Ok(())
     }
 
     /// A release kept by the class found the slot at the generation ceiling: it retired,
@@ -528,6 +329,237 @@ impl ClassPool {
             let back = arena.recycle(unsafe { core.map().expand(cell) });
             debug_assert!(back.is_ok(), "a pool's cell belongs to its arena");
         });
+    }
+}
+
+/// A class pool known to be `T`'s ([`ClassPool::typed`]): the receiver of the calls that
+/// need the class's type — spawn, destroy, and the release of an owner of sub-objects.
+pub(crate) struct Typed<'p, T> {
+    pool: &'p mut ClassPool,
+    _class: PhantomData<fn() -> T>,
+}
+
+impl ClassPool {
+    /// The pool as class `T`'s, if it is.
+    #[inline]
+    pub(crate) fn typed<T: 'static>(&mut self) -> Option<Typed<'_, T>> {
+        // SAFETY: checked just now.
+        self.is::<T>().then(|| unsafe { self.typed_unchecked() })
+    }
+
+    /// The pool as class `T`'s, unchecked (debug builds check).
+    ///
+    /// # Safety
+    /// The pool is `T`'s ([`is`](Self::is)).
+    #[inline(always)]
+    pub(crate) unsafe fn typed_unchecked<T: 'static>(&mut self) -> Typed<'_, T> {
+        debug_assert!(self.is::<T>(), "the pool of another class");
+        Typed { pool: self, _class: PhantomData }
+    }
+}
+
+impl<T> std::ops::Deref for Typed<'_, T> {
+    type Target = ClassPool;
+
+    fn deref(&self) -> &ClassPool {
+        self.pool
+    }
+}
+
+impl<T: 'static> Typed<'_, T> {
+    /// The class's typed store. The pool owns its class's lifecycle: it adopts, keeps and
+    /// takes back cells beside the collector, and counts each itself.
+    #[inline(always)]
+    fn store<'h>(&self, heap: &'h mut Heap) -> ClassStore<'h, T> {
+        // SAFETY: the pool's `new` checked that its class is its class in this heap's arena
+        // (`store_of`), `Typed` that the class is `T`, and a pool never leaves the heap it
+        // was made for (its `Pools` owns both).
+        unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<T>(self.pool.class) }
+    }
+
+    /// Runs one of the class's hooks on `object`.
+    #[inline(always)]
+    fn hook(&self, hook: Hook, object: &mut T) {
+        // SAFETY: the hooks are the class's, `T`'s (`Typed`), and `object` is lent to the
+        // call alone.
+        unsafe { hook(NonNull::from(object).cast()) }
+    }
+
+    /// The same view for a shorter borrow: the calls take the view by value (a cold call
+    /// then takes the pool's address, not the view's).
+    #[inline(always)]
+    pub(crate) fn reborrow(&mut self) -> Typed<'_, T> {
+        Typed { pool: self.pool, _class: PhantomData }
+    }
+
+    /// The class's constructor, for a build on the game thread (a miss).
+    #[inline(always)]
+    fn create(&self) -> &Create<T> {
+        // SAFETY: the pool, and so its recipe, is `T`'s (`Typed`).
+        unsafe { create_unchecked::<T>(self.pool.core.recipe()) }
+    }
+}
+
+impl<T: Poolable> Typed<'_, T> {
+    /// Spawns an object: one the class kept (`Reuse`, the most recently released: its
+    /// cell is the warmest), else a ready one from the magazines, else one built inline.
+    /// `strict`: refuse at `max` instead of overflowing. Always inlined: each caller's
+    /// `init` makes its own copy anyway, and a call would cost a spawn a fifth of its
+    /// instructions (the frame of a function that holds the whole hit path).
+    #[inline(always)]
+    pub(crate) fn spawn(
+        &mut self,
+        heap: &mut Heap,
+        strict: bool,
+        init: impl FnOnce(&mut T),
+    ) -> Result<Handle<T>, PoolError> {
+        let mut store = self.store(heap);
+        if let Some((handle, object)) = store.reuse() {
+            init(object);
+            object.on_spawn();
+            let kept = store.kept();
+            self.pool.core.spawned(kept);
+            return Ok(handle);
+        }
+        let cell = match self.pool.core.pop() {
+            Some(cell) => cell,
+            None => match self.pool.restock(heap) {
+                Some(cell) => cell,
+                None => return self.reborrow().miss(heap, strict, init),
+            },
+        };
+        // The store places cells by `T`'s size, a constant (the map by the class's, read).
+        let mut store = self.store(heap);
+        if let Some(next) = self.pool.core.next_ready() {
+            // The next spawn's object was most likely built on a worker's core: start
+            // bringing it over now, so that spawn does not wait for the transfer.
+            respawn_allocator::prefetch(store.compact_cell(next).as_ptr().cast());
+        }
+        let object = store.compact_cell(&cell);
+        // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
+        // returned list, stow, compacted by its map) and holds an object a worker built or
+        // `Reuse` reset.
+        let handle = unsafe { store.adopt_compact(cell) };
+        // The class kept nothing: a kept object is taken first.
+        self.pool.core.spawned(0);
+        // SAFETY: adopted just now; `&mut Heap` makes it ours for the call.
+        let object = unsafe { &mut *object.as_ptr() };
+        init(object);
+        object.on_spawn();
+        Ok(handle)
+    }
+
+    /// A spawn with nothing ready: builds the object inline (a miss), growing the pool.
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, heap: &mut Heap, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
+        let at_max = match self.pool.core.admit_miss(strict) {
+            Ok(false) => false,
+            // At `max` by the pool's count: the objects that ended since its last call
+            // leave the count first (their cells go to the workers), then it is judged again.
+            _ => {
+                self.pool.take_returned(heap);
+                self.pool.core.admit_miss(strict)?
+            }
+        };
+        self.pool.grow(heap, self.pool.core.miss_growth(at_max))?;
+        self.pool.recycle_spare(heap);
+        // Counted once the object exists: a panicking `create` spawned nothing.
+        let value = self.create()();
+        let mut store = self.store(heap);
+        let handle = store.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
+        self.pool.core.spawned_inline(at_max);
+        if at_max {
+            // An overflow object: releases stop keeping until the pool is back within `max`.
+            store.set_keeping(false);
+        }
+        let object = store.get_mut(handle).expect("inserted just now");
+        init(object);
+        object.on_spawn();
+        Ok(handle)
+    }
+}
+
+impl<T: 'static> Typed<'_, T> {
+    /// Takes back the object `h` names by the pool's policy: one resolve for the checks,
+    /// the hooks and the keep; no error value on the way to success. An owner of
+    /// sub-objects takes the checked release ([`release`](Self::release)): its sub-objects
+    /// must be checked before anything changes.
+    #[inline(always)]
+    pub(crate) fn destroy(&mut self, heap: &mut Heap, h: Handle<T>) -> Result<(), PoolError> {
+        let mut store = self.store(heap);
+        let keeping = store.keeping();
+        let mut found = match store.releasable(h) {
+            Ok(found) => found,
+            Err(e) => return Err(refused(heap, h.raw(), e)),
+        };
+        if found.flags().contains(ObjectFlags::HAS_SUBOBJECTS) {
+            return self.reborrow().destroy_owner(heap, h.raw());
+        }
+        // Lent once for both hooks: one barrier test.
+        let object = found.object();
+        // `Reuse` within `max`: the class keeps the object. (Back within `max` after an
+        // overflow — the flag says so without counting — releases keep again from here.)
+        if keeping || (self.pool.core.config().policy == Policy::Reuse && !self.pool.core.above_max()) {
+            self.hook(self.pool.hooks.reuse, object);
+            let kept = found.keep();
+            if !keeping {
+                self.store(heap).set_keeping(true);
+            }
+            if !kept {
+                self.pool.kept_retired();
+            }
+            return Ok(());
+        }
+        self.hook(self.pool.hooks.release, object);
+        // `found`'s borrow of the heap ends with its last use above.
+        self.pool.end_released(heap, h.raw())
+    }
+
+    /// [`destroy`](Self::destroy) of an owner of sub-objects, which `destroy` found
+    /// releasable in the pool's class: the pool's checked release.
+    #[cold]
+    #[inline(never)]
+    fn destroy_owner(self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        self.release(heap, raw)
+    }
+
+    /// Takes back the object `raw` names, by the pool's policy, with its sub-objects: one
+    /// walk down them ([`Heap::subtree`]) checks them all before anything changes, and each
+    /// policy ends what it walked without walking again. The caller resolved `raw` as an
+    /// object of the pool's class, `T`.
+    pub(crate) fn release(self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        let mut subtree = heap.subtree(raw).map_err(refusal)?;
+        let root = subtree.root_mut::<T>().ok_or(PoolError::Stale)?;
+        self.hook(self.pool.hooks.release, root);
+        match self.pool.core.config().policy {
+            Policy::Default => {
+                self.pool.core.released();
+                subtree.mark_as_garbage();
+            }
+            Policy::Purge => {
+                self.pool.core.released();
+                subtree.destroy_now();
+                self.pool.take_returned_batch(heap);
+            }
+            Policy::Reuse => {
+                // The sub-objects end now (their cells go to their own pools); the owner is
+                // reset and kept — or, above `max`, ends too, so the pool shrinks back.
+                subtree.destroy_sub_objects();
+                self.pool.take_returned(heap);
+                if self.pool.core.owned() > self.pool.core.config().max {
+                    return self.pool.release_overflow(heap, raw);
+                }
+                let mut store = self.store(heap);
+                let mut found = store.releasable(Handle::<T>::from_raw(raw))?;
+                self.hook(self.pool.hooks.reset, found.object());
+                // Counted as a release by the class's keep tally.
+                if !found.keep() {
+                    self.pool.kept_retired();
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -235,7 +235,7 @@ impl Pools {
         if let Some(Some(pool)) = pools.get_mut(class) {
             // SAFETY: `class` is `T`'s (`recent` and `find_class` name `T`'s class), and the
             // pool at a class's index is that class's.
-            return unsafe { pool.spawn(heap, strict, init) };
+            return unsafe { pool.typed_unchecked::<T>() }.spawn(heap, strict, init);
         }
         if let Some(composite) = self.composites.get_mut(class) {
             return composite.spawn_as(&mut self.heap, strict, init);
@@ -316,7 +316,7 @@ impl Pools {
         };
         if let Some(Some(pool)) = class.and_then(|class| self.pools.get_mut(class)) {
             // SAFETY: `recent` and `pooled_class_of` name `T`'s class, whose pool this is.
-            return unsafe { pool.destroy(&mut self.heap, h) };
+            return unsafe { pool.typed_unchecked::<T>() }.destroy(&mut self.heap, h);
         }
         self.destroy_checked(h)
     }
@@ -344,7 +344,10 @@ impl Pools {
         let raw = h.raw();
         let class = self.check_class::<T>(raw)?;
         match self.pools.get_mut(class) {
-            Some(Some(pool)) => pool.release::<T>(&mut self.heap, raw),
+            Some(Some(pool)) => match pool.typed::<T>() {
+                Some(pool) => pool.release(&mut self.heap, raw),
+                None => unreachable!("`check_class` found `T`'s class, whose pool this is"),
+            },
             _ if self.composites.get(class).is_some() => {
                 let composite = self.composites.get_mut(class).expect("looked up just now");
                 composite.erased_mut().release(&mut self.heap, raw)

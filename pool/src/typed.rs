@@ -6,12 +6,11 @@
 //! pool.
 
 use std::fmt;
-use std::marker::PhantomData;
 
 use respawn_arena::Handle;
 use respawn_gc::Heap;
 
-use crate::class_pool::{ClassPool, ErasedPool};
+use crate::class_pool::{ClassPool, ErasedPool, Typed};
 use crate::{PoolConfig, PoolError, PoolStats, Poolable};
 
 /// One class's pool and the heap it serves, borrowed together: spawn and destroy objects
@@ -46,10 +45,8 @@ use crate::{PoolConfig, PoolError, PoolStats, Poolable};
 /// # Ok::<(), respawn_pool::PoolError>(())
 /// ```
 pub struct ClassPoolMut<'a, T: Poolable> {
-    /// `T`'s pool ([`new`](Self::new)'s contract).
-    pool: &'a mut ClassPool,
+    pool: Typed<'a, T>,
     heap: &'a mut Heap,
-    _class: PhantomData<fn() -> T>,
 }
 
 impl<T: Poolable> fmt::Debug for ClassPoolMut<'_, T> {
@@ -59,9 +56,9 @@ impl<T: Poolable> fmt::Debug for ClassPoolMut<'_, T> {
 }
 
 impl<'a, T: Poolable> ClassPoolMut<'a, T> {
-    /// The view of `pool`, which [`is`](ClassPool::is) `T`'s.
+    /// The view of `pool`, if it is `T`'s.
     pub(crate) fn new(pool: &'a mut ClassPool, heap: &'a mut Heap) -> Option<Self> {
-        pool.is::<T>().then_some(Self { pool, heap, _class: PhantomData })
+        Some(Self { pool: pool.typed()?, heap })
     }
 
     /// Spawns an object: a ready one popped from the pool, or one built inline when none is
@@ -72,8 +69,7 @@ impl<'a, T: Poolable> ClassPoolMut<'a, T> {
     /// [`PoolError::Arena`] when the class's memory is exhausted.
     #[inline(always)]
     pub fn spawn_with(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
-        // SAFETY: the pool is `T`'s (`new`).
-        unsafe { self.pool.spawn(self.heap, false, init) }
+        self.pool.spawn(self.heap, false, init)
     }
 
     /// [`spawn_with`](Self::spawn_with), refusing at the pool's `max` instead of building
@@ -83,8 +79,7 @@ impl<'a, T: Poolable> ClassPoolMut<'a, T> {
     /// [`PoolError::Exhausted`], or [`PoolError::Arena`] when memory is exhausted.
     #[inline]
     pub fn try_spawn_with(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
-        // SAFETY: the pool is `T`'s (`new`).
-        unsafe { self.pool.spawn(self.heap, true, init) }
+        self.pool.spawn(self.heap, true, init)
     }
 
     /// Takes the object back by the pool's policy; its handles stop resolving at once. As
@@ -95,8 +90,7 @@ impl<'a, T: Poolable> ClassPoolMut<'a, T> {
     /// As [`Pools::destroy`](crate::Pools::destroy); nothing changes on an error.
     #[inline(always)]
     pub fn destroy(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        // SAFETY: the pool is `T`'s (`new`).
-        unsafe { self.pool.destroy(self.heap, h) }
+        self.pool.destroy(self.heap, h)
     }
 
     /// The object `h` names, if it resolves.
