@@ -1369,19 +1369,24 @@ fn grow_for_one(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAlloca
     Ok(entry.free.pop().expect("a granted slab has cells"))
 }
 
-/// [`grow_for_one`] for [`ClassStore::insert`], which panics when the class cannot grow.
-#[cold]
-#[inline(never)]
+/// A vacant slot of the class for the next object or lent cell: the warmest, or the first
+/// of a new slab ([`ClassStore`]'s, over its parts).
+#[inline(always)]
+fn vacant(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> Result<u32, ArenaError> {
+    match entry.free.pop() {
+        Some(index) => Ok(index),
+        None => grow_for_one(table, entry, alloc),
+    }
+}
+
 /// [`ClassStore::take_cell`] (and [`Arena::take_cell`]) over the store's parts.
+#[inline]
 pub(crate) fn take_cell(
     table: &ObjectTable,
     entry: &mut ClassEntry,
     alloc: &ChunkAllocator,
 ) -> Result<FreedCell, ArenaError> {
-    let index = match entry.free.pop() {
-        Some(index) => index,
-        None => grow_for_one(table, entry, alloc)?,
-    };
+    let index = vacant(table, entry, alloc)?;
     let n = index - entry.start;
     let slot = entry.slot(n);
     slot.flags.store(Lifecycle::Lent.flags().bits(), Ordering::Release);
@@ -1392,6 +1397,9 @@ pub(crate) fn take_cell(
     Ok(FreedCell { class: entry.id, slot: index, cell: NonNull::new(cell).expect("cells are non-null") })
 }
 
+/// [`grow_for_one`] for [`ClassStore::insert`], which panics when the class cannot grow.
+#[cold]
+#[inline(never)]
 fn grow_or_fail<T>(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> u32 {
     grow_for_one(table, entry, alloc).unwrap_or_else(|error| insert_failed::<T>(error))
 }
@@ -1929,12 +1937,9 @@ impl<T: 'static> ClassStore<'_, T> {
     /// A vacant slot for the next object: the warmest, or the first of a new slab.
     #[inline(always)]
     fn vacant(&mut self) -> Result<u32, ArenaError> {
-        match self.entry.free.pop() {
-            Some(index) => Ok(index),
-            // The store's parts, not the store: a cold call must not make the hot path
-            // build the store in memory.
-            None => grow_for_one(self.table, self.entry, self.alloc),
-        }
+        // The store's parts, not the store: a cold call must not make the hot path build the
+        // store in memory.
+        vacant(self.table, self.entry, self.alloc)
     }
 
     /// Places `value` in a vacant cell and returns its handle.

@@ -6,7 +6,7 @@
 //! [`Pools`](crate::Pools)' table by class index, and a destroy that knows only `T: 'static`
 //! reaches its class's pool, and the pool's policy, with one index and no indirect call.
 
-use std::any::{Any, TypeId};
+use std::any::TypeId;
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem;
@@ -38,8 +38,6 @@ pub(crate) trait Build: Send + Sync {
     unsafe fn build_in(&self, cell: NonNull<u8>);
     /// Drops an object of the class in a cell.
     fn drop_fn(&self) -> DropFn;
-    /// The typed recipe ([`Creator`]), for a build on the game thread.
-    fn as_any(&self) -> &dyn Any;
 }
 
 /// Class `T`'s [`Build`]: its constructor.
@@ -55,10 +53,6 @@ impl<T: Send + 'static> Build for Creator<T> {
 
     fn drop_fn(&self) -> DropFn {
         depot::drop_as::<T>
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -211,21 +205,6 @@ impl ClassPool {
     fn grow(&mut self, heap: &mut Heap, n: usize) -> Result<(), PoolError> {
         let (arena, class) = (heap.arena_mut_bypassing_gc(), self.class);
         self.core.grow(n, |core| arena.take_cell(class).map(|cell| compact(core.map(), cell))).map_err(PoolError::from)
-    }
-
-    /// Builds up to `n` objects of `T` on the calling thread (within `max`) into the game
-    /// thread's magazines, ready for the next spawns. Returns how many it built.
-    pub(crate) fn prefill<T: Poolable>(&mut self, heap: &mut Heap, n: usize) -> Result<usize, PoolError> {
-        let (arena, class) = (heap.arena_mut_bypassing_gc(), self.class);
-        self.core.prefill(n, |core| {
-            // Built before its cell is taken: a panicking `create` takes nothing.
-            let value = create::<T>(core.recipe())();
-            let cell = arena.take_cell(class)?;
-            // SAFETY: `take_cell` hands over an uninitialised cell of the class, `T`'s (the
-            // constructor is `T`'s), ours alone until it is adopted; written once, here.
-            unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
-            Ok(compact(core.map(), cell))
-        })
     }
 
     /// What the class keeps for reuse beside the magazines.
@@ -392,7 +371,7 @@ impl<T: 'static> Typed<'_, T> {
         Typed { pool: self.pool, _class: PhantomData }
     }
 
-    /// The class's constructor, for a build on the game thread (a miss).
+    /// The class's constructor, for a build on the game thread (a miss, a prefill).
     #[inline(always)]
     fn create(&self) -> &Create<T> {
         // SAFETY: the pool, and so its recipe, is `T`'s (`Typed`).
@@ -447,6 +426,22 @@ impl<T: Poolable> Typed<'_, T> {
         init(object);
         object.on_spawn();
         Ok(handle)
+    }
+
+    /// Builds up to `n` objects of `T` on the calling thread (within `max`) into the game
+    /// thread's magazines, ready for the next spawns. Returns how many it built.
+    pub(crate) fn prefill(self, heap: &mut Heap, n: usize) -> Result<usize, PoolError> {
+        let (arena, class) = (heap.arena_mut_bypassing_gc(), self.pool.class);
+        self.pool.core.prefill(n, |core| {
+            // Built before its cell is taken: a panicking `create` takes nothing.
+            // SAFETY: the pool, and so its recipe, is `T`'s (`Typed`).
+            let value = unsafe { create_unchecked::<T>(core.recipe()) }();
+            let cell = arena.take_cell(class)?;
+            // SAFETY: `take_cell` hands over an uninitialised cell of the class, `T`'s
+            // (`Typed`), ours alone until it is adopted; written once, here.
+            unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
+            Ok(compact(core.map(), cell))
+        })
     }
 
     /// A spawn with nothing ready: builds the object inline (a miss), growing the pool.
@@ -563,22 +558,13 @@ impl<T: 'static> Typed<'_, T> {
     }
 }
 
-/// Class `T`'s constructor, from its pool's recipe: for a build on the game thread (a miss,
-/// a prefill).
-fn create<T: 'static>(recipe: &dyn Build) -> &Create<T> {
-    match recipe.as_any().downcast_ref::<Creator<T>>() {
-        Some(creator) => &creator.0,
-        None => unreachable!("the pool of another class"),
-    }
-}
-
-/// [`create`] for a caller that knows the recipe is `T`'s: no type check.
+/// Class `T`'s constructor, from its pool's recipe, for a build on the game thread (a miss,
+/// a prefill). The caller knows the recipe's class (`Typed`, which debug builds check).
 ///
 /// # Safety
 /// `recipe` is a `Creator<T>`.
 #[inline(always)]
 unsafe fn create_unchecked<T: 'static>(recipe: &dyn Build) -> &Create<T> {
-    debug_assert!(recipe.as_any().is::<Creator<T>>(), "the pool of another class");
     // SAFETY: the caller's contract; the thin cast keeps the address of the `Creator<T>`.
     unsafe { &(*(recipe as *const dyn Build).cast::<Creator<T>>()).0 }
 }

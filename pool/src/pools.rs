@@ -403,8 +403,8 @@ impl Pools {
     pub fn prefill<T: Poolable>(&mut self, n: usize) -> Result<usize, PoolError> {
         let class = self.find_class::<T>();
         let Self { pools, heap, .. } = self;
-        match pools.get_mut(class).and_then(Option::as_mut).filter(|pool| pool.is::<T>()) {
-            Some(pool) => pool.prefill::<T>(heap, n),
+        match pools.get_mut(class).and_then(Option::as_mut).and_then(ClassPool::typed::<T>) {
+            Some(pool) => pool.prefill(heap, n),
             None => match self.composites.get_mut(class) {
                 Some(composite) => composite.erased_mut().prefill_erased(heap, n),
                 None => Err(PoolError::NotPooled(type_name::<T>())),

@@ -78,12 +78,6 @@ impl Arena {
         self.classes.get(class.index()).map_or(0, |entry| entry.kept_total)
     }
 
-    /// Whether releases keep class `class`'s objects for reuse
-    /// ([`ClassStore::keeping`](crate::ClassStore::keeping)); `false` for an unknown class.
-    pub fn keeping(&self, class: ClassId) -> bool {
-        self.classes.get(class.index()).is_some_and(|entry| entry.keeping)
-    }
-
     /// Tells class `class` whether releases keep its objects
     /// ([`ClassStore::set_keeping`](crate::ClassStore::set_keeping)).
     ///
