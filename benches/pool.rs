@@ -567,9 +567,9 @@ fn spawn_tower_inline(world: &mut World) -> Handle<Tower> {
     let turret = world.insert(Turret::create());
     let health = world.insert(Health::create());
     let radar = world.insert(Radar::create());
-    for part in [turret.raw(), health.raw(), radar.raw()] {
-        world.pools_mut().heap_mut().set_outer(part, Some(tower.raw())).expect("live objects");
-    }
+    world.set_outer(turret, Some(tower.raw())).expect("live objects");
+    world.set_outer(health, Some(tower.raw())).expect("live objects");
+    world.set_outer(radar, Some(tower.raw())).expect("live objects");
     let t = world.get_mut(tower).expect("inserted just now");
     (t.turret, t.health, t.radar) = (Some(turret), Some(health), Some(radar));
     tower

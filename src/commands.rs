@@ -618,7 +618,7 @@ impl World {
     pub fn tick_with<T: 'static>(&mut self, mut f: impl FnMut(Handle<T>, &mut T, &mut CommandBuffer)) -> Applied {
         // Out of the world while the tick borrows it; a panic drops it (and the commands).
         let mut buffer = mem::take(&mut self.commands.buffer);
-        self.pools_mut().heap_mut().tick_handles(|h, object| f(h, object, &mut buffer));
+        self.heap_mut().tick_handles(|h, object| f(h, object, &mut buffer));
         let applied = self.apply(&mut buffer);
         self.commands.buffer = buffer;
         applied
@@ -675,7 +675,7 @@ impl World {
             self.commands.queues.resize_with(threads, Queue::default);
         }
         let spare = Mutex::new(mem::take(&mut self.commands.queues));
-        self.pools_mut().heap_mut().par_tick_slabs(
+        self.heap_mut().par_tick_slabs(
             |chunk| Lease::take(&spare, chunk),
             |lease, h, object| f(h, object, &mut lease.queue.buffer),
         );

@@ -12,9 +12,9 @@ pub use respawn_arena::{
 };
 pub use respawn_gc as gc;
 pub use respawn_gc::{
-    ChainLink, CollectOptions, GarbageReference, GcError, GcSettings, GcStats, GcStep, Heap, Lifetime, MarkPhase,
-    MarkProgress, MarkStep, Object, ObjectRef, PurgeProgress, PurgeThreadStats, Reference, ReferenceChain, Referencer,
-    Referrer, RootKind, Trace, Tracer,
+    ChainLink, ClusterId, CollectOptions, GarbageReference, GcError, GcSettings, GcStats, GcStep, Heap, Lifetime,
+    MarkPhase, MarkProgress, MarkStep, Object, ObjectRef, PurgeProgress, PurgeThreadStats, Reference, ReferenceChain,
+    Referencer, Referrer, RootKind, Trace, Tracer,
 };
 pub use respawn_pool as pool;
 pub use respawn_pool::{

@@ -179,9 +179,8 @@ pub(crate) fn notify_ends<T: 'static>(listeners: &mut Listeners, heap: &mut Heap
             walk.extend_from_slice(subtree.objects());
         }
     }
-    let arena = heap.arena_mut_bypassing_gc();
     for &raw in walk.iter().rev() {
-        let notified = arena.notify_end(raw);
+        let notified = heap.notify_end(raw);
         debug_assert!(notified.is_ok(), "walked and checked under the same borrow");
     }
     listeners.walk = walk;

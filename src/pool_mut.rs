@@ -127,7 +127,8 @@ impl<'w, T: Poolable> PoolMut<'w, T> {
     #[cold]
     #[inline(never)]
     fn destroy_notifying(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        notify_ends(self.listeners, self.pool.heap_mut(), h);
+        // SAFETY: `notify_ends` calls the heap's methods, and never replaces it.
+        notify_ends(self.listeners, unsafe { self.pool.heap_mut() }, h);
         self.pool.destroy(h)
     }
 

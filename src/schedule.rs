@@ -308,7 +308,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn set_dormant<T>(&mut self, h: Handle<T>, dormant: bool) -> Result<(), PoolError> {
-        Ok(self.pools_mut().heap_mut().set_dormant(h.raw(), dormant)?)
+        Ok(self.heap_mut().set_dormant(h.raw(), dormant)?)
     }
 
     /// Whether `h` resolves to a dormant object (see [`set_dormant`](Self::set_dormant)).
@@ -430,7 +430,7 @@ impl World {
         let frame = self.frame();
         // Out of the world while it runs, so the functions can borrow the heap.
         let mut ticks = std::mem::take(&mut self.ticks);
-        let heap = self.pools_mut().heap_mut();
+        let heap = self.heap_mut();
         let ran = panic::catch_unwind(AssertUnwindSafe(|| ticks.run(heap, frame, run)));
         self.ticks = ticks;
         if let Err(panic) = ran {

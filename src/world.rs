@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bumpalo::Bump;
 use respawn_arena::{ArenaConfig, ClassId, ClassLayout, Handle, RawHandle, Root, View};
 use respawn_gc::{
-    CollectOptions, GarbageReference, GcSettings, GcStats, GcStep, Heap, Lifetime, Object, PurgeProgress,
+    ClusterId, CollectOptions, GarbageReference, GcSettings, GcStats, GcStep, Heap, Lifetime, Object, PurgeProgress,
     ReferenceChain, Referencer, Tracer,
 };
 use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
@@ -249,7 +249,7 @@ impl WorldBuilder {
             (pending.add)(&mut pools, config)?;
         }
         for (_, set) in self.collected {
-            set(pools.heap_mut()).map_err(PoolError::Arena)?;
+            set(heap_of(&mut pools)).map_err(PoolError::Arena)?;
         }
         Ok(World {
             pools,
@@ -621,7 +621,7 @@ impl World {
     ) -> Result<Handle<T>, PoolError> {
         self.pools.heap().table().resolve(outer.raw())?;
         let h = self.pools.spawn_with(init)?;
-        self.pools.heap_mut().set_outer(h.raw(), Some(outer.raw()))?;
+        heap_of(&mut self.pools).set_outer(h.raw(), Some(outer.raw()))?;
         self.spawned(h);
         Ok(h)
     }
@@ -633,7 +633,7 @@ impl World {
     /// # Errors
     /// [`PoolError::Arena`] when the permanent pool is full.
     pub fn spawn_permanent<T: Object>(&mut self, value: T) -> Result<Handle<T>, PoolError> {
-        let h = self.pools.heap_mut().insert_permanent(value).map_err(|r| PoolError::Arena(r.error))?;
+        let h = heap_of(&mut self.pools).insert_permanent(value).map_err(|r| PoolError::Arena(r.error))?;
         self.spawned(h);
         Ok(h)
     }
@@ -703,7 +703,7 @@ impl World {
     /// The object `h` names, mutably, if it resolves.
     #[inline]
     pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
-        self.pools.heap_mut().get_mut(h)
+        heap_of(&mut self.pools).get_mut(h)
     }
 
     /// The objects `handles` name, mutably and all at once, or `None` if any does not
@@ -735,7 +735,7 @@ impl World {
     /// ```
     pub fn get_disjoint_mut<T: 'static, const N: usize>(&mut self, handles: [Handle<T>; N]) -> Option<[&mut T; N]> {
         // A lookup: it ends and hides nothing behind the collector's back.
-        self.pools.heap_mut().arena_mut_bypassing_gc().get_disjoint_mut(handles)
+        heap_of(&mut self.pools).get_disjoint_mut(handles)
     }
 
     /// Whether `h` resolves.
@@ -789,7 +789,7 @@ impl World {
     #[cold]
     #[inline(never)]
     fn destroy_notifying<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        notify_ends(&mut self.listeners, self.pools.heap_mut(), h);
+        notify_ends(&mut self.listeners, heap_of(&mut self.pools), h);
         let destroyed = self.pools.destroy(h);
         debug_assert!(
             destroyed.is_ok() || self.listeners.walk.is_empty(),
@@ -907,13 +907,11 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn on_destroy<T: Object>(&mut self, listener: impl FnMut(Handle<T>, &T) + Send + 'static) -> ListenerId {
-        let heap = self.pools.heap_mut();
-        // Registered with the collector first, so that the arena does not register it as a
-        // leaf.
-        if let Err(e) = heap.class_id::<T>() {
-            panic!("World::on_destroy::<{}>: {e}", std::any::type_name::<T>());
-        }
-        let id = heap.arena_mut_bypassing_gc().add_end_listener(listener).expect("registered just now");
+        // The heap registers `T` with the collector first, if it is new.
+        let id = match heap_of(&mut self.pools).add_end_listener(listener) {
+            Ok(id) => id,
+            Err(e) => panic!("World::on_destroy::<{}>: {e}", std::any::type_name::<T>()),
+        };
         self.listeners.added_destroy();
         ListenerId::destroy(id)
     }
@@ -945,7 +943,7 @@ impl World {
     pub fn remove_listener(&mut self, id: ListenerId) -> bool {
         match id.as_destroy() {
             Some(end) => {
-                let removed = self.pools.heap_mut().arena_mut_bypassing_gc().remove_end_listener(end);
+                let removed = heap_of(&mut self.pools).remove_end_listener(end);
                 if removed {
                     self.listeners.removed_destroy();
                 }
@@ -986,7 +984,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn root<T: 'static>(&mut self, h: Handle<T>) -> Result<Root<T>, PoolError> {
-        Ok(self.pools.heap_mut().root(h)?)
+        Ok(heap_of(&mut self.pools).root(h)?)
     }
 
     /// Adds the object to the root set by hand (UE's `AddToRoot`): every collection keeps
@@ -1024,7 +1022,7 @@ impl World {
     /// # Ok::<(), PoolError>(())
     /// ```
     pub fn add_to_root<T>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        Ok(self.pools.heap_mut().add_to_root(h.raw())?)
+        Ok(heap_of(&mut self.pools).add_to_root(h.raw())?)
     }
 
     /// Takes the object out of the root set (UE's `RemoveFromRoot`).
@@ -1032,7 +1030,7 @@ impl World {
     /// # Errors
     /// [`PoolError::Stale`] or [`PoolError::Arena`] if it was not added.
     pub fn remove_from_root<T>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        Ok(self.pools.heap_mut().remove_from_root(h.raw())?)
+        Ok(heap_of(&mut self.pools).remove_from_root(h.raw())?)
     }
 
     /// Records `outer` as `child`'s owner (or cuts it loose with `None`).
@@ -1040,7 +1038,7 @@ impl World {
     /// # Errors
     /// As [`Arena::set_outer`](respawn_arena::Arena::set_outer).
     pub fn set_outer<T>(&mut self, child: Handle<T>, outer: Option<RawHandle>) -> Result<(), PoolError> {
-        Ok(self.pools.heap_mut().set_outer(child.raw(), outer)?)
+        Ok(heap_of(&mut self.pools).set_outer(child.raw(), outer)?)
     }
 
     /// Calls `f` on every live object of `T`, in memory order: one pass over the class's
@@ -1071,7 +1069,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn tick<T: 'static>(&mut self, f: impl FnMut(&mut T)) {
-        self.pools.heap_mut().tick(f);
+        heap_of(&mut self.pools).tick(f);
     }
 
     /// [`tick`](Self::tick) split across rayon's threads, slab by slab.
@@ -1098,7 +1096,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
-        self.pools.heap_mut().par_tick(f);
+        heap_of(&mut self.pools).par_tick(f);
     }
 
     /// [`tick`](Self::tick), reading the rest of the world: `f` gets every live, awake
@@ -1143,13 +1141,13 @@ impl World {
     ///
     /// [`ArenaError::Ticking`]: respawn_arena::ArenaError::Ticking
     pub fn tick_reading<T: 'static>(&mut self, f: impl FnMut(&mut T, &View<'_>)) {
-        self.pools.heap_mut().tick_reading(f);
+        heap_of(&mut self.pools).tick_reading(f);
     }
 
     /// [`tick_reading`](Self::tick_reading) split across rayon's threads slab by slab;
     /// every thread reads through the one view.
     pub fn par_tick_reading<T: Send + 'static>(&mut self, f: impl Fn(&mut T, &View<'_>) + Sync + Send) {
-        self.pools.heap_mut().par_tick_reading(f);
+        heap_of(&mut self.pools).par_tick_reading(f);
     }
 
     /// Every live object of `T` with its handle, in memory order, dormant ones included
@@ -1192,7 +1190,7 @@ impl World {
     /// ```
     pub fn iter_mut<T: 'static>(&mut self) -> respawn_arena::IterMut<'_, T> {
         // Lends objects as `tick` does: it ends and hides nothing behind the collector's back.
-        self.pools.heap_mut().arena_mut_bypassing_gc().iter_mut()
+        heap_of(&mut self.pools).iter_mut()
     }
 
     /// Objects of `T` in the world (live and garbage awaiting its purge).
@@ -1237,7 +1235,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn add_referencer(&mut self, report: impl for<'t> FnMut(&mut Tracer<'t>) + Send + 'static) -> Referencer {
-        self.pools.heap_mut().add_referencer(report)
+        heap_of(&mut self.pools).add_referencer(report)
     }
 
     /// Why the object is alive: a shortest chain of references from a root to it, by the
@@ -1276,7 +1274,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn why_alive<T>(&mut self, h: Handle<T>) -> Result<Option<ReferenceChain>, PoolError> {
-        Ok(self.pools.heap_mut().why_alive(h)?)
+        Ok(heap_of(&mut self.pools).why_alive(h)?)
     }
 
     /// References that objects the next collection would keep (and external referencers)
@@ -1284,7 +1282,45 @@ impl World {
     /// purged. See [`Heap::find_garbage_references`]; for a record taken by each collection,
     /// [`GcSettings::track_garbage_references`] and [`Heap::garbage_references`].
     pub fn find_garbage_references(&mut self) -> Vec<GarbageReference> {
-        self.pools.heap_mut().find_garbage_references()
+        heap_of(&mut self.pools).find_garbage_references()
+    }
+
+    /// Makes a cluster of `root` and `members` (UE's GC clusters): reaching any of them keeps
+    /// all of them, so the collector reaches the cluster at once instead of judging its
+    /// members one by one. As [`Heap::create_cluster`].
+    ///
+    /// # Errors
+    /// As `Heap::create_cluster`: nothing changes if an object is stale or hidden,
+    /// permanent, pooled, or in a cluster already.
+    ///
+    /// ```
+    /// use respawn::{Object, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part {
+    ///     id: u32,
+    /// }
+    ///
+    /// let mut world = World::builder().collected::<Part>().build()?;
+    /// let [body, wheel] = [0, 1].map(|id| world.insert(Part { id }));
+    /// let cluster = world.create_cluster(body.raw(), &[wheel.raw()])?;
+    /// let _root = world.root(wheel)?; // reaching one member keeps them all
+    /// world.collect_garbage();
+    /// assert!(world.get(body).is_some());
+    /// world.dissolve_cluster(cluster)?;
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn create_cluster(&mut self, root: RawHandle, members: &[RawHandle]) -> Result<ClusterId, PoolError> {
+        Ok(heap_of(&mut self.pools).create_cluster(root, members)?)
+    }
+
+    /// Dissolves a cluster: its objects are judged one by one again. As
+    /// [`Heap::dissolve_cluster`].
+    ///
+    /// # Errors
+    /// [`GcError::UnknownCluster`](respawn_gc::GcError::UnknownCluster) (as [`PoolError::Gc`]).
+    pub fn dissolve_cluster(&mut self, id: ClusterId) -> Result<(), PoolError> {
+        Ok(heap_of(&mut self.pools).dissolve_cluster(id)?)
     }
 
     /// Runs a full collection now and purges what it found; returned cells go back to their
@@ -1298,7 +1334,7 @@ impl World {
     /// Runs a collection with `options` (e.g. [`CollectOptions::INCREMENTAL`], leaving the
     /// purge to [`purge`](Self::purge) or [`end_frame`](Self::end_frame)).
     pub fn collect_garbage_with(&mut self, options: CollectOptions) -> GcStats {
-        let stats = self.pools.heap_mut().collect_garbage(options);
+        let stats = heap_of(&mut self.pools).collect_garbage(options);
         self.pools.maintain();
         stats
     }
@@ -1306,7 +1342,7 @@ impl World {
     /// Purges pending objects for at most `budget` (overrunning it by at most one
     /// object's destruction).
     pub fn purge(&mut self, budget: Duration) -> PurgeProgress {
-        let progress = self.pools.heap_mut().purge(Some(budget));
+        let progress = heap_of(&mut self.pools).purge(Some(budget));
         self.pools.maintain();
         progress
     }
@@ -1374,7 +1410,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn end_frame_with(&mut self, dt: Duration) -> FrameEnd {
-        let gc = self.pools.heap_mut().update(dt);
+        let gc = heap_of(&mut self.pools).update(dt);
         self.pools.maintain_for(dt);
         let frame_bytes = self.frame.iter_allocated_chunks().map(<[_]>::len).sum();
         self.frame.reset();
@@ -1594,4 +1630,19 @@ impl World {
     pub fn heap(&self) -> &Heap {
         self.pools.heap()
     }
+
+    /// The heap, mutably, for the world's own calls to it ([`heap_of`]).
+    #[inline(always)]
+    pub(crate) fn heap_mut(&mut self) -> &mut Heap {
+        heap_of(&mut self.pools)
+    }
+}
+
+/// The pools' heap, mutably, for the world's own calls to it: every caller calls the
+/// heap's methods through the reference and nothing else, so none replaces the heap.
+#[inline(always)]
+pub(crate) fn heap_of(pools: &mut Pools) -> &mut Heap {
+    // SAFETY: the world's code never replaces the heap (see above), which is all
+    // `Pools::heap_mut` asks.
+    unsafe { pools.heap_mut() }
 }

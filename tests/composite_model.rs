@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
 
 use proptest::prelude::*;
-use respawn::{Composite, GcSettings, Handle, Object, Policy, PoolConfig, Poolable, RawHandle, Trace, World};
+use respawn::{Composite, GcSettings, Handle, Heap, Object, Policy, PoolConfig, Poolable, RawHandle, Trace, World};
 
 /// Objects made, by class, and how often each was dropped.
 static MADE: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
@@ -208,7 +208,7 @@ impl Model {
                 let Some(i) = self.pick_part(i, p) else { return };
                 let set = &mut self.live[i];
                 // A part's class has no pool: its destroy is the collector's mark.
-                world.pools_mut().heap_mut().mark_as_garbage(set.parts[p]).unwrap();
+                heap_of(world).mark_as_garbage(set.parts[p]).unwrap();
                 set.linked[p] = false;
                 set.garbage += 1;
                 self.stale.push(set.parts[p]);
@@ -218,7 +218,7 @@ impl Model {
                 let Some(i) = self.pick_part(i, p) else { return };
                 let set = &mut self.live[i];
                 let raw = set.parts[p];
-                world.pools_mut().heap_mut().set_outer(raw, None).unwrap();
+                heap_of(world).set_outer(raw, None).unwrap();
                 set.linked[p] = false;
                 self.loose.push((raw, p + 1, set.ids[p + 1].1));
             }
@@ -232,7 +232,7 @@ impl Model {
             Op::DestroyLoose(j) => {
                 let Some(j) = j.checked_rem(self.loose.len()) else { return };
                 let (raw, class, id) = self.loose.swap_remove(j);
-                world.pools_mut().heap_mut().mark_as_garbage(raw).unwrap();
+                heap_of(world).mark_as_garbage(raw).unwrap();
                 self.stale.push(raw);
                 self.gone.push((class, id));
             }
@@ -350,4 +350,10 @@ proptest! {
     ) {
         run(policy, workers, &ops);
     }
+}
+
+/// The world's heap, for what a test does behind the world's back.
+fn heap_of(world: &mut World) -> &mut Heap {
+    // SAFETY: the callers call the heap's methods through it and never replace it.
+    unsafe { world.pools_mut().heap_mut() }
 }

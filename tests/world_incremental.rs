@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use respawn::{
-    ArenaConfig, CollectOptions, GcSettings, Handle, MarkPhase, MarkStep, Object, Policy, PoolConfig, Poolable,
+    ArenaConfig, CollectOptions, GcSettings, Handle, Heap, MarkPhase, MarkStep, Object, Policy, PoolConfig, Poolable,
     SlabConfig, Trace, World,
 };
 
@@ -43,7 +43,7 @@ impl Poolable for Seeker {
 /// One mark slice of one clock reading (a visit or so).
 fn slice(world: &mut World) -> MarkStep {
     let mut clock = 0;
-    world.pools_mut().heap_mut().mark_slice_timed(Duration::from_nanos(1), || {
+    heap_of(world).mark_slice_timed(Duration::from_nanos(1), || {
         clock += 1;
         Duration::from_nanos(clock)
     })
@@ -73,7 +73,7 @@ fn a_handle_stored_by_a_pooled_spawn_during_the_mark_is_traced() {
             head = node(&mut world, Some(head));
         }
         world.add_to_root(head).unwrap();
-        let heap = world.pools_mut().heap_mut();
+        let heap = heap_of(&mut world);
         assert!(heap.start_incremental_collection(CollectOptions::FULL));
         while !matches!(slice(&mut world), MarkStep::Marking(p) if p.phase == MarkPhase::Reach) {}
 
@@ -89,9 +89,15 @@ fn a_handle_stored_by_a_pooled_spawn_during_the_mark_is_traced() {
                 MarkStep::Idle => panic!("no mark running"),
             }
         }
-        world.pools_mut().heap_mut().purge(None);
+        heap_of(&mut world).purge(None);
         assert!(world.get(seeker).is_some(), "{policy:?}: made live during the mark: kept by it");
         assert!(world.get(b).is_some(), "{policy:?}: B is reachable through the seeker when the mark ends");
         assert_eq!(drops.load(Ordering::SeqCst), 0, "{policy:?}: every node is reachable");
     }
+}
+
+/// The world's heap, for what a test does behind the world's back.
+fn heap_of(world: &mut World) -> &mut Heap {
+    // SAFETY: the callers call the heap's methods through it and never replace it.
+    unsafe { world.pools_mut().heap_mut() }
 }

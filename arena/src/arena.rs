@@ -576,8 +576,9 @@ impl Arena {
     }
 
     /// Drops the object `raw` names, whatever its class, and releases its slot (vacant, or
-    /// its cell returned: [`set_ended_cells`](Self::set_ended_cells)). This is how type-erased code (the collector) ends objects; hidden
-    /// objects (garbage, unreachable) are accepted, vacant slots are not.
+    /// its cell returned: [`set_ended_cells`](Self::set_ended_cells)). This is how
+    /// type-erased code (the collector) ends objects; hidden objects (garbage, unreachable)
+    /// are accepted, vacant slots are not.
     ///
     /// # Errors
     /// [`ArenaError::Stale`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`]; nothing
@@ -917,8 +918,8 @@ impl Arena {
     }
 
     /// Keeps the visible objects of class `T` for which `keep` returns `true` and destroys
-    /// the others (dropped in place, slots released as [`set_ended_cells`](Self::set_ended_cells) says), in one
-    /// pass in memory order. Rooted objects are kept whatever `keep` says.
+    /// the others (dropped in place, slots released as
+    /// [`set_ended_cells`](Self::set_ended_cells) says), in one pass in memory order. Rooted objects are kept whatever `keep` says.
     pub fn retain<T: Send + Sync + 'static>(&mut self, keep: impl FnMut(&mut T) -> bool) {
         if self.class_of::<T>().is_some() {
             self.store_mut::<T>().expect("registered").retain(keep);
@@ -1870,18 +1871,6 @@ impl<T: 'static> Releasable<'_, T> {
         entry.kept_total += 1;
         true
     }
-
-    /// [`stow`](Self::stow), with the token in four bytes: the cell's number, which the
-    /// release knows already, so a holder that keeps its cells compact (a pool's
-    /// magazines) needs no [`CellMap::compact`](crate::CellMap::compact). The token is
-    /// the one the class's `CellMap` would make of `stow`'s.
-    #[cfg(not(loom))]
-    #[inline]
-    pub fn stow_compact(self) -> Option<crate::CompactCell> {
-        let n = self.n;
-        // The full token's fields go unused, so the compiler builds none of them.
-        self.stow().map(|_| crate::CompactCell::from_number(n))
-    }
 }
 
 impl<T> fmt::Debug for Releasable<'_, T> {
@@ -1988,7 +1977,8 @@ impl<T: 'static> ClassStore<'_, T> {
 
     /// Hands out a vacant cell of the class (taking a prepared slab when none is vacant) as
     /// a [`FreedCell`] token, for an object to be built off this thread — a pool's
-    /// precreation worker — and placed with [`adopt`](Self::adopt). The slot stays vacant,
+    /// precreation worker — and placed with [`adopt`](Self::adopt) once compacted by the
+    /// class's [`CellMap`](crate::CellMap). The slot stays vacant,
     /// [`Lifecycle::Lent`], until then.
     ///
     /// # Errors
@@ -1997,39 +1987,17 @@ impl<T: 'static> ClassStore<'_, T> {
         take_cell(self.table, self.entry, self.alloc)
     }
 
-    /// Makes the object built in `token`'s cell live in the token's slot and returns its
-    /// handle (a fresh generation: no handle to the cell's earlier objects resolves).
+    /// Makes the object built in `cell` live in its slot and returns its handle (a fresh
+    /// generation: no handle to the cell's earlier objects resolves). The slot and the cell
+    /// are arithmetic on the cell number, with `T`'s size a constant.
     ///
     /// # Safety
-    /// The token was handed out by this arena for this class (by [`take_cell`](Self::take_cell),
-    /// [`stow`](Self::stow) or the class's returned list), and its cell holds an initialised `T`
+    /// `cell` was compacted by this class's [`CellMap`](crate::CellMap) from a token this
+    /// arena handed out for this class (by [`take_cell`](Self::take_cell),
+    /// [`stow`](Self::stow) or the class's returned list), and holds an initialised `T`
     /// that from now on belongs to the arena.
     #[inline]
-    pub unsafe fn adopt(&mut self, token: FreedCell) -> Handle<T> {
-        debug_assert_eq!(token.class, self.entry.id, "token of another class");
-        let n = token.slot.wrapping_sub(self.entry.start);
-        debug_assert!(n < self.entry.capacity, "token of another class");
-        let slot = self.entry.slot(n);
-        debug_assert!(self.entry.cell_ptr(n) == token.cell.as_ptr(), "token of another arena");
-        debug_assert!(slot.flags().is_vacant(), "adopting occupied slot {}", token.slot);
-        let generation = slot.occupy();
-        self.entry.set_live(n, true);
-        self.entry.out -= 1;
-        if self.entry.barrier {
-            self.entry.note(token.slot);
-        }
-        Handle::from_raw(RawHandle::new(token.slot, generation))
-    }
-
-    /// [`adopt`](Self::adopt) for a token its holder keeps compact (a pool's magazines):
-    /// the slot and the cell are arithmetic on the cell number, with `T`'s size a constant.
-    ///
-    /// # Safety
-    /// As [`adopt`](Self::adopt): `cell` was compacted by this class's
-    /// [`CellMap`](crate::CellMap) from a token this arena handed out, and holds an
-    /// initialised `T` that from now on belongs to the arena.
-    #[inline]
-    pub unsafe fn adopt_compact(&mut self, cell: crate::CompactCell) -> Handle<T> {
+    pub unsafe fn adopt(&mut self, cell: crate::CompactCell) -> Handle<T> {
         let n = cell.number();
         debug_assert!(n < self.entry.capacity, "token of another class");
         let slot = self.entry.slot(n);
@@ -2092,7 +2060,7 @@ impl<T: 'static> ClassStore<'_, T> {
     }
 
     /// Hands every kept object out as a compact token (its cell number; the slot stays
-    /// `InPool`), as [`stow_compact`](Releasable::stow_compact) would have: for a pool's trim
+    /// `InPool`), as the class's `CellMap` would compact a [`stow`](Releasable::stow): for a pool's trim
     /// or shutdown, which drops them or keeps them among its ready objects. The most
     /// recently kept comes last.
     #[cfg(not(loom))]
@@ -2101,7 +2069,7 @@ impl<T: 'static> ClassStore<'_, T> {
     }
 
     /// The address of a compact token's cell (where its object is, for a read or a
-    /// prefetch before [`adopt_compact`](Self::adopt_compact)): arithmetic, no load but the
+    /// prefetch before [`adopt`](Self::adopt)): arithmetic, no load but the
     /// class's geometry. Meaningful only for a token of this class.
     #[inline(always)]
     pub fn compact_cell(&self, cell: &crate::CompactCell) -> NonNull<T> {
@@ -2113,7 +2081,7 @@ impl<T: 'static> ClassStore<'_, T> {
     /// Takes the object out of the world without dropping it: its slot is released (every
     /// handle to it goes stale at once, its sub-objects are cut loose) and
     /// [`Lifecycle::InPool`], and the returned token owns the cell *with the object still
-    /// in it* — a pool's `Reuse` path, which [`adopt`](Self::adopt)s it again later. The
+    /// in it* — a pool's path, which compacts it and [`adopt`](Self::adopt)s it again later. The
     /// token's holder must drop the object (or adopt it); an object in a dropped token is
     /// leaked, never dropped twice. `Ok(None)`: the slot reached the generation ceiling and
     /// was retired, so the object was dropped here.

@@ -2,7 +2,9 @@
 //! release), `recycle`, `store_of` and `insert_permanent`, with every object dropped once.
 
 use respawn_allocator::AllocError;
-use respawn_arena::{Arena, ArenaConfig, ArenaError, FreedCell, Handle, Lifecycle, ObjectFlags, Rejected, SlabConfig};
+use respawn_arena::{
+    Arena, ArenaConfig, ArenaError, CompactCell, FreedCell, Handle, Lifecycle, ObjectFlags, Rejected, SlabConfig,
+};
 use respawn_testkit::drops::Drops;
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, ..ArenaConfig::DEFAULT };
@@ -60,6 +62,13 @@ unsafe fn fill<T>(token: &FreedCell, value: T) {
     unsafe { token.cell().cast::<T>().as_ptr().write(value) };
 }
 
+/// The token in the compact form `ClassStore::adopt` takes, made by its class's map, as a
+/// pool makes it.
+fn compact(arena: &Arena, token: FreedCell) -> CompactCell {
+    let map = arena.cell_map(token.class()).expect("the token's class");
+    map.compact(token).unwrap_or_else(|_| panic!("a cell of the class's map"))
+}
+
 /// `take_cell` hands out a `Lent` cell invisible to the arena; `adopt` makes the
 /// object built in it live under the slot's current generation.
 #[test]
@@ -86,6 +95,7 @@ fn take_cell_then_adopt_places_an_object_built_elsewhere() {
     .unwrap();
     let slot = token.slot();
     let cell = token.cell();
+    let token = compact(&arena, token);
     let mut store = arena.store_mut::<Tracked>().unwrap();
     // SAFETY: the token is this arena's, of class `Tracked`, and its cell holds one.
     let h = unsafe { store.adopt(token) };
@@ -124,6 +134,7 @@ fn stow_hides_without_dropping_and_adopt_brings_the_object_back() {
     assert_eq!(ids_ticked(&mut arena), vec![0]);
     assert_eq!(ids_listed(&arena), vec![0]);
 
+    let token = compact(&arena, token);
     let mut store = arena.store_mut::<Tracked>().unwrap();
     // SAFETY: `stow` left the `Tracked` in the token's cell; the arena takes it back.
     let new = unsafe { store.adopt(token) };
@@ -202,6 +213,8 @@ fn stow_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
     let log = Drops::default();
     let mut arena =
         Arena::with_config(ArenaConfig { max_generation: 2, slab: SlabConfig::SMALL, ..ArenaConfig::DEFAULT });
+    let class = arena.register::<Tracked>().unwrap();
+    let map = arena.cell_map(class).unwrap();
     let mut store = arena.store_mut::<Tracked>().unwrap();
     let first = store.insert(tracked(&log, 0));
     let mut handles = vec![first];
@@ -209,7 +222,7 @@ fn stow_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
     while let Some(token) = store.stow(h).unwrap() {
         assert_eq!(log.total(), 0, "stowing below the ceiling drops nothing");
         // SAFETY: `stow` left the `Tracked` in the cell; the arena takes it back.
-        h = unsafe { store.adopt(token) };
+        h = unsafe { store.adopt(map.compact(token).ok().unwrap()) };
         handles.push(h);
         assert!(handles.len() <= 2, "max_generation 2 allows one stow");
     }
@@ -370,6 +383,7 @@ fn every_object_is_dropped_once_whatever_its_pooling_history() {
     let log = Drops::default();
     let mut arena = Arena::with_config(ArenaConfig { max_generation: 2, ..SMALL });
     let class = arena.register::<Tracked>().unwrap();
+    let map = arena.cell_map(class).unwrap();
 
     // 0, 1: live all along.
     let live: Vec<_> = (0..2).map(|id| arena.insert(tracked(&log, id))).collect();
@@ -378,18 +392,18 @@ fn every_object_is_dropped_once_whatever_its_pooling_history() {
     let h = store.insert(tracked(&log, 2));
     let token = store.stow(h).unwrap().unwrap();
     // SAFETY: `stow` left object 2 in the cell.
-    let readopted = unsafe { store.adopt(token) };
+    let readopted = unsafe { store.adopt(map.compact(token).ok().unwrap()) };
     // 3: built in a taken cell, adopted.
     let token = store.take_cell().unwrap();
     // SAFETY: a taken cell is empty and of class `Tracked`.
     unsafe { fill(&token, tracked(&log, 3)) };
     // SAFETY: the token is this arena's and its cell holds object 3.
-    let built = unsafe { store.adopt(token) };
+    let built = unsafe { store.adopt(map.compact(token).ok().unwrap()) };
     // 4: stowed and adopted until its slot retired: `stow` dropped it.
     let h = store.insert(tracked(&log, 4));
     let token = store.stow(h).unwrap().unwrap();
     // SAFETY: `stow` left object 4 in the cell.
-    let h = unsafe { store.adopt(token) };
+    let h = unsafe { store.adopt(map.compact(token).ok().unwrap()) };
     assert!(store.stow(h).unwrap().is_none(), "max_generation 2: the second stow retires");
     // 5: stowed and kept by the token's holder, which drops it by hand and drops the token.
     let h = store.insert(tracked(&log, 5));
@@ -433,8 +447,10 @@ fn every_object_is_dropped_once_whatever_its_pooling_history() {
     assert_eq!(log.total(), 11);
 }
 
+/// A stow's token compacted by the class's map names the object's cell, which still holds
+/// it, and adopting the compact token brings the object back.
 #[test]
-fn a_compact_stow_is_the_token_the_class_map_makes_of_a_stow() {
+fn a_stow_compacted_by_the_class_map_names_the_cell_and_adopts_back() {
     #[derive(Debug, PartialEq)]
     struct Shot(u64);
     let mut arena = Arena::with_config(SMALL);
@@ -445,19 +461,13 @@ fn a_compact_stow_is_the_token_the_class_map_makes_of_a_stow() {
         let mut store = arena.store_mut::<Shot>().unwrap();
         let address = store.get(h).unwrap() as *const Shot as *mut u8;
         let found = store.releasable(h).unwrap();
-        // Every other object each way: the compact token must be the map's token of the
-        // full one, and name the object's cell, which still holds it.
-        let cell = if i % 2 == 0 {
-            found.stow_compact().expect("below the ceiling")
-        } else {
-            map.compact(found.stow().expect("below the ceiling")).expect("a cell of the class")
-        };
+        let cell = map.compact(found.stow().expect("below the ceiling")).expect("a cell of the class");
         assert!(!cell.is_occupied());
         // SAFETY: the map's arena is alive and the token came from its class.
         assert_eq!(unsafe { map.cell(&cell) }.as_ptr(), address, "object {i}");
         assert!(arena.get(h).is_none(), "stowed: the handle is stale");
         // SAFETY: the stowed cell holds the object untouched; adopted back, it is live.
-        let again = unsafe { arena.store_mut::<Shot>().unwrap().adopt_compact(cell) };
+        let again = unsafe { arena.store_mut::<Shot>().unwrap().adopt(cell) };
         assert_eq!(arena.get(again), Some(&Shot(i as u64)));
     }
 }
@@ -542,7 +552,7 @@ fn kept_objects_leave_as_tokens_or_are_dropped_in_place() {
     assert_eq!((store.kept(), store.len()), (0, 0));
     let mut store = arena.store_mut::<Tracked>().unwrap();
     // SAFETY: each token was a kept cell holding its `Tracked`, this class's.
-    let back: Vec<_> = taken.into_iter().map(|cell| unsafe { store.adopt_compact(cell) }).collect();
+    let back: Vec<_> = taken.into_iter().map(|cell| unsafe { store.adopt(cell) }).collect();
     assert_eq!(ids_ticked(&mut arena), vec![0, 1, 2, 3]);
     assert_eq!(log.total(), 0);
 

@@ -1,6 +1,7 @@
 //! The heap: an [`Arena`] with a mark-sweep collector over it.
 
 mod incremental;
+mod owner;
 
 use std::any::type_name;
 use std::fmt;
@@ -209,10 +210,12 @@ impl Drop for Subtree<'_> {
 ///   [`mark_slice`](Self::mark_slice) (or [`GcSettings::incremental_mark_budget`] with
 ///   `update`) spread a collection's mark over frames, the game going on between slices.
 ///
-/// The heap forwards the arena calls that keep the collector's picture true (`get`,
-/// `get_mut`, `tick`, roots, outers, `stats` …); [`arena`](Self::arena) reads the rest. It
-/// does not dereference to its [`Arena`]: the calls that would end or hide objects behind
-/// the collector's back are behind [`arena_mut_bypassing_gc`](Self::arena_mut_bypassing_gc).
+/// The heap lends the arena calls that keep the collector's picture true (`get`,
+/// `get_mut`, `tick`, roots, outers, `stats` …), and a class's owner, such as a pool, the
+/// class's records (`store_of`, `take_cell`, `recycle` …); [`arena`](Self::arena) reads
+/// the rest. It never lends its [`Arena`] whole, which could be replaced: the calls that
+/// would end or hide objects behind the collector's back are behind the unsafe
+/// [`arena_mut`](Self::arena_mut).
 ///
 /// ```
 /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
@@ -356,28 +359,31 @@ impl Heap {
 
     /// The arena under the collector, mutably — *bypassing* the collector and the pools.
     ///
-    /// The heap forwards every arena call that keeps the collector's picture true
+    /// The heap lends what keeps the collector's picture true itself
     /// ([`get_mut`](Self::get_mut), [`add_to_root`](Self::add_to_root),
-    /// [`set_outer`](Self::set_outer), [`tick`](Self::tick)…). What is left is reachable
-    /// only here, by this deliberately long name, because the collector never sees it:
-    /// `remove`, `destroy` and `retain` end objects without `begin_destroy` or
-    /// `finish_destroy`; `set_flags`/`clear_flags` hide or reveal objects behind the mark's
-    /// back; `recycle` hands cells back beside a pool's counts; a class registered here is
-    /// never scanned and gets no hooks. It is for owners of a class's lifecycle — respawn's
-    /// pools adopt and stow cells through it — and for tests that need to break an
-    /// invariant on purpose.
+    /// [`set_outer`](Self::set_outer), [`tick`](Self::tick)…), and a class's owner its
+    /// records ([`store_of`](Self::store_of), [`take_cell`](Self::take_cell),
+    /// [`recycle`](Self::recycle)…). What is left is reachable only here, because the
+    /// collector never sees it: `remove`, `destroy` and `retain` end objects without
+    /// `begin_destroy` or `finish_destroy`; `set_flags`/`clear_flags` hide or reveal objects
+    /// behind the mark's back; a class registered here is never scanned and gets no hooks.
+    /// It is for tests that break an invariant on purpose.
     ///
-    /// `Heap` does not dereference to [`Arena`], so none of this is reached by accident:
+    /// # Safety
+    /// The caller must not replace the arena (`mem::swap`, `mem::replace`, `mem::take`, an
+    /// assignment through the reference): the collector's entry for each class (its trace
+    /// and destroy hooks, by class id) and the cells the purge thread is dropping objects
+    /// in belong to this arena, and would be applied to another's objects, or outlive the
+    /// memory they are in.
     ///
     /// ```compile_fail
     /// # use respawn_gc::Heap;
-    /// # use respawn_arena::RawHandle;
-    /// fn hide(heap: &mut Heap, raw: RawHandle) {
-    ///     // error: no method `set_flags` on `Heap`
-    ///     heap.set_lifecycle(raw, respawn_arena::Lifecycle::Garbage).unwrap();
+    /// fn replace(heap: &mut Heap) {
+    ///     // error[E0133]: call to unsafe function
+    ///     *heap.arena_mut() = respawn_arena::Arena::new();
     /// }
     /// ```
-    pub fn arena_mut_bypassing_gc(&mut self) -> &mut Arena {
+    pub unsafe fn arena_mut(&mut self) -> &mut Arena {
         &mut self.arena
     }
 

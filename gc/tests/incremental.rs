@@ -605,7 +605,7 @@ fn a_store_made_through_iter_mut_behind_the_mark_is_seen() {
     s.heap.get_mut(c).unwrap().stash.push(b);
     s.heap.get_mut(a).unwrap().edges.clear();
     s.slice(1);
-    for (_, l) in s.heap.arena_mut_bypassing_gc().iter_mut::<Link>() {
+    for (_, l) in s.heap.iter_mut::<Link>() {
         let mut stash = std::mem::take(&mut l.stash);
         l.edges.append(&mut stash);
     }
@@ -620,7 +620,7 @@ fn a_store_made_through_get_disjoint_mut_behind_the_mark_is_seen() {
     let mut s = Slow::new();
     let (c, b, a) = c_and_a_far_behind(&mut s, &drops);
     s.slice(1);
-    let [c_link, a_link] = s.heap.arena_mut_bypassing_gc().get_disjoint_mut([c, a]).unwrap();
+    let [c_link, a_link] = s.heap.get_disjoint_mut([c, a]).unwrap();
     c_link.edges.push(b);
     a_link.edges.clear();
     s.finish();

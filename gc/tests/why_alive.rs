@@ -180,7 +180,8 @@ fn keep_flags_count_as_roots_when_asked() {
     let [a, b] = [0, 1].map(|i| node(&mut heap, &drops, i));
     link(&mut heap, a, b);
     let keep = ObjectFlags::STANDALONE;
-    heap.arena_mut_bypassing_gc().set_flags(a.raw(), keep).unwrap();
+    // SAFETY: the arena is not replaced, only a flag set.
+    unsafe { heap.arena_mut() }.set_flags(a.raw(), keep).unwrap();
     assert_eq!(heap.why_alive(b).unwrap(), None, "no keep flags by default");
     let via = heap.why_alive_with(b, keep).unwrap().unwrap();
     assert_eq!(via.root, RootKind::KeepFlags(keep));

@@ -169,7 +169,7 @@ impl ClassPool {
         create: Create<T>,
     ) -> Result<Self, PoolError> {
         // The one check of `class` for the pool's life (`store` relies on it).
-        heap.arena_mut_bypassing_gc().store_of::<T>(class)?;
+        heap.store_of::<T>(class)?;
         let map = heap.arena().cell_map(class).expect("the class was checked just now");
         let recipe: Arc<dyn Build> = Arc::new(Creator(create));
         let core = PoolCore::start(T::class_name(), config, map, recipe);
@@ -179,7 +179,7 @@ impl ClassPool {
         let async_drop = heap.settings().async_purge && !T::DROP_ON_GAME_THREAD && config.workers > 0;
         heap.set_ended_cells(class, if async_drop { EndedCells::ReturnedUndropped } else { EndedCells::Returned })?;
         // `Reuse`: a released object stays in its cell, kept by the class for the next spawn.
-        heap.arena_mut_bypassing_gc().set_keeping(class, config.policy == Policy::Reuse)?;
+        heap.set_keeping(class, config.policy == Policy::Reuse)?;
         let hooks = Hooks {
             type_id: TypeId::of::<T>(),
             release: release_hook::<T>,
@@ -203,8 +203,8 @@ impl ClassPool {
     /// Takes up to `n` cells from the arena (within `max`) and queues them for the workers.
     #[inline]
     fn grow(&mut self, heap: &mut Heap, n: usize) -> Result<(), PoolError> {
-        let (arena, class) = (heap.arena_mut_bypassing_gc(), self.class);
-        self.core.grow(n, |core| arena.take_cell(class).map(|cell| compact(core.map(), cell))).map_err(PoolError::from)
+        let class = self.class;
+        self.core.grow(n, |core| heap.take_cell(class).map(|cell| compact(core.map(), cell))).map_err(PoolError::from)
     }
 
     /// What the class keeps for reuse beside the magazines.
@@ -302,10 +302,9 @@ impl ClassPool {
     /// Hands the cells the pool gave up back to the arena, as vacant slots.
     #[inline]
     fn recycle_spare(&self, heap: &mut Heap) {
-        let arena = heap.arena_mut_bypassing_gc();
         self.core.drain_spare(|core, cell| {
             // SAFETY: the pool's map compacted every cell it trades; its heap is alive.
-            let back = arena.recycle(unsafe { core.map().expand(cell) });
+            let back = heap.recycle(unsafe { core.map().expand(cell) });
             debug_assert!(back.is_ok(), "a pool's cell belongs to its arena");
         });
     }
@@ -353,7 +352,7 @@ impl<T: 'static> Typed<'_, T> {
         // SAFETY: the pool's `new` checked that its class is its class in this heap's arena
         // (`store_of`), `Typed` that the class is `T`, and a pool never leaves the heap it
         // was made for (its `Pools` owns both).
-        unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<T>(self.pool.class) }
+        unsafe { heap.store_of_unchecked::<T>(self.pool.class) }
     }
 
     /// Runs one of the class's hooks on `object`.
@@ -418,7 +417,7 @@ impl<T: Poolable> Typed<'_, T> {
         // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
         // returned list, stow, compacted by its map) and holds an object a worker built or
         // `Reuse` reset.
-        let handle = unsafe { store.adopt_compact(cell) };
+        let handle = unsafe { store.adopt(cell) };
         // The class kept nothing: a kept object is taken first.
         self.pool.core.spawned(0);
         // SAFETY: adopted just now; `&mut Heap` makes it ours for the call.
@@ -431,12 +430,12 @@ impl<T: Poolable> Typed<'_, T> {
     /// Builds up to `n` objects of `T` on the calling thread (within `max`) into the game
     /// thread's magazines, ready for the next spawns. Returns how many it built.
     pub(crate) fn prefill(self, heap: &mut Heap, n: usize) -> Result<usize, PoolError> {
-        let (arena, class) = (heap.arena_mut_bypassing_gc(), self.pool.class);
+        let class = self.pool.class;
         self.pool.core.prefill(n, |core| {
             // Built before its cell is taken: a panicking `create` takes nothing.
             // SAFETY: the pool, and so its recipe, is `T`'s (`Typed`).
             let value = unsafe { create_unchecked::<T>(core.recipe()) }();
-            let cell = arena.take_cell(class)?;
+            let cell = heap.take_cell(class)?;
             // SAFETY: `take_cell` hands over an uninitialised cell of the class, `T`'s
             // (`Typed`), ours alone until it is adopted; written once, here.
             unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
@@ -573,9 +572,10 @@ unsafe fn create_unchecked<T: 'static>(recipe: &dyn Build) -> &Create<T> {
 /// a quarter magazine.
 pub(crate) const RETURN_BATCH: usize = depot::MAGAZINE.div_ceil(4);
 
-/// `cell` (a cell of the pool's class) in the form the pool keeps it.
+/// `cell`, a cell of one of a pool's own classes, compacted by that class's `map`: the form a
+/// pool keeps it in.
 #[inline(always)]
-fn compact(map: &CellMap, cell: FreedCell) -> CompactCell {
+pub(crate) fn compact(map: &CellMap, cell: FreedCell) -> CompactCell {
     map.compact(cell).unwrap_or_else(|_| unreachable!("a cell of another class in a pool"))
 }
 
@@ -596,10 +596,9 @@ pub(crate) fn refused(heap: &Heap, raw: RawHandle, error: ArenaError) -> PoolErr
 impl ErasedPool for ClassPool {
     fn note_inserted(&mut self, heap: &mut Heap) {
         self.take_returned(heap);
-        let arena = heap.arena_mut_bypassing_gc();
-        let kept = arena.kept(self.class);
+        let kept = heap.arena().kept(self.class);
         // The pool may be past `max` now: releases stop keeping until it is back within.
-        let off = arena.set_keeping(self.class, false);
+        let off = heap.set_keeping(self.class, false);
         debug_assert!(off.is_ok(), "the pool's own class");
         self.core.note_inserted(kept);
     }
@@ -652,7 +651,7 @@ impl ErasedPool for ClassPool {
         self.take_returned(heap);
         self.core.shutdown();
         // The objects the class keeps are ready ones too (checked out, as the magazines').
-        let dropped = heap.arena_mut_bypassing_gc().drop_kept(self.class);
+        let dropped = heap.drop_kept(self.class);
         self.core.uncount(dropped);
     }
 }

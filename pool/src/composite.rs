@@ -46,7 +46,7 @@ use respawn_arena::{
 };
 use respawn_gc::Heap;
 
-use crate::class_pool::ErasedPool;
+use crate::class_pool::{compact, ErasedPool};
 use crate::depot::{self, Recipe, Returned, Token};
 use crate::error::refusal;
 use crate::pool_core::{Cold, Kept, PoolCore};
@@ -198,7 +198,7 @@ impl PartClass {
             type_id: TypeId::of::<P>(),
             register: |heap| heap.class_id::<P>(),
             drop: drop_part::<P>,
-            take_cell: |heap, class| heap.arena_mut_bypassing_gc().store_of::<P>(class)?.take_cell(),
+            take_cell: |heap, class| heap.store_of::<P>(class)?.take_cell(),
             adopt: adopt_part::<P>,
             on_spawn: on_spawn_part::<P>,
             on_release: |heap, raw, reset| {
@@ -209,7 +209,7 @@ impl PartClass {
                     }
                 }
             },
-            stow: |heap, class, raw| heap.arena_mut_bypassing_gc().store_of::<P>(class)?.stow(Handle::from_raw(raw)),
+            stow: |heap, class, raw| heap.store_of::<P>(class)?.stow(Handle::from_raw(raw)),
             get: |heap, raw| heap.get(Handle::<P>::from_raw(raw)).map(|p| p as &dyn std::any::Any),
         }
     }
@@ -231,9 +231,9 @@ unsafe fn drop_part<P>(cell: NonNull<u8>) {
 /// cells, compacted by its map, holding a built `P` that from now on belongs to the arena.
 unsafe fn adopt_part<P: Poolable>(heap: &mut Heap, class: ClassId, cell: CompactCell) -> RawHandle {
     // SAFETY: the caller's contract: the class is `P`'s, so its store is typed right.
-    let mut store = unsafe { heap.arena_mut_bypassing_gc().store_of_unchecked::<P>(class) };
+    let mut store = unsafe { heap.store_of_unchecked::<P>(class) };
     // SAFETY: the caller's contract: a built `P` in one of the class's cells.
-    unsafe { store.adopt_compact(cell) }.raw()
+    unsafe { store.adopt(cell) }.raw()
 }
 
 /// [`PartClass::on_spawn`] for `P`, on the part in `cell`.
@@ -434,7 +434,7 @@ impl<O: Composite> CompositePool<O> {
     /// Builds `O`'s composite pool: registers the parts' classes, starts the workers,
     /// takes the owner class's ended cells and, with `precreate`, queues `capacity` composites.
     pub(crate) fn new(heap: &mut Heap, class: ClassId, config: PoolConfig) -> Result<Self, PoolError> {
-        heap.arena_mut_bypassing_gc().store_of::<O>(class)?;
+        heap.store_of::<O>(class)?;
         let count = O::Parts::COUNT;
         let mut parts = [None; MAX_PARTS];
         let mut maps = [None; MAX_PARTS];
@@ -560,14 +560,13 @@ impl<O: Composite> CompositePool<O> {
         // SAFETY: the pool's map placed every cell it holds, and its heap is alive.
         let cells = unsafe { map.part_cells(&assembly.parts) };
         let Assembly { owner, parts } = assembly;
-        let arena = heap.arena_mut_bypassing_gc();
         // SAFETY: `new` checked that `class` is `O`'s in this heap's arena, and the pool
         // never leaves its heap (its `Pools` owns both).
-        let mut store = unsafe { arena.store_of_unchecked::<O>(self.classes.owner) };
+        let mut store = unsafe { heap.store_of_unchecked::<O>(self.classes.owner) };
         let object = store.compact_cell(&owner);
         // SAFETY: every assembly the pool holds has a built `O` in an owner cell of this
         // class (a worker's build, an inline build or a `Reuse` stow).
-        let h = unsafe { store.adopt_compact(owner) };
+        let h = unsafe { store.adopt(owner) };
         let mut raws = [RawHandle::new(0, std::num::NonZeroU32::MIN); MAX_PARTS];
         for (i, cell) in parts.into_iter().enumerate() {
             let Some(cell) = cell else { break };
@@ -653,7 +652,7 @@ impl<O: Composite> CompositePool<O> {
                 Err(e) => unreachable!("an intact part refused its stow: {e}"),
             }
         }
-        let stowed = heap.arena_mut_bypassing_gc().store_of::<O>(self.classes.owner)?.stow(h)?;
+        let stowed = heap.store_of::<O>(self.classes.owner)?.stow(h)?;
         let assembly = match stowed {
             Some(owner) => Ok(Assembly { owner: compact(&map.owner, owner), parts: cells }),
             None => Err(cells),
@@ -679,7 +678,7 @@ impl<O: Composite> CompositePool<O> {
                     // SAFETY: stowed just now: the cell holds the reset part, ours alone.
                     unsafe { (part.drop)(part_map.cell(&cell)) };
                     // SAFETY: compacted by this map from this arena's token.
-                    let back = heap.arena_mut_bypassing_gc().recycle(unsafe { part_map.expand(cell) });
+                    let back = heap.recycle(unsafe { part_map.expand(cell) });
                     debug_assert!(back.is_ok(), "a part's cell belongs to its arena");
                 }
             }
@@ -715,7 +714,7 @@ impl Classes {
         let owner = match owner {
             Some(owner) => owner,
             None => {
-                let cell = heap.arena_mut_bypassing_gc().store_of::<O>(self.owner)?.take_cell()?;
+                let cell = heap.store_of::<O>(self.owner)?.take_cell()?;
                 compact(&map.owner, cell)
             }
         };
@@ -753,7 +752,7 @@ fn recycle_owner<O: Composite>(core: &Core<O>, heap: &mut Heap, owner: CompactCe
     let owner = vacate_owner(core, owner);
     let map = core.map();
     // SAFETY: compacted by the owner's map from this arena's token.
-    let back = heap.arena_mut_bypassing_gc().recycle(unsafe { map.owner.expand(owner) });
+    let back = heap.recycle(unsafe { map.owner.expand(owner) });
     debug_assert!(back.is_ok(), "a composite's cell belongs to its arena");
 }
 
@@ -777,7 +776,7 @@ fn recycle<O: Composite>(core: &Core<O>, heap: &mut Heap, assembly: Assembly) {
     for (cell, part) in assembly.parts.into_iter().zip(core.map().parts) {
         if let (Some(cell), Some(part)) = (cell, part) {
             // SAFETY: compacted by the part's map from this arena's token.
-            let back = heap.arena_mut_bypassing_gc().recycle(unsafe { part.expand(cell) });
+            let back = heap.recycle(unsafe { part.expand(cell) });
             debug_assert!(back.is_ok(), "a part's cell belongs to its arena");
         }
     }
@@ -787,11 +786,6 @@ fn recycle<O: Composite>(core: &Core<O>, heap: &mut Heap, assembly: Assembly) {
 /// permanent).
 fn may_stow(heap: &Heap, raw: RawHandle) -> bool {
     heap.table().resolve(raw).is_ok_and(|slot| !slot.is_rooted() && !slot.flags().contains(ObjectFlags::PERMANENT))
-}
-
-/// `cell` compacted by `map` (one of the pool's own classes).
-fn compact(map: &CellMap, cell: FreedCell) -> CompactCell {
-    map.compact(cell).unwrap_or_else(|_| unreachable!("a cell of another class in a composite pool"))
 }
 
 /// What `Pools` needs of a composite pool beyond [`ErasedPool`]: a spawn whose owner type

@@ -103,8 +103,23 @@ impl Pools {
 
     /// The heap, mutably. Objects of pooled classes must still be created and ended
     /// through the pools (`spawn`, `insert`, `destroy`) for the pools' counts to hold;
-    /// anything else is safe but uncounted.
-    pub fn heap_mut(&mut self) -> &mut Heap {
+    /// anything else is sound but uncounted.
+    ///
+    /// # Safety
+    /// The caller must not replace the heap (`mem::swap`, `mem::replace`, `mem::take`, an
+    /// assignment through the reference): the pools' cells, and the objects their workers
+    /// are building in them, belong to this heap's arena, and the pools adopt them into it
+    /// unchecked.
+    ///
+    /// ```compile_fail
+    /// # use respawn_pool::Pools;
+    /// # use respawn_gc::Heap;
+    /// fn replace(pools: &mut Pools) {
+    ///     // error[E0133]: call to unsafe function
+    ///     *pools.heap_mut() = Heap::new();
+    /// }
+    /// ```
+    pub unsafe fn heap_mut(&mut self) -> &mut Heap {
         &mut self.heap
     }
 

@@ -1,9 +1,9 @@
 //! The typed view of one class's pool: [`ClassPoolMut`], from [`Pools::class_pool_mut`].
 //!
 //! [`Pools::spawn_with`] and [`Pools::destroy`] find the class on every call: one
-//! `TypeId` compare against the class used last and an index into the pools. A loop that spawns or retires many objects of one class takes the view once and calls
-//! the class's pool directly: the arena's [`ClassStore`](respawn_arena::ClassStore) for a
-//! pool.
+//! `TypeId` compare against the class used last and an index into the pools. A loop that
+//! spawns or retires many objects of one class takes the view once and calls the class's
+//! pool directly: the arena's [`ClassStore`](respawn_arena::ClassStore) for a pool.
 
 use std::fmt;
 
@@ -123,7 +123,10 @@ impl<'a, T: Poolable> ClassPoolMut<'a, T> {
     /// The heap, mutably. As with [`Pools::heap_mut`](crate::Pools::heap_mut), objects of
     /// pooled classes must still be created and ended through the pools for the pools'
     /// counts to hold.
-    pub fn heap_mut(&mut self) -> &mut Heap {
+    ///
+    /// # Safety
+    /// As [`Pools::heap_mut`](crate::Pools::heap_mut): the caller must not replace the heap.
+    pub unsafe fn heap_mut(&mut self) -> &mut Heap {
         self.heap
     }
 }

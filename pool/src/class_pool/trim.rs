@@ -31,7 +31,7 @@ impl ClassPool {
     /// and their cells vacant all the same.
     pub(crate) fn trim(&mut self, heap: &mut Heap, keep: usize) -> Result<usize, PoolError> {
         // The objects the class keeps are ready ones too: out of the class, into the stock.
-        let kept = heap.arena_mut_bypassing_gc().take_kept(self.class);
+        let kept = heap.take_kept(self.class);
         let (mut ready, mut queued) = self.core.take_stock(kept);
         let gone = depot::lowest_first(&mut ready, keep, CompactCell::number);
         let gone_queued = depot::lowest_first(&mut queued, keep - ready.len(), CompactCell::number);
@@ -42,7 +42,6 @@ impl ClassPool {
         // A panicking destructor does not stop the others, nor the bookkeeping: the first
         // panic goes on once the cells are back and the slabs decommitted.
         let mut drops = DropAll::new();
-        let arena = heap.arena_mut_bypassing_gc();
         let dropped = gone.len() + overflow.len();
         let drop_object = self.core.recipe().drop_fn();
         for cell in gone.into_iter().chain(overflow) {
@@ -52,19 +51,19 @@ impl ClassPool {
             // after, so this is the object's one drop.
             drops.run(|| unsafe { drop_object(object) });
             // SAFETY: the pool's map compacted every cell it holds; its heap is alive.
-            let back = arena.recycle(unsafe { self.core.map().expand(cell) });
+            let back = heap.recycle(unsafe { self.core.map().expand(cell) });
             debug_assert!(back.is_ok(), "a pool's cell belongs to its arena");
         }
         for cell in gone_queued {
             // An ended object still in a queued cell (`async_purge`) is dropped first.
             let cell = self.core.vacate(cell);
             // SAFETY: as above.
-            let back = arena.recycle(unsafe { self.core.map().expand(cell) });
+            let back = heap.recycle(unsafe { self.core.map().expand(cell) });
             debug_assert!(back.is_ok(), "a pool's cell belongs to its arena");
         }
         self.recycle_spare(heap);
         self.core.trimmed(dropped);
-        let decommitted = heap.arena_mut_bypassing_gc().decommit_empty_slabs(self.class);
+        let decommitted = heap.decommit_empty_slabs(self.class);
         drop(drops);
         decommitted.map(|_| dropped).map_err(PoolError::from)
     }
