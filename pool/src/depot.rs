@@ -26,9 +26,9 @@
 //! | game thread: spawn | [`Magazines::pop`], [`Magazines::refill`] ([`take_full`](Depot::take_full), [`return_empty`](Depot::return_empty)), [`request_flush`](Depot::request_flush), [`count_checked_out`](Depot::count_checked_out) (a miss, a refill) |
 //! | game thread: `Reuse` release | [`owned`](Depot::owned) (after an overflow), [`Magazines::push`] (`take_empty`, [`publish_local`](Depot::publish_local)), [`count_checked_out`](Depot::count_checked_out) (a publish, a retirement), [`count_retired`](Depot::count_retired) |
 //! | game thread: growth and upkeep | [`on_the_way`](Depot::on_the_way), [`request_growth`](Depot::request_growth), [`request`](Depot::request), [`wake_workers`](Depot::wake_workers), [`drain_spare`](Depot::drain_spare), [`wake_if_needed`](Depot::wake_if_needed), [`snapshot`](Depot::snapshot), [`side_bytes`](Depot::side_bytes) |
-//! | game thread: shutdown | [`stop`](Depot::stop), then (workers joined) [`drain_published`](Depot::drain_published) |
+//! | game thread: shutdown | [`stop`](Depot::stop), then (workers joined) [`drain`](Depot::drain) |
 //! | returned cells | [`returned`](Depot::returned) (a World's pool), [`purged`](Depot::purged) (a standalone pool's `Purge` drop), [`give_back`](Depot::give_back), [`count_returned`](Depot::count_returned) |
-//! | worker ([`work`]) | `enlist` (once, at start), `stopping`, `take_to_build`, `built` or `build_failed`, `take_empty`, `publish`, `wants_partial`, `park`, `abandon_held` |
+//! | worker ([`work_with`]) | `enlist` (once, at start), `stopping`, `take_to_build`, `built` or `build_failed`, `take_empty`, `publish`, `wants_partial`, `park`, `abandon_held` |
 //!
 //! (A standalone pool has no single game thread: any thread that pulls and returns plays
 //! that part with its own magazines, and the pool counts its cells itself, so `checked_out`
@@ -38,8 +38,8 @@
 //!
 //! | field | written by | ordering | why |
 //! |---|---|---|---|
-//! | `to_build` | returned cells and growth push (the game thread; any thread for a standalone `Purge` drop); workers pop; `drain_published` after the join | the queue's own: a push happens before the pop that takes the cell | the token is the cell's ownership: a worker writes the object only after its pop |
-//! | `backlog`, `backlogged`, `burst` | growth (`request_growth`: what `to_build` has no room for) and `request` (a burst beyond `to_build` while the stock is short) push under the lock, then count (Relaxed) before their `wake_workers`; workers pop under the lock after `to_build` is empty (taken by `worker_lock`: a pop and a count; the buffer's trim allocates and frees outside it); `drain_published` after the join | the lock; `backlogged` is a hint read before taking it | the lock hands the token over; the count rises before the wake-up's fence, so a parking worker sees it (the same Dekker as `to_build`) |
+//! | `to_build` | returned cells and growth push (the game thread; any thread for a standalone `Purge` drop); workers pop; `drain` after the join | the queue's own: a push happens before the pop that takes the cell | the token is the cell's ownership: a worker writes the object only after its pop |
+//! | `backlog`, `backlogged`, `burst` | growth (`request_growth`: what `to_build` has no room for) and `request` (a burst beyond `to_build` while the stock is short) push under the lock, then count (Relaxed) before their `wake_workers`; workers pop under the lock after `to_build` is empty (taken by `worker_lock`: a pop and a count; the buffer's trim allocates and frees outside it); `drain` after the join | the lock; `backlogged` is a hint read before taking it | the lock hands the token over; the count rises before the wake-up's fence, so a parking worker sees it (the same Dekker as `to_build`) |
 //! | `full` | workers and the game thread push (`publish`, `publish_local`); the game thread pops (`take_full`) | the queue's own | a worker's writes into the magazine's cells happen before its push, so whoever pops sees built objects (loom model `magazine_exchange`) |
 //! | `empty` | the game thread pushes (`return_empty`); workers and the game thread pop | the queue's own | only buffers move; no object |
 //! | `spare` | returned cells (`give_back`) and workers (`build_failed`, by `worker_lock`: one push); drained by the game thread | the lock | rare; the lock also keeps the vector's buffer between drains |
@@ -249,17 +249,16 @@ impl<C: Token> Magazine<C> {
         debug_assert!(!self.is_full(), "pushing into a full magazine");
         self.0.push(cell);
     }
-    /// Drops the object in each of the magazine's cells and empties it.
+    /// Drops what `recipe` built in each of the magazine's cells, each in `drops`, and
+    /// empties it.
     ///
     /// # Safety
-    /// Every cell holds an initialised `T` that the caller owns alone (nobody else drops
+    /// Every cell holds what `recipe` built, which the caller owns alone (nobody else drops
     /// it), and `map` places the cells ([`Token::cell`]).
-    pub(crate) unsafe fn drop_objects<T>(&mut self, map: &C::Map) {
-        // A panicking destructor does not stop the others (the first panic goes on after).
-        let mut drops = DropAll::new();
+    pub(crate) unsafe fn drop_built<R: Recipe<C> + ?Sized>(&mut self, drops: &mut DropAll, recipe: &R, map: &C::Map) {
         for cell in self.0.drain(..) {
             // SAFETY: the caller's contract; each cell leaves the magazine as it is dropped.
-            drops.run(|| unsafe { std::ptr::drop_in_place(cell.cell(map).cast::<T>().as_ptr()) });
+            drops.run(|| unsafe { recipe.drop_built(&cell, map) });
         }
     }
 }
@@ -342,16 +341,15 @@ impl<C: Token> Magazines<C> {
         Ok(())
     }
 
-    /// Drops the object in each cell of both magazines and empties them.
+    /// [`Magazine::drop_built`] for both magazines.
     ///
     /// # Safety
-    /// As [`Magazine::drop_objects`].
-    pub(crate) unsafe fn drop_objects<T>(&mut self, map: &C::Map) {
-        let mut drops = DropAll::new();
-        // SAFETY: the caller's contract, for both magazines.
-        drops.run(|| unsafe { self.loaded.drop_objects::<T>(map) });
-        // SAFETY: as above.
-        drops.run(|| unsafe { self.previous.drop_objects::<T>(map) });
+    /// As [`Magazine::drop_built`].
+    pub(crate) unsafe fn drop_built<R: Recipe<C> + ?Sized>(&mut self, drops: &mut DropAll, recipe: &R, map: &C::Map) {
+        for magazine in [&mut self.loaded, &mut self.previous] {
+            // SAFETY: the caller's contract, for both magazines.
+            unsafe { magazine.drop_built(drops, recipe, map) };
+        }
     }
 }
 
@@ -1075,24 +1073,26 @@ impl<C: Token> Depot<C> {
         }
     }
 
-    /// At shutdown, once the workers are joined: drops the objects in the published
-    /// magazines and the ended objects still in cells queued for building or given back
-    /// (occupied ones), and forgets those cells (their memory goes with the arena).
+    /// At shutdown, once the workers are joined: drops what `recipe` built in the
+    /// published magazines and the ended objects still in cells queued for building or
+    /// given back (occupied ones), each in `drops`, and forgets those cells (their memory
+    /// goes with the pool's).
     ///
     /// # Safety
-    /// Every worker has returned, and `T` is the class the workers built.
-    pub(crate) unsafe fn drain_published<T>(&self) {
-        let mut drops = DropAll::new();
+    /// Every worker has returned, and they built with `recipe`, whose class an occupied
+    /// token's ended object is.
+    pub(crate) unsafe fn drain<R: Recipe<C> + ?Sized>(&self, drops: &mut DropAll, recipe: &R) {
         while let Some(mut magazine) = self.take_full() {
-            // SAFETY: a published magazine's cells hold objects the workers built; with the
+            // SAFETY: a published magazine's cells hold what the workers built; with the
             // workers gone, the pool alone owns them.
-            drops.run(|| unsafe { magazine.drop_objects::<T>(&self.map) });
+            unsafe { magazine.drop_built(drops, recipe, &self.map) };
+            self.return_empty(magazine);
         }
         // SAFETY: the caller's contract.
-        unsafe { self.drain_queued(&mut drops, drop_as::<T>) };
+        unsafe { self.drain_queued(drops, recipe.drop_ended()) };
     }
 
-    /// The part of [`drain_published`](Self::drain_published) that drops no built object:
+    /// The part of [`drain`](Self::drain) that drops no built object:
     /// the ended objects still in occupied cells queued for building or given back, once
     /// the workers are joined, each in `drops`; forgets those cells. For a pool whose
     /// published tokens hold more than a `T` (a composite's sets), which drops those itself.
@@ -1267,12 +1267,6 @@ fn non_negative(sum: usize) -> usize {
     usize::try_from(sum as isize).unwrap_or(0)
 }
 
-/// A precreation worker: builds an object in each cell from `to_build`, fills magazines,
-/// publishes them; parks when there is nothing to do; returns at shutdown.
-pub(crate) fn work<T: Send + 'static, C: Token>(depot: Arc<Depot<C>>, create: Arc<dyn Fn() -> T + Send + Sync>) {
-    work_with(depot, create);
-}
-
 /// What a precreation worker makes in the cells a token owns, and how it drops what it
 /// made: one object (`dyn Fn() -> T`, a class's pool) or an owner with its parts, each in
 /// a cell of its own class (a composite pool, `crate::composite`).
@@ -1325,7 +1319,9 @@ impl<T: Send + 'static, C: Token> Recipe<C> for dyn Fn() -> T + Send + Sync {
     }
 }
 
-/// [`work`] for any [`Recipe`]: the loop every pool's workers run.
+/// A precreation worker, the loop every pool's workers run: builds by `recipe` in each cell
+/// from `to_build`, fills magazines, publishes them; parks when there is nothing to do;
+/// returns at shutdown.
 pub(crate) fn work_with<C: Token, R: Recipe<C> + ?Sized>(depot: Arc<Depot<C>>, recipe: Arc<R>) {
     let me = depot.enlist();
     let mut current: Option<Magazine<C>> = None;
@@ -1464,9 +1460,10 @@ mod loom_model {
     use std::ptr::NonNull;
 
     use loom::cell::UnsafeCell;
-
-    use super::{work, Depot, Token, MAGAZINE};
     use respawn_allocator::sync::thread;
+    use respawn_allocator::DropAll;
+
+    use super::{work_with, Depot, Token, MAGAZINE};
 
     use crate::sync::{Arc, AtomicUsize, Ordering};
 
@@ -1632,7 +1629,7 @@ mod loom_model {
             let depot = Arc::new(Depot::new(N, queue, 1, ()));
             let worker = {
                 let (depot, create) = (Arc::clone(&depot), built.create());
-                thread::spawn(move || work::<Obj, ModelCell>(depot, create))
+                thread::spawn(move || work_with(depot, create))
             };
             send(&depot, &built, tokens);
             Self { built, depot, ended_dropped: Arc::new(AtomicUsize::new(0)), worker, _memory: memory }
@@ -1643,8 +1640,8 @@ mod loom_model {
         fn stop(self) -> (Built, usize) {
             self.depot.stop();
             self.worker.join().unwrap();
-            // SAFETY: the worker has returned, and it built `Obj`s.
-            unsafe { self.depot.drain_published::<Obj>() };
+            // SAFETY: the worker has returned, and it built with this recipe.
+            unsafe { self.depot.drain(&mut DropAll::new(), &*self.built.create()) };
             // The module's own test reads the counters raw: exact, not `non_negative`.
             assert_eq!(self.depot.ready.load(Ordering::Relaxed), 0);
             assert_eq!(self.depot.held.load(Ordering::Relaxed), 0);
@@ -1700,7 +1697,7 @@ mod loom_model {
     /// Parking and waking at shutdown: the pool shuts down while the worker is building, holding
     /// a partial magazine, or parked. The wake-up must reach it (no timeout under loom), and
     /// every object built is dropped exactly once — by the worker (its own magazine) or by
-    /// the pool (published ones, `drain_published`) — and nothing stays counted.
+    /// the pool (published ones, `drain`) — and nothing stays counted.
     #[test]
     fn shutdown_drops_each_object_once() {
         loom::model(|| {

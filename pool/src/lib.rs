@@ -82,6 +82,8 @@ mod class_pool;
 mod composite;
 #[cfg(not(loom))]
 mod config;
+#[cfg(not(loom))]
+mod crew;
 #[cfg_attr(
     not(feature = "world"),
     expect(dead_code, reason = "the World's pools alone use some of the depot's steps and counters")

@@ -1,29 +1,29 @@
-//! The game-thread side every World pool shares: [`PoolCore`] owns the depot, the two
-//! magazines, the workers, the tallies, the trim window and the config, and is the only
-//! code that moves the count of objects checked out to the game thread. A class's pool and a
-//! composite pool are adapters over it: each says only how its cells are taken from the
-//! arena, adopted into the world and given back.
+//! The game-thread side every World pool shares: [`PoolCore`] owns the pool's [`Crew`]
+//! (its depot, workers, recipe and config), the game thread's two magazines, the tallies and
+//! the trim window, and is the only code that moves the count of objects checked out to the
+//! game thread. A class's pool and a composite pool are adapters over it: each says only
+//! how its cells are taken from the arena, adopted into the world and given back. (A
+//! standalone [`Pool`](crate::Pool) shares the crew, with a pair of magazines per thread.)
 //!
 //! ```text
 //!   adapter (ClassPool, CompositePool)          PoolCore
 //!   ──────────────────────────────────          ────────
 //!   spawn:   pop ─► adopt, hooks                pop / refill (depot) ─► spawned
 //!   miss:    take cells, build inline           spawned_inline (checked out)
-//!   Reuse:   reset, stow ─► shelve              shelve (magazines; dropped when full)
+//!   Reuse:   reset ─► put back                  put_back (magazines; dropped when full)
 //!   growth:  take cells from the arena          grow (within max) ─► depot's build queue
 //!   upkeep:  cells back to the arena            drain_spare (ended objects dropped first)
 //!   stats, cold, trim, shutdown                 all of it, by the recipe's types
 //! ```
 
 use std::ptr::NonNull;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use respawn_allocator::sync::spawn_running;
-use respawn_arena::DropAll;
+use respawn_allocator::DropAll;
 
-use crate::depot::{self, Depot, Magazines, Recipe, Refilled, Returned, Token};
-use crate::sync::{background_priority, Arc};
+use crate::crew::{Crew, Stopped};
+use crate::depot::{Depot, Magazines, Recipe, Refilled, Returned, Token};
+use crate::sync::Arc;
 use crate::{PoolConfig, PoolError, PoolStats};
 
 /// Tallies only the game thread writes.
@@ -74,14 +74,13 @@ pub(crate) struct Cold {
 /// One World pool's game-thread side over tokens `C`, whose objects its workers build by
 /// recipe `R`. See the module docs.
 pub(crate) struct PoolCore<C: Token, R: Recipe<C> + ?Sized> {
-    name: &'static str,
-    config: PoolConfig,
-    depot: Arc<Depot<C>>,
+    /// The depot, the workers and their recipe (which the adapter builds inline with too: a
+    /// miss, a prefill).
+    crew: Crew<C, R>,
     /// A copy of the depot's map: the hot paths place cells without reaching through the
     /// `Arc`.
     map: C::Map,
     magazines: Magazines<C>,
-    workers: Vec<JoinHandle<()>>,
     tally: Tally,
     /// Set once the first `capacity` cells are queued: growth after that counts as `grown`.
     built: bool,
@@ -91,9 +90,6 @@ pub(crate) struct PoolCore<C: Token, R: Recipe<C> + ?Sized> {
     /// the cells the pool owns (four shared counters).
     over_max: bool,
     window: Window,
-    /// What the workers build with; the adapter builds inline with it too (a miss, a
-    /// prefill).
-    recipe: Arc<R>,
 }
 
 impl<C: Token, R: Recipe<C> + ?Sized + 'static> PoolCore<C, R> {
@@ -101,31 +97,14 @@ impl<C: Token, R: Recipe<C> + ?Sized + 'static> PoolCore<C, R> {
     /// `config.workers` workers building by `recipe`. Nothing is queued yet: the adapter
     /// grows the pool once it takes its class's ended cells, then calls [`built`](Self::built).
     pub(crate) fn start(name: &'static str, config: PoolConfig, map: C::Map, recipe: Arc<R>) -> Self {
-        let depot = Arc::new(Depot::for_config(&config, map));
-        let mut workers = Vec::with_capacity(config.workers);
-        for i in 0..config.workers {
-            let (depot, recipe) = (Arc::clone(&depot), Arc::clone(&recipe));
-            let spawned = spawn_running(format!("respawn-pool {name} #{i}"), move || {
-                background_priority();
-                depot::work_with(depot, recipe)
-            });
-            match spawned {
-                Ok(handle) => workers.push(handle),
-                Err(e) => panic!("cannot start a precreation thread for {name}: {e}"),
-            }
-        }
         Self {
-            name,
-            config,
-            depot,
+            crew: Crew::start(name, config, map, recipe),
             map,
             magazines: Magazines::new(),
-            workers,
             tally: Tally::default(),
             built: false,
             over_max: false,
             window: Window::default(),
-            recipe,
         }
     }
 }
@@ -138,21 +117,23 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
 
     /// The recipe the workers build with.
     pub(crate) fn recipe(&self) -> &R {
-        &self.recipe
+        self.crew.recipe()
     }
 
     /// The depot, for the adapter's returned cells.
+    #[inline(always)]
     pub(crate) fn depot(&self) -> &Arc<Depot<C>> {
-        &self.depot
+        self.crew.depot()
     }
 
+    #[inline]
     pub(crate) fn config(&self) -> &PoolConfig {
-        &self.config
+        self.crew.config()
     }
 
     /// The class's name in stats and errors.
     pub(crate) fn name(&self) -> &'static str {
-        self.name
+        self.crew.name()
     }
 
     /// What places the pool's cells.
@@ -179,7 +160,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     /// the `kept` ones (objects the class keeps for reuse: checked out, and ready).
     #[inline]
     pub(crate) fn live(&self, kept: usize) -> usize {
-        self.depot.checked_out().saturating_sub(self.local() + kept)
+        self.depot().checked_out().saturating_sub(self.local() + kept)
     }
 
     /// Objects ready or being built, this thread's magazines and the class's `kept` objects
@@ -187,18 +168,18 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     /// being built count: growing past them would balloon the pool whenever the workers
     /// fall behind.
     pub(crate) fn available(&self, kept: usize) -> usize {
-        self.depot.on_the_way() + self.local() + kept
+        self.depot().on_the_way() + self.local() + kept
     }
 
     /// Cells the pool owns: objects alive in the world, ready, being built.
     #[inline]
     pub(crate) fn owned(&self) -> usize {
-        self.depot.owned()
+        self.depot().owned()
     }
 
     /// Whether the pool owns `max` cells or more.
     pub(crate) fn at_max(&self) -> bool {
-        self.owned() >= self.config.max
+        self.owned() >= self.config().max
     }
 
     /// A spawn found nothing ready: whether it may build inline. `Ok(true)`: the pool is at
@@ -206,7 +187,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     pub(crate) fn admit_miss(&self, strict: bool) -> Result<bool, PoolError> {
         let at_max = self.at_max();
         if at_max && strict {
-            return Err(PoolError::Exhausted { class: self.name, max: self.config.max });
+            return Err(PoolError::Exhausted { class: self.name(), max: self.config().max });
         }
         Ok(at_max)
     }
@@ -215,7 +196,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     /// when too little is on its way, so that a miss while the first magazines are still
     /// being built does not add `grow_by` cells per miss.
     pub(crate) fn miss_growth(&self, at_max: bool) -> usize {
-        let config = &self.config;
+        let config = self.config();
         // A miss: nothing is kept.
         let short = !at_max && config.workers > 0 && self.available(0) < config.low_watermark.max(1);
         if short {
@@ -232,14 +213,14 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         if !self.over_max {
             return false;
         }
-        self.over_max = self.owned() > self.config.max;
+        self.over_max = self.owned() > self.config().max;
         self.over_max
     }
 
     /// Whether the stock on its way (with the class's `kept` objects) is below the low
     /// watermark (with precreation on): time to [`grow`](Self::grow) by `grow_by`.
     pub(crate) fn wants_growth(&self, kept: usize) -> bool {
-        self.config.precreate && self.available(kept) < self.config.low_watermark
+        self.config().precreate && self.available(kept) < self.config().low_watermark
     }
 
     /// A ready object's token from the loaded magazine, if it has one.
@@ -261,15 +242,15 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     #[cold]
     #[inline(never)]
     pub(crate) fn refill(&mut self) -> Option<(C, bool)> {
-        let from_depot = match self.magazines.refill(&self.depot) {
+        let from_depot = match self.magazines.refill(self.crew.depot()) {
             Refilled::Previous => false,
             Refilled::Depot => {
                 // The depot's magazine was checked out to the game thread (`loaded` was empty).
-                self.depot.count_checked_out(self.magazines.loaded.len() as isize);
+                self.depot().count_checked_out(self.magazines.loaded.len() as isize);
                 true
             }
             Refilled::Nothing => {
-                self.depot.request_flush();
+                self.depot().request_flush();
                 return None;
             }
         };
@@ -302,7 +283,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     }
 
     fn entered(&mut self, kept: usize) {
-        self.depot.count_checked_out(1);
+        self.depot().count_checked_out(1);
         self.window.peak = self.window.peak.max(self.live(kept));
     }
 
@@ -327,8 +308,8 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     #[cold]
     #[inline(never)]
     pub(crate) fn retired(&mut self) {
-        self.depot.count_checked_out(-1);
-        self.depot.count_retired();
+        self.depot().count_checked_out(-1);
+        self.depot().count_retired();
     }
 
     /// Puts a built object among the ready ones; `Err` (the token back, nothing changed)
@@ -347,10 +328,10 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     #[inline(never)]
     fn push_ready_slow(&mut self, cell: C) -> Result<(), C> {
         let before = self.local();
-        let pushed = self.magazines.push(&self.depot, cell);
+        let pushed = self.magazines.push(self.crew.depot(), cell);
         // A full magazine published to the depot leaves the checked-out count.
         let published = (before + usize::from(pushed.is_ok())).saturating_sub(self.local());
-        self.depot.count_checked_out(-(published as isize));
+        self.depot().count_checked_out(-(published as isize));
         pushed
     }
 
@@ -362,63 +343,45 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         // SAFETY: a checked-out token holds what the recipe built (a worker, an inline
         // build, a `Reuse` stow), the pool's alone; it goes to the spare list right after,
         // vacant, so this is its one drop.
-        unsafe { self.recipe.drop_built(&cell, &self.map) };
-        self.depot.give_back(cell);
-        self.depot.count_checked_out(-1);
+        unsafe { self.crew.recipe().drop_built(&cell, &self.map) };
+        self.depot().give_back(cell);
+        self.depot().count_checked_out(-1);
     }
 
     /// Queues up to `n` cells for the workers (within `max`; none without workers), each
     /// from `take` (the adapter's arena cells). Stops at `take`'s first error, which it
     /// returns once the cells taken so far are queued.
     pub(crate) fn grow<E>(&mut self, n: usize, mut take: impl FnMut(&Self) -> Result<C, E>) -> Result<(), E> {
-        let n = n.min(self.config.max.saturating_sub(self.owned()));
-        if n == 0 || self.config.workers == 0 {
-            return Ok(());
-        }
-        let (mut taken, mut failed) = (0, None);
+        let n = n.min(self.config().max.saturating_sub(self.owned()));
         let this = &*self;
-        this.depot.request_growth(std::iter::from_fn(|| {
-            if taken == n || failed.is_some() {
-                return None;
-            }
-            match take(this) {
-                Ok(cell) => {
-                    taken += 1;
-                    Some(cell)
-                }
-                Err(e) => {
-                    failed = Some(e);
-                    None
-                }
-            }
-        }));
+        let (taken, failed) = this.crew.grow(n, || take(this).map(Some));
         if self.built {
             self.tally.grown += taken as u64;
         }
-        failed.map_or(Ok(()), Err)
+        failed
     }
 
     /// Sends one cell to the workers (or back, at `max`, without workers or at shutdown:
     /// the depot decides).
     pub(crate) fn request(&self, cell: C) {
-        self.depot.request(cell);
+        self.depot().request(cell);
     }
 
     /// Builds up to `n` objects on the calling thread (within `max`) into the magazines,
     /// each by `build` (a token holding what the recipe builds). Returns how many it built.
     pub(crate) fn prefill<E>(&mut self, n: usize, mut build: impl FnMut(&Self) -> Result<C, E>) -> Result<usize, E> {
         let mut built = 0;
-        while built < n && self.owned() < self.config.max {
+        while built < n && self.owned() < self.config().max {
             let start = Instant::now();
             let cell = build(self)?;
             let nanos = start.elapsed().as_nanos() as u64;
-            self.depot.count_checked_out(1);
+            self.depot().count_checked_out(1);
             if let Err(cell) = self.push_ready(cell) {
                 // The depot is full (the pool holds `max` already): the object goes.
                 self.discard(cell);
                 break;
             }
-            self.depot.prefilled(nanos);
+            self.depot().prefilled(nanos);
             built += 1;
         }
         Ok(built)
@@ -433,31 +396,31 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         }
         // SAFETY: an occupied token the pool holds came back from its class with the ended
         // object in it, the pool's alone; it comes back vacant, so the object is dropped once.
-        let (cell, panicked) = unsafe { self.recipe.drop_occupant(cell, &self.map) };
-        self.depot.dropped(panicked, false);
+        let (cell, panicked) = unsafe { self.crew.recipe().drop_occupant(cell, &self.map) };
+        self.depot().dropped(panicked, false);
         cell
     }
 
     /// Hands every cell the pool gave up to `recycle` (back to the arena), vacated.
     pub(crate) fn drain_spare(&self, mut recycle: impl FnMut(&Self, C)) {
-        self.depot.drain_spare(|cell| recycle(self, self.vacate(cell)));
+        self.depot().drain_spare(|cell| recycle(self, self.vacate(cell)));
     }
 
     /// Game-thread upkeep after the adapter's: wakes the workers if cells wait for them or
     /// a spawn requested a flush.
     pub(crate) fn wake_if_needed(&self) {
-        self.depot.wake_if_needed();
+        self.depot().wake_if_needed();
     }
 
     /// The pool's figures; `adapter_bytes` is the size of the adapter that holds the core,
     /// `kept` what its class keeps for reuse, `returned` what ended and waits on the class's
     /// returned list.
     pub(crate) fn stats(&self, adapter_bytes: usize, kept: Kept, returned: Returned) -> PoolStats {
-        let (d, t) = (self.depot.snapshot(), &self.tally);
+        let (d, t) = (self.depot().snapshot(), &self.tally);
         let local = self.local() + kept.now + returned.total();
         PoolStats {
-            class: self.name,
-            policy: self.config.policy,
+            class: self.name(),
+            policy: self.config().policy,
             spawns: t.spawns,
             hits: t.spawns - t.misses,
             misses: t.misses,
@@ -475,7 +438,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
             waiting: returned.cells(),
             grown: t.grown,
             // The game thread's magazines are one consumer's pair.
-            side_bytes: self.depot.side_bytes(1) + adapter_bytes,
+            side_bytes: self.depot().side_bytes(1) + adapter_bytes,
             trimmed: self.window.trimmed,
             // The class's memory is the heap's: `Pools` fills it in.
             committed_bytes: 0,
@@ -487,11 +450,11 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     /// once the pool is warm; a cold pool's workers are asked to hand over partial
     /// magazines at once. `kept`: objects the class keeps for reuse, ready too.
     pub(crate) fn cold(&self, kept: usize) -> Option<Cold> {
-        if self.depot.is_warm() {
+        if self.depot().is_warm() {
             return None;
         }
-        self.depot.request_flush();
-        let d = self.depot.snapshot();
+        self.depot().request_flush();
+        let d = self.depot().snapshot();
         Some(Cold { ready: d.published + self.local() + kept, on_the_way: d.building + d.held })
     }
 
@@ -506,26 +469,26 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         ready.reserve(self.local());
         ready.extend(std::iter::from_fn(|| self.magazines.loaded.pop()));
         ready.extend(std::iter::from_fn(|| self.magazines.previous.pop()));
-        self.depot.count_checked_out(-(local as isize));
-        self.depot.take_published(&mut ready);
+        self.depot().count_checked_out(-(local as isize));
+        self.depot().take_published(&mut ready);
         let mut queued = Vec::new();
-        self.depot.take_queued(&mut queued);
+        self.depot().take_queued(&mut queued);
         (ready, queued)
     }
 
     /// Puts back what a trim kept: `ready` checked out again (the last pushed on top, popped
     /// first), `queued` to the workers. Returns the ready ones that found no room.
     pub(crate) fn restock(&mut self, ready: Vec<C>, queued: Vec<C>) -> Vec<C> {
-        self.depot.count_checked_out(ready.len() as isize);
+        self.depot().count_checked_out(ready.len() as isize);
         let mut overflow = Vec::new();
         for cell in ready {
             if let Err(cell) = self.push_ready(cell) {
-                self.depot.count_checked_out(-1);
+                self.depot().count_checked_out(-1);
                 overflow.push(cell);
             }
         }
         if !queued.is_empty() {
-            self.depot.request_growth(queued);
+            self.depot().request_growth(queued);
         }
         overflow
     }
@@ -533,7 +496,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     /// `n` checked-out objects were dropped outside the magazines (those the class kept,
     /// at shutdown): uncounted from `checked_out`.
     pub(crate) fn uncount(&mut self, n: usize) {
-        self.depot.count_checked_out(-(n as isize));
+        self.depot().count_checked_out(-(n as isize));
     }
 
     /// A trim dropped `n` ready objects.
@@ -546,16 +509,16 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     /// window — the stock beyond the window's peak use, but never below `capacity`. The
     /// window restarts.
     pub(crate) fn idle_window(&mut self, dt: Duration, kept: usize) -> Option<usize> {
-        let window = self.config.idle_trim?;
+        let window = self.config().idle_trim?;
         // Stops at `Duration::MAX`: a caller's clock may hand any `dt`.
         self.window.elapsed = self.window.elapsed.saturating_add(dt);
         if self.window.elapsed < window {
             return None;
         }
-        let d = self.depot.snapshot();
+        let d = self.depot().snapshot();
         let stock = self.local() + kept + d.published + d.lag;
         let unused = (stock + self.live(kept)).saturating_sub(self.window.peak);
-        let excess = stock.saturating_sub(self.config.capacity).min(unused);
+        let excess = stock.saturating_sub(self.config().capacity).min(unused);
         self.tally.high_water = self.tally.high_water.max(self.window.peak);
         self.window.peak = self.live(kept);
         self.window.elapsed = Duration::ZERO;
@@ -566,33 +529,18 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     /// cells queued or given back; the cells are forgotten (their memory goes with the
     /// arena). Idempotent.
     pub(crate) fn shutdown(&mut self) {
-        self.depot.stop();
-        for worker in self.workers.drain(..) {
-            // A worker that panicked outside `create` has nothing left to clean up here.
-            let _ = worker.join();
-        }
-        let local = self.local();
-        self.depot.count_checked_out(-(local as isize));
         // A panicking destructor in one step does not skip the others.
         let mut drops = DropAll::new();
-        let (map, recipe) = (self.map, &*self.recipe);
-        for magazine in [&mut self.magazines.loaded, &mut self.magazines.previous] {
-            while let Some(cell) = magazine.pop() {
-                // SAFETY: a ready token holds what the recipe built, the pool's alone, and
-                // the workers are joined: each drop here is the objects' one.
-                drops.run(|| unsafe { recipe.drop_built(&cell, &map) });
-            }
+        if self.crew.shutdown(&mut drops) == Stopped::OnAWorker {
+            // Dropped inside a `create` on one of the pool's workers, which is still building:
+            // leak what is ready rather than drop what a worker may touch.
+            return;
         }
-        while let Some(mut magazine) = self.depot.take_full() {
-            while let Some(cell) = magazine.pop() {
-                // SAFETY: as above, for the depot's published magazines.
-                drops.run(|| unsafe { recipe.drop_built(&cell, &map) });
-            }
-            self.depot.return_empty(magazine);
-        }
-        // SAFETY: the workers are joined, and an occupied token's cell holds an ended object
-        // of the recipe's class.
-        unsafe { self.depot.drain_queued(&mut drops, self.recipe.drop_ended()) };
+        let local = self.local();
+        self.depot().count_checked_out(-(local as isize));
+        // SAFETY: a ready token holds what the recipe built, the pool's alone, and the workers
+        // are joined: each drop here is the objects' one.
+        unsafe { self.magazines.drop_built(&mut drops, self.crew.recipe(), &self.map) };
     }
 }
 

@@ -24,14 +24,14 @@ use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
 use std::time::{Duration, Instant};
 
-use respawn_allocator::sync::spawn_running;
-use respawn_allocator::{ChunkAllocator, ClassId, SlabConfig};
+use respawn_allocator::{ChunkAllocator, ClassId, DropAll, SlabConfig};
 use thread_local::ThreadLocal;
 
 use crate::config::short_type_name;
-use crate::depot::{self, Depot, Magazine, Magazines, Refilled, Token};
+use crate::crew::{Crew, Stopped};
+use crate::depot::{self, Magazine, Magazines, Refilled, Token};
 use crate::rc::Counts;
-use crate::sync::{background_priority, Arc, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
 use crate::{ConfigError, Policy, PoolConfig, PoolError, PoolStats};
 
 /// What a pool cell holds: the object first (so a worker writes a `T` at the cell's start),
@@ -155,11 +155,9 @@ type Reset<T> = Box<dyn Fn(&mut T) + Send + Sync>;
 /// [`Pooled`] borrows the pool, so it cannot outlive it; [`OwnedPooled`] and `Shared` keep
 /// it alive.
 pub struct Pool<T: Send + 'static> {
-    name: &'static str,
-    config: PoolConfig,
-    create: Create<T>,
+    /// The depot, the workers and `create`, which they build with (and a miss inline).
+    crew: Crew<PoolCell, dyn Fn() -> T + Send + Sync>,
     reset: Option<Reset<T>>,
-    depot: Arc<Depot<PoolCell>>,
     locals: ThreadLocal<Local>,
     /// Cells taken from `memory` and not given back: at most `max`, except while overflow
     /// objects are out (`pull` beyond `max`); above `max`, returned cells are freed.
@@ -170,7 +168,6 @@ pub struct Pool<T: Send + 'static> {
     reset_panics: AtomicU64,
     /// Ready objects [`shrink_to`](Pool::shrink_to) dropped.
     trimmed: AtomicU64,
-    workers: Vec<std::thread::JoinHandle<()>>,
     class: ClassId,
     /// The cells' memory: dropped after every object (see `Drop`).
     memory: ManuallyDrop<ChunkAllocator>,
@@ -179,7 +176,10 @@ pub struct Pool<T: Send + 'static> {
 
 impl<T: Send + 'static> fmt::Debug for Pool<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Pool").field("name", &self.name).field("config", &self.config).finish_non_exhaustive()
+        f.debug_struct("Pool")
+            .field("name", &self.crew.name())
+            .field("config", self.crew.config())
+            .finish_non_exhaustive()
     }
 }
 
@@ -331,30 +331,15 @@ impl<T: Send + 'static> PoolBuilder<T> {
         }
         let memory = ChunkAllocator::new();
         let class = memory.register_class(std::alloc::Layout::new::<Slot<T>>(), slab).map_err(PoolError::Alloc)?;
-        let depot = Arc::new(Depot::for_config(&config, ()));
-        let workers = (0..config.workers)
-            .map(|i| {
-                let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
-                spawn_running(format!("respawn-pool {name} #{i}"), move || {
-                    background_priority();
-                    depot::work::<T, PoolCell>(depot, create)
-                })
-                .unwrap_or_else(|e| panic!("cannot start a precreation thread for {name}: {e}"))
-            })
-            .collect();
         let pool = Pool {
-            name,
-            config,
-            create,
+            crew: Crew::start(name, config, (), create),
             reset,
-            depot,
             locals: ThreadLocal::new(),
             owned: AtomicUsize::new(0),
             high_water: AtomicUsize::new(0),
             grown: AtomicU64::new(0),
             reset_panics: AtomicU64::new(0),
             trimmed: AtomicU64::new(0),
-            workers,
             class,
             memory: ManuallyDrop::new(memory),
             _objects: PhantomData,
@@ -441,7 +426,7 @@ impl<T: Send + 'static> Pool<T> {
     pub fn pull(&self) -> Pooled<'_, T> {
         match self.take(AtMax::Overflow) {
             Ok(cell) => Pooled { pool: self, cell },
-            Err(e) => panic!("Pool::<{}>::pull: {e}", self.name),
+            Err(e) => panic!("Pool::<{}>::pull: {e}", self.crew.name()),
         }
     }
 
@@ -497,7 +482,7 @@ impl<T: Send + 'static> Pool<T> {
     pub fn pull_owned(self: &Arc<Self>) -> OwnedPooled<T> {
         match self.take(AtMax::Overflow) {
             Ok(cell) => OwnedPooled { pool: Arc::clone(self), cell },
-            Err(e) => panic!("Pool::<{}>::pull_owned: {e}", self.name),
+            Err(e) => panic!("Pool::<{}>::pull_owned: {e}", self.crew.name()),
         }
     }
 
@@ -571,14 +556,14 @@ impl<T: Send + 'static> Pool<T> {
     /// ```
     pub fn wait_until_warm(&self, timeout: Duration) -> Result<(), PoolError> {
         let start = Instant::now();
-        while !self.depot.is_warm() {
+        while !self.crew.depot().is_warm() {
             // Out of cells to build, a worker publishes its partial magazine at once.
-            self.depot.request_flush();
+            self.crew.depot().request_flush();
             let waited = start.elapsed();
             if waited >= timeout {
-                let d = self.depot.snapshot();
+                let d = self.crew.depot().snapshot();
                 return Err(PoolError::NotWarm {
-                    class: self.name,
+                    class: self.crew.name(),
                     ready: d.published,
                     on_the_way: d.building + d.held,
                     waited,
@@ -622,11 +607,11 @@ impl<T: Send + 'static> Pool<T> {
             reused += local.reused.load(Ordering::Relaxed);
             local_ready += local.ready.load(Ordering::Relaxed);
         }
-        let d = self.depot.snapshot();
+        let d = self.crew.depot().snapshot();
         let consumers = self.locals.iter().count();
         PoolStats {
-            class: self.name,
-            policy: self.config.policy,
+            class: self.crew.name(),
+            policy: self.crew.config().policy,
             spawns: hits + misses,
             hits,
             misses,
@@ -642,7 +627,7 @@ impl<T: Send + 'static> Pool<T> {
             retired: 0,
             grown: self.grown.load(Ordering::Relaxed),
             // Each thread that used the pool has its pair of magazines (and its entry).
-            side_bytes: self.depot.side_bytes(consumers) + consumers * mem::size_of::<Local>(),
+            side_bytes: self.crew.depot().side_bytes(consumers) + consumers * mem::size_of::<Local>(),
             trimmed: self.trimmed.load(Ordering::Relaxed),
             committed_bytes: self.memory.stats(self.class).map_or(0, |m| m.committed_bytes),
             ..d.pool_stats()
@@ -656,7 +641,7 @@ impl<T: Send + 'static> Pool<T> {
 
     /// The pool's settings.
     pub fn config(&self) -> &PoolConfig {
-        &self.config
+        self.crew.config()
     }
 
     /// Cells the pool owns now: objects in use, ready, being built.
@@ -685,15 +670,15 @@ impl<T: Send + 'static> Pool<T> {
     #[cold]
     #[inline(never)]
     fn take_slow(&self, local: &Local, at_max: AtMax) -> Result<NonNull<u8>, PoolError> {
-        let depot = &self.depot;
+        let depot = self.crew.depot();
         let refilled = local.with(|m| match m.refill(depot) {
             Refilled::Nothing => None,
             Refilled::Previous | Refilled::Depot => m.pop(),
         });
         if let Some(cell) = refilled {
             bump(&local.hits);
-            if self.config.precreate && self.available() < self.config.low_watermark {
-                let _ = self.grow(self.config.grow_by, true);
+            if self.crew.config().precreate && self.available() < self.crew.config().low_watermark {
+                let _ = self.grow(self.crew.config().grow_by, true);
             }
             return Ok(cell.0);
         }
@@ -703,10 +688,10 @@ impl<T: Send + 'static> Pool<T> {
         self.recycle_spare();
         let overflow = self.reserve(at_max)?;
         let cell = self.alloc_reserved()?;
-        if self.config.workers > 0 {
+        if self.crew.config().workers > 0 {
             depot.request_flush();
-            if self.available() < self.config.low_watermark.max(1) {
-                let _ = self.grow(self.config.grow_by.max(1), true);
+            if self.available() < self.crew.config().low_watermark.max(1) {
+                let _ = self.grow(self.crew.config().grow_by.max(1), true);
             }
         }
         let value = self.create_in(cell);
@@ -723,7 +708,7 @@ impl<T: Send + 'static> Pool<T> {
     /// allocator and the panic goes on.
     fn create_in(&self, cell: NonNull<u8>) -> T {
         let guard = FreeOnUnwind { pool: self, cell };
-        let value = (self.create)();
+        let value = self.crew.recipe()();
         mem::forget(guard);
         value
     }
@@ -731,16 +716,16 @@ impl<T: Send + 'static> Pool<T> {
     /// Objects ready or on their way (built, held by workers, queued to be built), not
     /// counting other threads' magazines.
     fn available(&self) -> usize {
-        self.depot.on_the_way()
+        self.crew.depot().on_the_way()
     }
 
     /// Counts one more owned cell; `Ok(true)` for an overflow cell (beyond `max`).
     fn reserve(&self, at_max: AtMax) -> Result<bool, PoolError> {
-        let max = self.config.max;
+        let max = self.crew.config().max;
         let reserved = self.owned.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < max).then_some(n + 1));
         let owned = match (reserved, at_max) {
             (Ok(n), _) => n + 1,
-            (Err(_), AtMax::Refuse) => return Err(PoolError::Exhausted { class: self.name, max }),
+            (Err(_), AtMax::Refuse) => return Err(PoolError::Exhausted { class: self.crew.name(), max }),
             (Err(_), AtMax::Overflow) => self.owned.fetch_add(1, Ordering::Relaxed) + 1,
         };
         self.high_water.fetch_max(owned, Ordering::Relaxed);
@@ -760,12 +745,12 @@ impl<T: Send + 'static> Pool<T> {
         let freed = self.memory.free_cell(self.class, cell);
         debug_assert!(freed.is_ok(), "a pool cell belongs to its class: {freed:?}");
         self.owned.fetch_sub(1, Ordering::Relaxed);
-        self.depot.count_returned();
+        self.crew.depot().count_returned();
     }
 
     /// Frees the cells the workers gave up (a `create` that panicked, a full build queue).
     fn recycle_spare(&self) {
-        self.depot.drain_spare(|cell| {
+        self.crew.depot().drain_spare(|cell| {
             let freed = self.memory.free_cell(self.class, cell.0);
             debug_assert!(freed.is_ok(), "a pool cell belongs to its class: {freed:?}");
             self.owned.fetch_sub(1, Ordering::Relaxed);
@@ -775,36 +760,21 @@ impl<T: Send + 'static> Pool<T> {
     /// Queues up to `n` new cells (within `max`) for the workers; `growth`: counted in
     /// `grown` (not the first `capacity`).
     fn grow(&self, n: usize, growth: bool) -> Result<(), PoolError> {
-        if self.config.workers == 0 {
-            return Ok(());
-        }
-        let mut queued = 0;
-        let mut failed = None;
-        self.depot.request_growth(std::iter::from_fn(|| {
-            if queued == n || failed.is_some() || self.reserve(AtMax::Refuse).is_err() {
-                return None;
-            }
-            match self.alloc_reserved() {
-                Ok(cell) => {
-                    queued += 1;
-                    Some(PoolCell(cell))
-                }
-                Err(e) => {
-                    failed = Some(e);
-                    None
-                }
-            }
-        }));
+        let (queued, failed) = self.crew.grow(n, || match self.reserve(AtMax::Refuse) {
+            Ok(_) => self.alloc_reserved().map(|cell| Some(PoolCell(cell))),
+            // At `max`.
+            Err(_) => Ok(None),
+        });
         if growth {
             self.grown.fetch_add(queued as u64, Ordering::Relaxed);
         }
-        failed.map_or(Ok(()), Err)
+        failed
     }
 
     /// Publishes a magazine of objects built on this thread, for any thread to take; drops
     /// them if the depot is full.
     fn publish(&self, magazine: Magazine<PoolCell>) {
-        if let Err(mut magazine) = self.depot.publish_local(magazine) {
+        if let Err(mut magazine) = self.crew.depot().publish_local(magazine) {
             while let Some(cell) = magazine.pop() {
                 // SAFETY: the magazine's cells hold objects built just now, ours alone.
                 unsafe { ptr::drop_in_place(cell.0.cast::<T>().as_ptr()) };
@@ -821,7 +791,7 @@ impl<T: Send + 'static> Pool<T> {
     #[inline]
     pub(crate) unsafe fn put(&self, cell: NonNull<u8>) {
         let object = cell.cast::<T>();
-        if self.config.policy != Policy::Reuse {
+        if self.crew.config().policy != Policy::Reuse {
             // SAFETY: the caller's contract; the object is dropped once, here.
             unsafe { self.drop_object(cell) };
             // SAFETY: dropped just now; the cell is ours.
@@ -836,8 +806,8 @@ impl<T: Send + 'static> Pool<T> {
         }
         let local = self.local();
         bump(&local.released);
-        let kept = self.owned.load(Ordering::Relaxed) <= self.config.max
-            && local.with(|m| m.push(&self.depot, PoolCell(cell))).is_ok();
+        let kept = self.owned.load(Ordering::Relaxed) <= self.crew.config().max
+            && local.with(|m| m.push(self.crew.depot(), PoolCell(cell))).is_ok();
         if kept {
             bump(&local.reused);
         } else {
@@ -866,9 +836,9 @@ impl<T: Send + 'static> Pool<T> {
     /// # Safety
     /// `cell` is a cell of this pool that holds no object, and the caller gives it up.
     pub(crate) unsafe fn put_empty(&self, cell: NonNull<u8>) {
-        if self.config.workers == 0 || self.owned.load(Ordering::Relaxed) > self.config.max {
+        if self.crew.config().workers == 0 || self.owned.load(Ordering::Relaxed) > self.crew.config().max {
             self.free(cell);
-        } else if let Err(cell) = self.depot.purged(PoolCell(cell)) {
+        } else if let Err(cell) = self.crew.depot().purged(PoolCell(cell)) {
             // Shutting down: nothing will rebuild it.
             self.free(cell.0);
         }
@@ -877,35 +847,26 @@ impl<T: Send + 'static> Pool<T> {
 
 impl<T: Send + 'static> Drop for Pool<T> {
     fn drop(&mut self) {
-        self.depot.stop();
-        let me = std::thread::current().id();
-        let mut on_a_worker = false;
-        for worker in self.workers.drain(..) {
-            if worker.thread().id() == me {
-                // The pool's last owner went away inside `create` on one of its own workers:
-                // that worker is still building into a cell, so neither the objects nor the
-                // memory can go. Leak them rather than free what is in use.
-                on_a_worker = true;
-                continue;
-            }
-            if worker.join().is_err() && !std::thread::panicking() {
-                panic!("a precreation worker of the {} pool panicked", self.name);
-            }
-        }
-        if on_a_worker {
-            return;
-        }
-        // SAFETY: every worker has returned, and they built `T`s.
-        unsafe { self.depot.drain_published::<T>() };
+        // A panicking destructor in one step does not skip the others.
+        let mut drops = DropAll::new();
+        let panicked = match self.crew.shutdown(&mut drops) {
+            Stopped::Joined { panicked } => panicked,
+            // The pool's last owner went away inside `create` on one of its own workers: that
+            // worker is still building into a cell, so neither the objects nor the memory can
+            // go. Leak them rather than free what is in use.
+            Stopped::OnAWorker => return,
+        };
         for local in self.locals.iter_mut() {
-            let m = local.magazines.get_mut();
-            // SAFETY: every cell in a thread's magazines holds a `T` the pool alone owns;
-            // no thread can reach them now (`&mut self`).
-            unsafe { m.drop_objects::<T>(&()) };
+            // SAFETY: every cell in a thread's magazines holds a `T` the pool alone owns,
+            // built by `create` or reset; no thread can reach them now (`&mut self`).
+            unsafe { local.magazines.get_mut().drop_built(&mut drops, self.crew.recipe(), &()) };
         }
         // SAFETY: every object is dropped (the pool's above; `Pooled` borrows the pool, and
         // `OwnedPooled` and `Shared` keep it alive); nothing uses the memory any more.
         unsafe { ManuallyDrop::drop(&mut self.memory) };
+        if panicked && !std::thread::panicking() && !drops.panicked() {
+            panic!("a precreation worker of the {} pool panicked", self.crew.name());
+        }
     }
 }
 
@@ -1110,18 +1071,18 @@ impl<T: Send + 'static> Pool<T> {
             cells.extend(std::iter::from_fn(|| m.previous.pop()));
             cells
         });
-        self.depot.take_published(&mut ready);
+        self.crew.depot().take_published(&mut ready);
         let mut queued = Vec::new();
-        self.depot.take_queued(&mut queued);
+        self.crew.depot().take_queued(&mut queued);
         let gone = depot::lowest_first(&mut ready, n, |cell| cell.0);
         let gone_queued = depot::lowest_first(&mut queued, n - ready.len(), |cell| cell.0);
 
         // Kept: back among this thread's ready objects, the lowest on top.
-        let depot = &self.depot;
+        let depot = self.crew.depot();
         let overflow: Vec<PoolCell> =
             self.local().with(|m| ready.into_iter().rev().filter_map(|cell| m.push(depot, cell).err()).collect());
         if !queued.is_empty() {
-            self.depot.request_growth(queued);
+            self.crew.depot().request_growth(queued);
         }
         let dropped = gone.len() + overflow.len();
         // A panicking destructor does not stop the others; the first panic goes on after.

@@ -253,6 +253,52 @@ fn a_panicking_create_on_a_worker_is_counted_and_its_cell_freed() {
     assert_eq!(p.stats().create_panics, 1);
 }
 
+/// The pool's last owner goes away inside `create`, on the pool's own worker (a `create` that
+/// upgrades a weak handle to its pool): the drop cannot join the thread it runs on, nor free
+/// the cell that thread is building into. It returns without joining or freeing, and the
+/// worker finishes its build and exits.
+#[test]
+#[cfg_attr(miri, ignore = "the pool's memory is leaked on purpose: Miri reports it")]
+fn the_last_owner_dropped_inside_create_on_a_worker_leaves_the_pool_to_the_worker() {
+    use std::sync::mpsc;
+    use std::sync::{Mutex, OnceLock, Weak};
+
+    let me: Arc<OnceLock<Weak<Pool<u32>>>> = Arc::new(OnceLock::new());
+    let (start, go) = mpsc::channel::<()>();
+    let (holding, held) = mpsc::channel::<()>();
+    let (released, release) = mpsc::channel::<()>();
+    let (finished, finish) = mpsc::channel::<bool>();
+    let (go, release) = (Mutex::new(go), Mutex::new(release));
+    let worker_side = Arc::clone(&me);
+    // One cell, built by the one worker as soon as the pool starts: its `create` waits until
+    // the pool's weak handle is set.
+    let pool = Arc::new(
+        Pool::builder()
+            .capacity(1)
+            .max(1)
+            .low_watermark(0)
+            .workers(1)
+            .create(move || {
+                go.lock().unwrap().recv().unwrap();
+                let pool = worker_side.get().and_then(Weak::upgrade).expect("the pool is alive");
+                holding.send(()).unwrap();
+                release.lock().unwrap().recv().unwrap();
+                // The last strong handle: the pool drops here, on its worker.
+                drop(pool);
+                finished.send(true).unwrap();
+                7
+            })
+            .build()
+            .unwrap(),
+    );
+    me.set(Arc::downgrade(&pool)).unwrap();
+    start.send(()).unwrap();
+    held.recv().unwrap();
+    drop(pool);
+    released.send(()).unwrap();
+    assert!(finish.recv().unwrap(), "the drop returned on the worker");
+}
+
 #[test]
 fn threads_pull_and_return_across_each_other() {
     let drops = Drops::default();

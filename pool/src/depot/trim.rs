@@ -79,8 +79,9 @@ mod loom_model {
 
     use loom::cell::UnsafeCell;
     use respawn_allocator::sync::thread;
+    use respawn_allocator::DropAll;
 
-    use crate::depot::{work, Depot, Token, MAGAZINE};
+    use crate::depot::{work_with, Depot, Token, MAGAZINE};
     use crate::sync::{Arc, AtomicUsize, Ordering};
 
     /// One loom cell per object number, written by the `create` that made the object:
@@ -147,8 +148,8 @@ mod loom_model {
             let cells: Vec<Cell> = memory.iter_mut().map(|m| Cell(NonNull::from(m).cast())).collect();
             let depot = Arc::new(Depot::<Cell>::new(N, 1, 1, ()));
             let worker = {
-                let (depot, create) = (Arc::clone(&depot), Arc::from_std(create));
-                thread::spawn(move || work::<Obj, Cell>(depot, create))
+                let (depot, create) = (Arc::clone(&depot), Arc::from_std(create.clone()));
+                thread::spawn(move || work_with(depot, create))
             };
             depot.request_growth(cells);
 
@@ -166,8 +167,8 @@ mod loom_model {
 
             depot.stop();
             worker.join().unwrap();
-            // SAFETY: the worker has returned, and it built `Obj`s.
-            unsafe { depot.drain_published::<Obj>() };
+            // SAFETY: the worker has returned, and it built with `create`.
+            unsafe { depot.drain(&mut DropAll::new(), &*create) };
             let made = made.load(Ordering::Relaxed);
             assert_eq!(made + queued.len(), N, "each cell built once or handed back unbuilt");
             assert_eq!(dropped.load(Ordering::Relaxed), made, "each object built dropped once");
