@@ -19,6 +19,7 @@ use crate::panics::spawn_failed;
 use crate::pool_mut::PoolMut;
 use crate::schedule::TickSchedule;
 
+mod collector;
 mod composite;
 
 /// Adds one class's pool with its final (merged) configuration.

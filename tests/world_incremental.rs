@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use respawn::{
-    ArenaConfig, CollectOptions, GcSettings, Handle, Heap, MarkPhase, MarkStep, Object, Policy, PoolConfig, Poolable,
+    ArenaConfig, CollectOptions, GcSettings, Handle, MarkPhase, MarkStep, Object, Policy, PoolConfig, Poolable,
     SlabConfig, Trace, World,
 };
 
@@ -43,7 +43,7 @@ impl Poolable for Seeker {
 /// One mark slice of one clock reading (a visit or so).
 fn slice(world: &mut World) -> MarkStep {
     let mut clock = 0;
-    heap_of(world).mark_slice_timed(Duration::from_nanos(1), || {
+    world.mark_slice_timed(Duration::from_nanos(1), || {
         clock += 1;
         Duration::from_nanos(clock)
     })
@@ -73,8 +73,7 @@ fn a_handle_stored_by_a_pooled_spawn_during_the_mark_is_traced() {
             head = node(&mut world, Some(head));
         }
         world.add_to_root(head).unwrap();
-        let heap = heap_of(&mut world);
-        assert!(heap.start_incremental_collection(CollectOptions::FULL));
+        assert!(world.start_incremental_collection(CollectOptions::FULL));
         while !matches!(slice(&mut world), MarkStep::Marking(p) if p.phase == MarkPhase::Reach) {}
 
         // A seeker spawned now takes B; A lets it go. The seeker is new, so this mark keeps
@@ -89,15 +88,33 @@ fn a_handle_stored_by_a_pooled_spawn_during_the_mark_is_traced() {
                 MarkStep::Idle => panic!("no mark running"),
             }
         }
-        heap_of(&mut world).purge(None);
+        world.purge(Duration::MAX);
         assert!(world.get(seeker).is_some(), "{policy:?}: made live during the mark: kept by it");
         assert!(world.get(b).is_some(), "{policy:?}: B is reachable through the seeker when the mark ends");
         assert_eq!(drops.load(Ordering::SeqCst), 0, "{policy:?}: every node is reachable");
     }
 }
 
-/// The world's heap, for what a test does behind the world's back.
-fn heap_of(world: &mut World) -> &mut Heap {
-    // SAFETY: the callers call the heap's methods through it and never replace it.
-    unsafe { world.pools_mut().heap_mut() }
+/// The slice that ends an incremental mark hands what the collection ended to the pools at
+/// once, as a whole collection does: nothing waits on the class's returned list.
+#[test]
+fn the_slice_that_ends_the_mark_gives_the_pools_what_it_ended() {
+    let config = PoolConfig { policy: Policy::Default, ..PoolConfig::ON_DEMAND };
+    let mut world = World::builder().gc(GcSettings::SINGLE_THREADED).pool::<Seeker>(config).build().unwrap();
+    let seekers: Vec<_> = (0..10).map(|_| world.spawn::<Seeker>()).collect();
+    for &s in &seekers[..5] {
+        world.destroy(s).unwrap();
+    }
+    assert!(world.start_incremental_collection(CollectOptions::FULL));
+    assert!(world.is_marking());
+    let stats = loop {
+        if let MarkStep::Done(stats) = slice(&mut world) {
+            break stats;
+        }
+    };
+    assert!(!world.is_marking());
+    assert_eq!(stats.purged, 5);
+    let pool = world.pool_stats::<Seeker>().unwrap();
+    assert_eq!((pool.recycled_gc, pool.waiting, pool.in_use), (5, 0, 5), "taken by the pool as the mark ended");
+    assert!(seekers[5..].iter().all(|&s| world.contains(s)));
 }

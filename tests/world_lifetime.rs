@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use respawn::{
-    ArenaError, CollectOptions, CommandBuffer, Composite, GcSettings, GcStep, Handle, Heap, Lifetime, MarkStep, Object,
+    ArenaError, CollectOptions, CommandBuffer, Composite, GcSettings, GcStep, Handle, Lifetime, MarkStep, Object,
     Policy, PoolConfig, PoolError, Poolable, RootKind, Trace, World,
 };
 
@@ -200,8 +200,7 @@ fn incremental_marks_keep_what_the_world_spawned_even_during_the_mark() {
         let gc = GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED };
         let mut world = World::builder().pool::<Enemy>(config(policy)).gc(gc).build().unwrap();
         let mut enemies: Vec<Handle<Enemy>> = (0..3000).map(|_| world.spawn()).collect();
-        let heap = heap_of(&mut world);
-        assert!(heap.start_incremental_collection(CollectOptions::FULL));
+        assert!(world.start_incremental_collection(CollectOptions::FULL));
         // A clock that ticks a microsecond a reading, and 3 µs slices: a few objects a slice,
         // whatever the machine's speed.
         let mut clock = Duration::ZERO;
@@ -209,7 +208,7 @@ fn incremental_marks_keep_what_the_world_spawned_even_during_the_mark() {
         let stats = loop {
             // Spawned between slices: born during the mark.
             enemies.push(world.spawn());
-            let step = heap_of(&mut world).mark_slice_timed(Duration::from_micros(3), || {
+            let step = world.mark_slice_timed(Duration::from_micros(3), || {
                 clock += Duration::from_micros(1);
                 clock
             });
@@ -231,7 +230,7 @@ fn incremental_marks_keep_what_the_world_spawned_even_during_the_mark() {
             incremental_mark_budget: Some(Duration::from_micros(5)),
             ..GcSettings::SINGLE_THREADED
         };
-        heap_of(&mut world).set_settings(gc).unwrap();
+        world.set_gc_settings(gc).unwrap();
         let mut collected = 0;
         while collected < 2 {
             enemies.push(world.spawn());
@@ -349,10 +348,4 @@ fn a_collected_class_without_a_pool_and_the_heap_keeps_collecting_by_default() {
     assert_eq!(heap.lifetime::<Walker>(), Lifetime::Collected);
     heap.collect_garbage(respawn::CollectOptions::FULL);
     assert!(!heap.contains(w));
-}
-
-/// The world's heap, for what a test does behind the world's back.
-fn heap_of(world: &mut World) -> &mut Heap {
-    // SAFETY: the callers call the heap's methods through it and never replace it.
-    unsafe { world.pools_mut().heap_mut() }
 }
