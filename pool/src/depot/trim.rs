@@ -147,8 +147,9 @@ mod loom_model {
             let mut memory: Vec<std::mem::MaybeUninit<Obj>> = (0..N).map(|_| std::mem::MaybeUninit::uninit()).collect();
             let cells: Vec<Cell> = memory.iter_mut().map(|m| Cell(NonNull::from(m).cast())).collect();
             let depot = Arc::new(Depot::<Cell>::new(N, 1, 1, ()));
+            let create = Arc::from_std(create);
             let worker = {
-                let (depot, create) = (Arc::clone(&depot), Arc::from_std(create.clone()));
+                let (depot, create) = (Arc::clone(&depot), Arc::clone(&create));
                 thread::spawn(move || work_with(depot, create))
             };
             depot.request_growth(cells);
