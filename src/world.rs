@@ -622,7 +622,7 @@ impl World {
     ) -> Result<Handle<T>, PoolError> {
         self.pools.heap().table().resolve(outer.raw())?;
         let h = self.pools.spawn_with(init)?;
-        heap_of(&mut self.pools).set_outer(h.raw(), Some(outer.raw()))?;
+        self.heap_mut().set_outer(h.raw(), Some(outer.raw()))?;
         self.spawned(h);
         Ok(h)
     }
@@ -634,7 +634,7 @@ impl World {
     /// # Errors
     /// [`PoolError::Arena`] when the permanent pool is full.
     pub fn spawn_permanent<T: Object>(&mut self, value: T) -> Result<Handle<T>, PoolError> {
-        let h = heap_of(&mut self.pools).insert_permanent(value).map_err(|r| PoolError::Arena(r.error))?;
+        let h = self.heap_mut().insert_permanent(value).map_err(|r| PoolError::Arena(r.error))?;
         self.spawned(h);
         Ok(h)
     }
@@ -704,7 +704,7 @@ impl World {
     /// The object `h` names, mutably, if it resolves.
     #[inline]
     pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
-        heap_of(&mut self.pools).get_mut(h)
+        self.heap_mut().get_mut(h)
     }
 
     /// The objects `handles` name, mutably and all at once, or `None` if any does not
@@ -736,7 +736,7 @@ impl World {
     /// ```
     pub fn get_disjoint_mut<T: 'static, const N: usize>(&mut self, handles: [Handle<T>; N]) -> Option<[&mut T; N]> {
         // A lookup: it ends and hides nothing behind the collector's back.
-        heap_of(&mut self.pools).get_disjoint_mut(handles)
+        self.heap_mut().get_disjoint_mut(handles)
     }
 
     /// Whether `h` resolves.
@@ -909,7 +909,7 @@ impl World {
     /// ```
     pub fn on_destroy<T: Object>(&mut self, listener: impl FnMut(Handle<T>, &T) + Send + 'static) -> ListenerId {
         // The heap registers `T` with the collector first, if it is new.
-        let id = match heap_of(&mut self.pools).add_end_listener(listener) {
+        let id = match self.heap_mut().add_end_listener(listener) {
             Ok(id) => id,
             Err(e) => panic!("World::on_destroy::<{}>: {e}", std::any::type_name::<T>()),
         };
@@ -944,7 +944,7 @@ impl World {
     pub fn remove_listener(&mut self, id: ListenerId) -> bool {
         match id.as_destroy() {
             Some(end) => {
-                let removed = heap_of(&mut self.pools).remove_end_listener(end);
+                let removed = self.heap_mut().remove_end_listener(end);
                 if removed {
                     self.listeners.removed_destroy();
                 }
@@ -985,7 +985,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn root<T: 'static>(&mut self, h: Handle<T>) -> Result<Root<T>, PoolError> {
-        Ok(heap_of(&mut self.pools).root(h)?)
+        Ok(self.heap_mut().root(h)?)
     }
 
     /// Adds the object to the root set by hand (UE's `AddToRoot`): every collection keeps
@@ -1023,7 +1023,7 @@ impl World {
     /// # Ok::<(), PoolError>(())
     /// ```
     pub fn add_to_root<T>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        Ok(heap_of(&mut self.pools).add_to_root(h.raw())?)
+        Ok(self.heap_mut().add_to_root(h.raw())?)
     }
 
     /// Takes the object out of the root set (UE's `RemoveFromRoot`).
@@ -1031,7 +1031,7 @@ impl World {
     /// # Errors
     /// [`PoolError::Stale`] or [`PoolError::Arena`] if it was not added.
     pub fn remove_from_root<T>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        Ok(heap_of(&mut self.pools).remove_from_root(h.raw())?)
+        Ok(self.heap_mut().remove_from_root(h.raw())?)
     }
 
     /// Records `outer` as `child`'s owner (or cuts it loose with `None`).
@@ -1039,7 +1039,7 @@ impl World {
     /// # Errors
     /// As [`Arena::set_outer`](respawn_arena::Arena::set_outer).
     pub fn set_outer<T>(&mut self, child: Handle<T>, outer: Option<RawHandle>) -> Result<(), PoolError> {
-        Ok(heap_of(&mut self.pools).set_outer(child.raw(), outer)?)
+        Ok(self.heap_mut().set_outer(child.raw(), outer)?)
     }
 
     /// Calls `f` on every live object of `T`, in memory order: one pass over the class's
@@ -1070,7 +1070,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn tick<T: 'static>(&mut self, f: impl FnMut(&mut T)) {
-        heap_of(&mut self.pools).tick(f);
+        self.heap_mut().tick(f);
     }
 
     /// [`tick`](Self::tick) split across rayon's threads, slab by slab.
@@ -1097,7 +1097,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
-        heap_of(&mut self.pools).par_tick(f);
+        self.heap_mut().par_tick(f);
     }
 
     /// [`tick`](Self::tick), reading the rest of the world: `f` gets every live, awake
@@ -1142,13 +1142,13 @@ impl World {
     ///
     /// [`ArenaError::Ticking`]: respawn_arena::ArenaError::Ticking
     pub fn tick_reading<T: 'static>(&mut self, f: impl FnMut(&mut T, &View<'_>)) {
-        heap_of(&mut self.pools).tick_reading(f);
+        self.heap_mut().tick_reading(f);
     }
 
     /// [`tick_reading`](Self::tick_reading) split across rayon's threads slab by slab;
     /// every thread reads through the one view.
     pub fn par_tick_reading<T: Send + 'static>(&mut self, f: impl Fn(&mut T, &View<'_>) + Sync + Send) {
-        heap_of(&mut self.pools).par_tick_reading(f);
+        self.heap_mut().par_tick_reading(f);
     }
 
     /// Every live object of `T` with its handle, in memory order, dormant ones included
@@ -1191,7 +1191,7 @@ impl World {
     /// ```
     pub fn iter_mut<T: 'static>(&mut self) -> respawn_arena::IterMut<'_, T> {
         // Lends objects as `tick` does: it ends and hides nothing behind the collector's back.
-        heap_of(&mut self.pools).iter_mut()
+        self.heap_mut().iter_mut()
     }
 
     /// Objects of `T` in the world (live and garbage awaiting its purge).
@@ -1236,7 +1236,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn add_referencer(&mut self, report: impl for<'t> FnMut(&mut Tracer<'t>) + Send + 'static) -> Referencer {
-        heap_of(&mut self.pools).add_referencer(report)
+        self.heap_mut().add_referencer(report)
     }
 
     /// Why the object is alive: a shortest chain of references from a root to it, by the
@@ -1275,7 +1275,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn why_alive<T>(&mut self, h: Handle<T>) -> Result<Option<ReferenceChain>, PoolError> {
-        Ok(heap_of(&mut self.pools).why_alive(h)?)
+        Ok(self.heap_mut().why_alive(h)?)
     }
 
     /// References that objects the next collection would keep (and external referencers)
@@ -1283,7 +1283,7 @@ impl World {
     /// purged. See [`Heap::find_garbage_references`]; for a record taken by each collection,
     /// [`GcSettings::track_garbage_references`] and [`Heap::garbage_references`].
     pub fn find_garbage_references(&mut self) -> Vec<GarbageReference> {
-        heap_of(&mut self.pools).find_garbage_references()
+        self.heap_mut().find_garbage_references()
     }
 
     /// Makes a cluster of `root` and `members` (UE's GC clusters): reaching any of them keeps
@@ -1312,7 +1312,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn create_cluster(&mut self, root: RawHandle, members: &[RawHandle]) -> Result<ClusterId, PoolError> {
-        Ok(heap_of(&mut self.pools).create_cluster(root, members)?)
+        Ok(self.heap_mut().create_cluster(root, members)?)
     }
 
     /// Dissolves a cluster: its objects are judged one by one again. As
@@ -1321,7 +1321,7 @@ impl World {
     /// # Errors
     /// [`GcError::UnknownCluster`](respawn_gc::GcError::UnknownCluster) (as [`PoolError::Gc`]).
     pub fn dissolve_cluster(&mut self, id: ClusterId) -> Result<(), PoolError> {
-        Ok(heap_of(&mut self.pools).dissolve_cluster(id)?)
+        Ok(self.heap_mut().dissolve_cluster(id)?)
     }
 
     /// Runs a full collection now and purges what it found; returned cells go back to their
@@ -1335,7 +1335,7 @@ impl World {
     /// Runs a collection with `options` (e.g. [`CollectOptions::INCREMENTAL`], leaving the
     /// purge to [`purge`](Self::purge) or [`end_frame`](Self::end_frame)).
     pub fn collect_garbage_with(&mut self, options: CollectOptions) -> GcStats {
-        let stats = heap_of(&mut self.pools).collect_garbage(options);
+        let stats = self.heap_mut().collect_garbage(options);
         self.pools.maintain();
         stats
     }
@@ -1343,7 +1343,7 @@ impl World {
     /// Purges pending objects for at most `budget` (overrunning it by at most one
     /// object's destruction).
     pub fn purge(&mut self, budget: Duration) -> PurgeProgress {
-        let progress = heap_of(&mut self.pools).purge(Some(budget));
+        let progress = self.heap_mut().purge(Some(budget));
         self.pools.maintain();
         progress
     }
@@ -1411,7 +1411,7 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn end_frame_with(&mut self, dt: Duration) -> FrameEnd {
-        let gc = heap_of(&mut self.pools).update(dt);
+        let gc = self.heap_mut().update(dt);
         self.pools.maintain_for(dt);
         let frame_bytes = self.frame.iter_allocated_chunks().map(<[_]>::len).sum();
         self.frame.reset();

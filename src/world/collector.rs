@@ -8,7 +8,7 @@ use std::time::Duration;
 use respawn_arena::{ArenaError, TickCursor};
 use respawn_gc::{CollectOptions, GcError, GcSettings, GcStats, Lifetime, MarkStep, Object};
 
-use super::{heap_of, World};
+use super::World;
 
 impl World {
     /// Replaces the collector's settings (what the builder's [`gc`](super::WorldBuilder::gc)
@@ -34,7 +34,7 @@ impl World {
     /// # Ok::<(), respawn::GcError>(())
     /// ```
     pub fn set_gc_settings(&mut self, settings: GcSettings) -> Result<(), GcError> {
-        heap_of(&mut self.pools).set_settings(settings)
+        self.heap_mut().set_settings(settings)
     }
 
     /// Starts an incremental collection now (UE's incremental reachability analysis): the
@@ -72,7 +72,7 @@ impl World {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn start_incremental_collection(&mut self, options: CollectOptions) -> bool {
-        heap_of(&mut self.pools).start_incremental_collection(options)
+        self.heap_mut().start_incremental_collection(options)
     }
 
     /// Whether an incremental mark is running (started and not finished).
@@ -85,7 +85,7 @@ impl World {
     /// [`start_incremental_collection`](Self::start_incremental_collection) and
     /// [`Heap::mark_slice`](respawn_gc::Heap::mark_slice).
     pub fn mark_slice(&mut self, budget: Duration) -> MarkStep {
-        let step = heap_of(&mut self.pools).mark_slice(budget);
+        let step = self.heap_mut().mark_slice(budget);
         self.marked(step)
     }
 
@@ -107,14 +107,14 @@ impl World {
     /// assert!(!world.is_marking());
     /// ```
     pub fn mark_slice_timed(&mut self, budget: Duration, now: impl FnMut() -> Duration) -> MarkStep {
-        let step = heap_of(&mut self.pools).mark_slice_timed(budget, now);
+        let step = self.heap_mut().mark_slice_timed(budget, now);
         self.marked(step)
     }
 
     /// Runs the rest of the incremental mark in one slice, to its end (a level change that
     /// cannot wait). `None` if no incremental mark is running.
     pub fn finish_mark(&mut self) -> Option<GcStats> {
-        let stats = heap_of(&mut self.pools).finish_mark()?;
+        let stats = self.heap_mut().finish_mark()?;
         self.pools.maintain();
         Some(stats)
     }
@@ -156,7 +156,7 @@ impl World {
     /// # Ok::<(), respawn::ArenaError>(())
     /// ```
     pub fn set_lifetime<T: Object>(&mut self, lifetime: Lifetime) -> Result<(), ArenaError> {
-        heap_of(&mut self.pools).set_lifetime::<T>(lifetime)
+        self.heap_mut().set_lifetime::<T>(lifetime)
     }
 
     /// Ticks at most `budget` awake objects of `T`, from where `cursor` stopped, and
@@ -189,6 +189,6 @@ impl World {
         budget: usize,
         f: impl FnMut(&mut T),
     ) -> usize {
-        heap_of(&mut self.pools).tick_budgeted(cursor, budget, f)
+        self.heap_mut().tick_budgeted(cursor, budget, f)
     }
 }
