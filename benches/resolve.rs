@@ -5,8 +5,9 @@
 //! ```text
 //! resolve <peer> <mode> <live> <ops>
 //!   peer: vec | slab | slotmap | box | floor (respawn's per-object invariants alone, hand-written:
-//!         `common::Floor`) | store | arena | world (a `Reuse` pool's spawn/destroy)
-//!         | view (the same through `World::pool_mut`)
+//!         `common::Floor`) | reusefloor (the same with a `Reuse` pool's semantics,
+//!         hand-written: `common::ReuseFloor`) | store | arena | world (a `Reuse` pool's
+//!         spawn/destroy) | view (the same through `World::pool_mut`)
 //!   mode: chase  — `ops` lookups, each one's key chosen by the object the one before read:
 //!                  a chain, so the time per op is the latency of one resolve (a container
 //!                  whose resolve takes two *dependent* misses, `box`, pays two latencies;
@@ -41,7 +42,7 @@ use slab::Slab;
 use slotmap::{DefaultKey, SlotMap};
 
 mod common;
-use common::{Floor, FloorKey, Projectile, XorShift};
+use common::{Floor, FloorKey, Projectile, ReuseFloor, XorShift};
 
 /// The random key positions, a power of two long.
 const SEQ: usize = 1 << 20;
@@ -185,6 +186,39 @@ impl Peer for FloorPeer {
     #[inline(always)]
     fn put(&mut self, i: usize, p: Projectile) {
         self.1[i] = self.0.insert(p);
+    }
+}
+
+/// [`ReuseFloor`]: a `Reuse` pool's per-object work hand-written over [`Floor`]'s container,
+/// the bound below `world` and `view`. Filled as [`WorldPeer`] is: the live objects, and a
+/// magazine-load of destroyed ones waiting for the first spawns.
+struct ReuseFloorPeer(ReuseFloor<Projectile>, Vec<FloorKey>);
+impl Peer for ReuseFloorPeer {
+    type Key = FloorKey;
+    fn fill(live: usize) -> Self {
+        let mut pool = ReuseFloor::new();
+        let spawn = |pool: &mut ReuseFloor<Projectile>, i: u32| pool.spawn(move |q| *q = Projectile::new(i));
+        let keys = (0..live as u32).map(|i| spawn(&mut pool, i)).collect();
+        for k in (0..2048).map(|i| spawn(&mut pool, i)).collect::<Vec<_>>() {
+            assert!(pool.destroy(k), "live key");
+        }
+        Self(pool, keys)
+    }
+    fn key(&self, i: usize) -> FloorKey {
+        self.1[i]
+    }
+    #[inline(always)]
+    fn read(&mut self, k: FloorKey) -> u32 {
+        self.0.get(k).expect("live key").id
+    }
+    #[inline(always)]
+    fn take(&mut self, i: usize) {
+        // `on_release` reads the object, as the other peers' `take` does.
+        assert!(self.0.destroy(self.1[i]), "live key");
+    }
+    #[inline(always)]
+    fn put(&mut self, i: usize, p: Projectile) {
+        self.1[i] = self.0.spawn(move |q| *q = p);
     }
 }
 
@@ -408,15 +442,18 @@ fn run_peer(peer: &str, mode: &str, live: usize, ops: usize) -> f64 {
         "slab" => run::<SlabPeer>(mode, live, ops),
         "slotmap" => run::<SlotMapPeer>(mode, live, ops),
         "floor" => run::<FloorPeer>(mode, live, ops),
+        "reusefloor" => run::<ReuseFloorPeer>(mode, live, ops),
         "arena" => run::<ArenaPeer>(mode, live, ops),
         "store" => run_store(mode, live, ops),
         "world" => run::<WorldPeer>(mode, live, ops),
         "view" => run_view(mode, live, ops),
-        other => panic!("unknown peer {other:?}: vec, box, slab, slotmap, floor, arena, store, world or view"),
+        other => {
+            panic!("unknown peer {other:?}: vec, box, slab, slotmap, floor, reusefloor, arena, store, world or view")
+        }
     }
 }
 
-const PEERS: [&str; 9] = ["vec", "box", "slab", "slotmap", "floor", "arena", "store", "world", "view"];
+const PEERS: [&str; 10] = ["vec", "box", "slab", "slotmap", "floor", "reusefloor", "arena", "store", "world", "view"];
 
 /// One peer's workload, resumable: each call runs `ops` more units where the last call
 /// stopped (a remove + insert pair for `churn`; a whole round for `burst`: every object
@@ -467,6 +504,7 @@ fn churner_for(peer: &str, burst: bool, live: usize) -> Churner {
         "slab" => churner(SlabPeer::fill(live), burst, live),
         "slotmap" => churner(SlotMapPeer::fill(live), burst, live),
         "floor" => churner(FloorPeer::fill(live), burst, live),
+        "reusefloor" => churner(ReuseFloorPeer::fill(live), burst, live),
         "arena" => churner(ArenaPeer::fill(live), burst, live),
         "world" => churner(WorldPeer::fill(live), burst, live),
         "store" => {
@@ -490,7 +528,9 @@ fn churner_for(peer: &str, burst: bool, live: usize) -> Churner {
                 ns
             })
         }
-        other => panic!("unknown peer {other:?}: vec, box, slab, slotmap, floor, arena, store, world or view"),
+        other => {
+            panic!("unknown peer {other:?}: vec, box, slab, slotmap, floor, reusefloor, arena, store, world or view")
+        }
     }
 }
 
@@ -557,7 +597,7 @@ fn main() {
     }
     let [peer, mode, live, ops] = &args[..] else {
         eprintln!(
-            "usage: resolve <vec|box|slab|slotmap|floor|arena|store|world|view> <chase|churn|burst> <live> <ops>"
+            "usage: resolve <vec|box|slab|slotmap|floor|reusefloor|arena|store|world|view> <chase|churn|burst> <live> <ops>"
         );
         std::process::exit(2);
     };

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::BenchmarkGroup;
-use respawn::{Object, Trace};
+use respawn::{Object, Poolable, Trace};
 use slab::Slab;
 use slotmap::{DefaultKey, SlotMap};
 
@@ -278,6 +278,211 @@ impl<T> Drop for Floor<T> {
         for (n, slot) in self.slots.iter().enumerate() {
             if slot.flags & Self::VACANT == 0 {
                 // SAFETY: a slot that is not vacant holds an initialised object.
+                unsafe { self.cells[n].assume_init_drop() };
+            }
+        }
+    }
+}
+
+/// The reuse floor: the least a `Reuse` pool keeping respawn's per-object invariants does
+/// for a destroy and a spawn — [`Floor`]'s container with the pool's semantics, hand-written
+/// — so that the gap between it and the `World`'s `Reuse` pair is what respawn's layering
+/// costs, and the gap between it and [`Floor`] is what `Reuse` costs.
+///
+/// What it keeps: [`Floor`]'s slot, handle, refusals (vacant, hidden, rooted), generation
+/// ceiling and live bitmap; the object stays in its cell when it is destroyed (reset by the
+/// class's hooks, not dropped) and the next spawn hands it out again, the most recently
+/// kept first (its cell is the warmest); a kept slot is vacant and in the pool, so no
+/// handle resolves to it; the hooks of [`Poolable`], called statically: `on_release` and
+/// `reset` on destroy, the spawn's `init` and then `on_spawn` on spawn, `create` when
+/// nothing is kept (a miss, out of line); the pool's counts: spawns, misses, objects in
+/// use and their peak. What it leaves out: [`Floor`]'s omissions (classes, atomics,
+/// listeners, dormancy, the write barrier, sub-objects, permanent objects), and of the
+/// pool's: workers, magazines and the depot (every object is built on a miss), the `max`
+/// with its overflow objects (a pool that only grows by misses needs no test of it on
+/// destroy), the other policies, and returning cells to the arena.
+pub struct ReuseFloor<T> {
+    slots: Vec<FloorSlot>,
+    cells: Vec<std::mem::MaybeUninit<T>>,
+    live: Vec<u64>,
+    /// The indices of the objects kept for the next spawns, the most recent last.
+    kept: Vec<u32>,
+    /// Cells below `built` have held an object; the rest are uninitialised.
+    built: u32,
+    spawns: u64,
+    misses: u64,
+    in_use: usize,
+    peak: usize,
+}
+
+impl<T> ReuseFloor<T> {
+    const VACANT: u16 = 1;
+    const HIDDEN: u16 = 2;
+    const ROOT_SET: u16 = 4;
+    /// With `VACANT`: the slot's object is kept in its cell for the next spawn.
+    const IN_POOL: u16 = 8;
+    /// Cells added at a time.
+    const GROW: usize = 1024;
+}
+
+impl<T: Poolable> ReuseFloor<T> {
+    pub fn new() -> Self {
+        Self {
+            slots: Vec::new(),
+            cells: Vec::new(),
+            live: Vec::new(),
+            kept: Vec::new(),
+            built: 0,
+            spawns: 0,
+            misses: 0,
+            in_use: 0,
+            peak: 0,
+        }
+    }
+
+    /// Hands out the most recently kept object (built by `T::create` if none is kept):
+    /// `init` runs on it, then `on_spawn`.
+    #[inline(always)]
+    pub fn spawn(&mut self, init: impl FnOnce(&mut T)) -> FloorKey {
+        let index = match self.kept.pop() {
+            Some(index) => index,
+            None => self.miss(),
+        };
+        let n = index as usize;
+        // SAFETY: every index on `kept` (and the one `miss` returns) is below the length of
+        // all three vectors.
+        let (slot, word) = unsafe { (self.slots.get_unchecked_mut(n), self.live.get_unchecked_mut(n >> 6)) };
+        slot.flags = 0;
+        *word |= 1 << (n & 63);
+        // SAFETY: generations start at 1 and only grow (a slot retires at the ceiling).
+        let key = FloorKey { index, generation: unsafe { std::num::NonZeroU32::new_unchecked(slot.generation) } };
+        // SAFETY: a kept cell holds an initialised object (`destroy` leaves it there, `miss`
+        // builds one), live again now; `&mut self` makes this the one reference.
+        let object = unsafe { self.cells.get_unchecked_mut(n).assume_init_mut() };
+        init(object);
+        object.on_spawn();
+        self.spawns += 1;
+        self.in_use += 1;
+        self.peak = self.peak.max(self.in_use);
+        key
+    }
+
+    /// Takes back the object `key` names, if it resolves and may be destroyed: its hooks
+    /// run, its handles stop resolving, and it waits in its cell for the next spawn.
+    #[inline(always)]
+    pub fn destroy(&mut self, key: FloorKey) -> bool {
+        let n = key.index as usize;
+        let Some(slot) = self.slots.get_mut(n) else { return false };
+        let refused = Self::VACANT | Self::HIDDEN | Self::ROOT_SET;
+        if slot.flags & refused != 0 || slot.generation != key.generation.get() || slot.roots != 0 {
+            return false;
+        }
+        // SAFETY: a slot that is not vacant holds an initialised object in its cell, and
+        // `&mut self` makes this the one reference.
+        let object = unsafe { self.cells.get_unchecked_mut(n).assume_init_mut() };
+        object.on_release();
+        object.reset();
+        // SAFETY: `live` covers every slot.
+        unsafe { *self.live.get_unchecked_mut(n >> 6) &= !(1 << (n & 63)) };
+        self.in_use -= 1;
+        if slot.generation == u32::MAX {
+            // Retired: no later handle may carry a wrapped generation, so the object goes.
+            slot.flags = Self::VACANT;
+            // SAFETY: the object is initialised (above) and no slot names it any more:
+            // this is its one drop.
+            unsafe { self.cells.get_unchecked_mut(n).assume_init_drop() };
+            return true;
+        }
+        slot.flags = Self::VACANT | Self::IN_POOL;
+        slot.generation += 1;
+        self.kept.push(key.index);
+        true
+    }
+
+    /// The object `key` names, if it resolves.
+    #[inline(always)]
+    pub fn get(&self, key: FloorKey) -> Option<&T> {
+        let n = key.index as usize;
+        let slot = self.slots.get(n)?;
+        if slot.flags & (Self::VACANT | Self::HIDDEN) != 0 || slot.generation != key.generation.get() {
+            return None;
+        }
+        // SAFETY: a slot that is not vacant holds an initialised object in its cell.
+        Some(unsafe { self.cells.get_unchecked(n).assume_init_ref() })
+    }
+
+    /// Spawns so far.
+    pub fn spawns(&self) -> u64 {
+        self.spawns
+    }
+
+    /// Spawns that found nothing kept and built their object.
+    pub fn misses(&self) -> u64 {
+        self.misses
+    }
+
+    /// Destroys so far: every destroyed object was spawned.
+    pub fn released(&self) -> u64 {
+        self.spawns - self.in_use as u64
+    }
+
+    /// Objects spawned and not destroyed.
+    pub fn in_use(&self) -> usize {
+        self.in_use
+    }
+
+    /// The most objects in use at once.
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+
+    /// Objects kept for the next spawns.
+    pub fn kept(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// A spawn with nothing kept: builds an object by `T::create` in the next unused cell
+    /// (growing the vectors when there is none) and returns its index, its slot vacant and
+    /// in the pool, as a kept one's.
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self) -> u32 {
+        // Built before a cell is taken: a panicking `create` takes nothing.
+        let value = T::create();
+        let n = self.built as usize;
+        if n == self.slots.len() {
+            let next = n + Self::GROW;
+            self.cells.resize_with(next, std::mem::MaybeUninit::uninit);
+            self.slots.resize_with(next, || FloorSlot {
+                generation: 1,
+                flags: Self::VACANT,
+                class: 0,
+                outer: 0,
+                roots: 0,
+            });
+            self.live.resize(next / 64, 0);
+        }
+        self.cells[n].write(value);
+        self.slots[n].flags = Self::VACANT | Self::IN_POOL;
+        self.built += 1;
+        self.misses += 1;
+        n as u32
+    }
+}
+
+impl<T: Poolable> Default for ReuseFloor<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Drop for ReuseFloor<T> {
+    fn drop(&mut self) {
+        // Live and kept objects alike: a slot that is vacant and not in the pool (unused or
+        // retired) holds none.
+        for (n, slot) in self.slots.iter().enumerate() {
+            if slot.flags & Self::VACANT == 0 || slot.flags & Self::IN_POOL != 0 {
+                // SAFETY: a live slot's cell and a kept slot's cell hold an initialised object.
                 unsafe { self.cells[n].assume_init_drop() };
             }
         }
