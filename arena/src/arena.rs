@@ -9,11 +9,10 @@ use std::num::NonZeroU32;
 use std::ptr::{self, NonNull};
 
 use rayon::prelude::*;
-use respawn_allocator::poison;
 use respawn_allocator::sync::{Arc, Ordering};
 use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Rejected, SlabConfig};
 
-use crate::class::{ClassEntry, Ended, EndedCells, Freed, FreedCell, Hooks};
+use crate::class::{ClassEntry, Ended, EndedCells, Found, Freed, FreedCell};
 use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
 use crate::table::{Cells, ObjectTable, Range, Slot, PERMANENT_SLOTS};
@@ -258,43 +257,19 @@ impl Arena {
             bases: (0..slab.max_slabs).map(|_| respawn_allocator::sync::AtomicPtr::new(ptr::null_mut())).collect(),
         };
         let range = self.table.add_range(capacity, slab.cells_per_slab, id.index() as u16, Some(cells))?;
-        // SAFETY: the table owns the range until it drops, after the arena.
-        let (start, at) = unsafe { (range.as_ref().start, range.as_ref().addressing()) };
-        self.classes.push(ClassEntry {
+        let drop_fn = std::mem::needs_drop::<T>().then_some(drop_as::<T> as unsafe fn(*mut u8));
+        let (max_generation, barrier) = (self.config.max_generation, self.barrier);
+        let entry = ClassEntry::new::<T>(
             id,
-            type_id: TypeId::of::<T>(),
-            name: type_name::<T>(),
-            object_size: std::mem::size_of::<T>(),
-            cell_size: memory.cell_size,
-            shift: slab.cells_per_slab.trailing_zeros(),
-            drop_fn: std::mem::needs_drop::<T>().then_some(drop_as::<T> as unsafe fn(*mut u8)),
-            bases: Vec::new(),
+            memory.cell_size,
+            slab.cells_per_slab,
+            drop_fn,
             range,
-            start,
             capacity,
-            at,
-            live: Vec::new(),
-            dormancy: Default::default(),
-            free: Vec::new(),
-            kept: Vec::new(),
-            keeping: false,
-            kept_total: 0,
-            granted: 0,
-            out: 0,
-            retired: 0,
-            decommitted: Vec::new(),
-            permanent: 0,
-            ended_cells: EndedCells::Vacant,
-            returned: Vec::new(),
-            hooks: 0,
-            max_generation: self.config.max_generation,
-            ends: Default::default(),
-            // A class registered while an incremental mark runs is noted like the others
-            // (conservatively as traced: the arena does not know).
-            barrier: self.barrier,
-            noted: Vec::new(),
-            noted_all: false,
-        });
+            max_generation,
+            barrier,
+        );
+        self.classes.push(entry);
         self.by_type.insert(TypeId::of::<T>(), id);
         Ok(id)
     }
@@ -328,7 +303,7 @@ impl Arena {
     #[inline(always)]
     pub unsafe fn store_of_unchecked<T: 'static>(&mut self, id: ClassId) -> ClassStore<'_, T> {
         debug_assert!(
-            self.classes.get(id.index()).is_some_and(|e| e.type_id == TypeId::of::<T>()),
+            self.classes.get(id.index()).is_some_and(ClassEntry::is::<T>),
             "{id:?} is not {}'s class",
             type_name::<T>()
         );
@@ -373,8 +348,8 @@ impl Arena {
     pub fn store_of<T: Send + Sync + 'static>(&mut self, id: ClassId) -> Result<ClassStore<'_, T>, ArenaError> {
         match self.classes.get(id.index()) {
             None => Err(ArenaError::Unregistered(type_name::<T>())),
-            Some(entry) if entry.type_id != TypeId::of::<T>() => {
-                Err(ArenaError::WrongClass { expected: type_name::<T>(), found: entry.name })
+            Some(entry) if !entry.is::<T>() => {
+                Err(ArenaError::WrongClass { expected: type_name::<T>(), found: entry.name() })
             }
             // SAFETY: checked just now.
             Some(_) => Ok(unsafe { self.store_of_unchecked(id) }),
@@ -429,7 +404,7 @@ impl Arena {
         let s = unsafe { self.table.slot_unchecked(index) };
         // Outside the class's range: the object has no live bit (see `change_flags`).
         s.set_up(id.index() as u16, ObjectFlags::PERMANENT);
-        self.classes[id.index()].permanent += 1;
+        self.classes[id.index()].count_permanent();
         Ok(Handle::from_raw(RawHandle::new(index, NonZeroU32::MIN)))
     }
 
@@ -545,7 +520,7 @@ impl Arena {
     #[inline(never)]
     fn class_by_range<T: 'static>(&mut self, h: Handle<T>) -> Option<ClassId> {
         let class = usize::from(self.table.class_at(h.index())?);
-        self.classes.get(class).filter(|e| e.type_id == TypeId::of::<T>())?;
+        self.classes.get(class).filter(|e| e.is::<T>())?;
         let id = ClassId::from_index(class as u16);
         self.recent = (TypeId::of::<T>(), id);
         Some(id)
@@ -598,7 +573,7 @@ impl Arena {
         let class = slot.class() as usize;
         let entry = &mut self.classes[class];
         // SAFETY: `resolve_live` found an object of `class` in slot `raw.index()`.
-        unsafe { destroy_at(&self.table, entry, &mut self.outers, raw.index(), self.config.max_generation, ended) };
+        unsafe { entry.destroy_at(&self.table, &mut self.outers, raw.index(), self.config.max_generation, ended) };
         Ok(())
     }
 
@@ -617,7 +592,7 @@ impl Arena {
         let entry = &mut self.classes[class];
         // A ceiling of 0: every generation is at it, so the release retires the slot.
         // SAFETY: `resolve_live` found an object of `class` in slot `raw.index()`.
-        unsafe { destroy_at(&self.table, entry, &mut self.outers, raw.index(), 0, ended) };
+        unsafe { entry.destroy_at(&self.table, &mut self.outers, raw.index(), 0, ended) };
         Ok(())
     }
 
@@ -636,14 +611,13 @@ impl Arena {
     /// [`ArenaError::Unregistered`] if `id` is not a class of this arena.
     pub fn set_ended_cells(&mut self, id: ClassId, way: EndedCells) -> Result<(), ArenaError> {
         let entry = self.classes.get_mut(id.index()).ok_or(ArenaError::Unregistered("an unknown class"))?;
-        entry.ended_cells = way;
-        entry.sync_hooks();
+        entry.set_ended_cells(way);
         Ok(())
     }
 
     /// Where class `id`'s cells go when their objects end ([`set_ended_cells`](Self::set_ended_cells)).
     pub fn ended_cells(&self, id: ClassId) -> Option<EndedCells> {
-        Some(self.classes.get(id.index())?.ended_cells)
+        Some(self.classes.get(id.index())?.ended_cells())
     }
 
     /// Takes class `id`'s returned cells, oldest first, emptying its list (which keeps its
@@ -659,20 +633,20 @@ impl Arena {
     #[inline]
     pub fn drain_returned(&mut self, id: ClassId) -> Result<std::vec::Drain<'_, Freed>, ArenaError> {
         let entry = self.classes.get_mut(id.index()).ok_or(ArenaError::Unregistered("an unknown class"))?;
-        Ok(entry.returned.drain(..))
+        Ok(entry.drain_returned())
     }
 
     /// How many of class `id`'s ended objects wait on its returned list (0 for a class
     /// this arena does not know).
     #[inline]
     pub fn returned(&self, id: ClassId) -> usize {
-        self.classes.get(id.index()).map_or(0, |entry| entry.returned.len())
+        self.classes.get(id.index()).map_or(0, |entry| entry.returned().len())
     }
 
     /// Class `id`'s returned list as it stands, oldest first, to read (an owner's counts
     /// include what waits there); empty for a class this arena does not know.
     pub fn returned_cells(&self, id: ClassId) -> &[Freed] {
-        self.classes.get(id.index()).map_or(&[], |entry| &entry.returned)
+        self.classes.get(id.index()).map_or(&[], ClassEntry::returned)
     }
 
     /// Gives a returned (or taken) cell back: its slot becomes vacant for the class's next object.
@@ -688,12 +662,7 @@ impl Arena {
         if !ours {
             return Err(ArenaError::Stale);
         }
-        // A token from `take_cell` or `stow` is `Lent` / `InPool`: plain vacant again.
-        slot.flags.store(Lifecycle::Vacant.flags().bits(), Ordering::Release);
-        let entry = &mut self.classes[token.class.index()];
-        poison::poison(token.cell.as_ptr(), entry.cell_size);
-        entry.free.push(token.slot);
-        entry.out -= 1;
+        self.classes[token.class.index()].recycle(token);
         Ok(())
     }
 
@@ -735,7 +704,7 @@ impl Arena {
         // Permanent objects have no cell number, hence no live bit.
         if !is_permanent(&self.table, raw.index()) {
             let entry = &mut self.classes[usize::from(slot.class())];
-            let n = raw.index().wrapping_sub(entry.start);
+            let n = entry.geometry().number(raw.index());
             entry.set_live(n, to == Lifecycle::Live);
             if self.barrier {
                 // Garbage revived, an object hidden: the mark must judge it again.
@@ -895,10 +864,9 @@ impl Arena {
     pub fn reserve<T: Send + Sync + 'static>(&mut self, n: usize) -> Result<(), ArenaError> {
         let store = self.store_mut::<T>()?;
         // Decommitted slabs serve before new ones (`grow`): they count as room.
-        let room = store.entry.free.len() + store.entry.decommitted.len() * store.entry.cells_per_slab();
-        let missing = n.saturating_sub(room);
+        let missing = n.saturating_sub(store.entry.room());
         if missing > 0 {
-            store.alloc.reserve(store.entry.id, missing)?;
+            store.alloc.reserve(store.entry.id(), missing)?;
         }
         Ok(())
     }
@@ -911,7 +879,7 @@ impl Arena {
     /// As [`try_insert`](Self::try_insert); the cells prepared before the error stay.
     pub fn prefill<T: Send + Sync + 'static>(&mut self, n: usize) -> Result<(), ArenaError> {
         let mut store = self.store_mut::<T>()?;
-        while store.entry.free.len() < n {
+        while store.entry.vacant() < n {
             store.grow()?;
         }
         Ok(())
@@ -954,9 +922,10 @@ impl Arena {
             let entry = &mut self.classes[id.index()];
             entry.note_all();
             let entry = &*entry;
-            let dormant = entry.dormancy.words(0, entry.live.len());
+            let dormant = entry.dormancy().words(0, entry.live().len());
+            let geometry = entry.geometry();
             // SAFETY: `entry` is class `T`'s and `&mut self` makes every object ours.
-            unsafe { visit_words::<T>(entry.shift, &entry.bases, 0, &entry.live, dormant, &mut f) };
+            unsafe { visit_words::<T>(geometry.shift(), geometry.bases(), 0, entry.live(), dormant, &mut f) };
         }
     }
 
@@ -966,9 +935,10 @@ impl Arena {
         let entry = &mut self.classes[id.index()];
         entry.note_all();
         let entry = &*entry;
-        let words_per_slab = (entry.cells_per_slab() / 64).max(1);
-        let (shift, bases, dormancy) = (entry.shift, SharedBases(&entry.bases), &entry.dormancy);
-        entry.live.par_chunks(words_per_slab).enumerate().for_each(|(i, words)| {
+        let words_per_slab = (entry.geometry().cells_per_slab() / 64).max(1);
+        let (shift, bases, dormancy) =
+            (entry.geometry().shift(), SharedBases(entry.geometry().bases()), entry.dormancy());
+        entry.live().par_chunks(words_per_slab).enumerate().for_each(|(i, words)| {
             let bases = &bases;
             let dormant = dormancy.words(i * words_per_slab, words.len());
             // SAFETY: the geometry is class `T`'s; each object's live bit lies in exactly one
@@ -982,29 +952,25 @@ impl Arena {
     /// `None` too for a class of 2³¹ cells or more (a compact token keeps a bit).
     pub fn cell_map(&self, class: ClassId) -> Option<crate::CellMap> {
         let entry = self.classes.get(class.index())?;
-        (entry.capacity <= 1 << 31).then(|| crate::CellMap::new(entry.range, entry.id))
+        let geometry = entry.geometry();
+        (geometry.capacity() <= 1 << 31).then(|| crate::CellMap::new(geometry.range_ptr(), entry.id()))
     }
 
     /// Counters of class `T`, if registered.
     pub fn stats<T: 'static>(&self) -> Option<ArenaClassStats> {
         let entry = &self.classes[self.class_of::<T>()?.index()];
+        let geometry = entry.geometry();
         Some(ArenaClassStats {
-            name: entry.name,
+            name: entry.name(),
             len: entry.len(),
-            vacant: entry.free.len(),
-            retired: entry.retired as usize,
-            permanent: entry.permanent as usize,
-            dormant: entry.dormancy.count(),
-            memory: self.alloc.stats(entry.id).ok()?,
-            slot_bytes: entry.bases.iter().filter(|b| !b.is_null()).count()
-                * entry.cells_per_slab()
-                * std::mem::size_of::<Slot>(),
-            side_bytes: entry.live.capacity() * 8
-                + entry.dormancy.bytes()
-                + entry.free.capacity() * 4
-                + entry.bases.capacity() * 8
-                + self.outers.bytes_in(entry.start, entry.capacity),
-            object_size: entry.object_size,
+            vacant: entry.vacant(),
+            retired: entry.retired(),
+            permanent: entry.permanent(),
+            dormant: entry.dormancy().count(),
+            memory: self.alloc.stats(entry.id()).ok()?,
+            slot_bytes: geometry.slabs() * geometry.cells_per_slab() * std::mem::size_of::<Slot>(),
+            side_bytes: entry.side_bytes() + self.outers.bytes_in(geometry.start(), geometry.capacity()),
+            object_size: geometry.object_size(),
         })
     }
 
@@ -1012,7 +978,7 @@ impl Arena {
     /// know. With [`Slot::class`] it names the class of any object, for type-erased code
     /// (the collector's diagnostics).
     pub fn class_name(&self, class: ClassId) -> Option<&'static str> {
-        self.classes.get(class.index()).map(|entry| entry.name)
+        self.classes.get(class.index()).map(ClassEntry::name)
     }
 
     /// What every cell of class `class`'s slabs holds, slab by slab in address order: the
@@ -1064,9 +1030,8 @@ impl Arena {
     pub fn set_barrier(&mut self, on: bool, mut traced: impl FnMut(ClassId) -> bool) {
         self.barrier = on;
         for entry in &mut self.classes {
-            entry.barrier = on && traced(entry.id);
-            entry.noted.clear();
-            entry.noted_all = false;
+            let traced = on && traced(entry.id());
+            entry.set_barrier(traced);
         }
     }
 
@@ -1080,10 +1045,7 @@ impl Arena {
     /// possibly vacant or reused since, and the classes whose every live object was lent.
     pub fn drain_barrier(&mut self, into: &mut BarrierLog) {
         for entry in &mut self.classes {
-            into.objects.append(&mut entry.noted);
-            if std::mem::take(&mut entry.noted_all) {
-                into.classes.push(entry.id);
-            }
+            entry.drain_noted(into);
         }
     }
 
@@ -1095,7 +1057,7 @@ impl Arena {
     fn note(&mut self, index: u32, always: bool) {
         let Some(class) = self.table.class_at(index) else { return };
         let entry = &mut self.classes[usize::from(class)];
-        if always || entry.barrier {
+        if always || entry.barrier() {
             entry.note(index);
         }
     }
@@ -1146,7 +1108,7 @@ impl Iterator for LiveIndices<'_> {
 
     fn next(&mut self) -> Option<u32> {
         let n = self.cells.next()?;
-        Some(self.entry?.slot_of(n))
+        Some(self.entry?.geometry().slot_of(n))
     }
 }
 
@@ -1162,7 +1124,7 @@ pub(crate) struct LiveCells<'a> {
 impl<'a> LiveCells<'a> {
     /// The walk over `entry`'s live bitmap (none for no class).
     pub(crate) fn of(entry: Option<&'a ClassEntry>) -> Self {
-        let live = entry.map_or(&[][..], |e| &e.live[..]);
+        let live = entry.map_or(&[][..], ClassEntry::live);
         Self { live, word: 0, bits: live.first().copied().unwrap_or(0) }
     }
 }
@@ -1191,18 +1153,11 @@ impl Drop for Arena {
         // Kept objects' slots are vacant (`InPool`), and so are returned cells' (`Lent`): the
         // walk below skips them.
         for class in 0..self.classes.len() {
-            let id = self.classes[class].id;
-            drops.run(|| {
-                self.drop_kept(id);
-            });
             let entry = &mut self.classes[class];
-            for freed in std::mem::take(&mut entry.returned) {
-                if let (Freed::Occupied(cell, _), Some(drop_fn)) = (freed, entry.drop_fn) {
-                    // SAFETY: an `Occupied` token's cell still holds its class's object,
-                    // released and undropped; the token is consumed here, so it drops once.
-                    drops.run(|| unsafe { drop_fn(cell.cell.as_ptr()) });
-                }
-            }
+            drops.run(|| {
+                entry.drop_kept();
+            });
+            entry.drop_returned(&mut drops);
         }
         for (first, run) in self.table.runs() {
             for (k, slot) in run.iter().enumerate() {
@@ -1211,7 +1166,7 @@ impl Drop for Arena {
                 }
                 slot.flags.store(Lifecycle::Vacant.flags().bits(), Ordering::Release);
                 let cell = self.table.cell(first + k as u32).expect("a set-up slot has a cell");
-                if let Some(drop_fn) = self.classes[slot.class() as usize].drop_fn {
+                if let Some(drop_fn) = self.classes[slot.class() as usize].geometry().drop_fn() {
                     // SAFETY: a non-vacant slot's cell holds an object of its class; marking
                     // it vacant first means a panicking destructor cannot lead to a second drop.
                     drops.run(|| unsafe { drop_fn(cell.as_ptr()) });
@@ -1227,57 +1182,11 @@ impl Drop for Arena {
 /// of the class (outside the range) takes the cold path.
 #[inline(always)]
 fn locate_in<T: 'static>(entry: &ClassEntry, table: &ObjectTable, h: Handle<T>) -> Option<*mut u8> {
-    let n = h.index().wrapping_sub(entry.start);
-    let Some(slot) = entry.try_slot(n) else { return locate_permanent(entry, table, h.raw()) };
+    let geometry = entry.geometry();
+    let n = geometry.number(h.index());
+    let Some(slot) = geometry.try_slot(n) else { return locate_permanent(entry, table, h.raw()) };
     slot.check_without(h.generation(), ObjectFlags::HIDDEN)?;
-    Some(entry.cell_of::<T>(n))
-}
-
-/// The stow of the visible, releasable `T` of `generation` in slot `index` (cell number `n`,
-/// at `cell`, with `flags`): see [`ClassStore::stow`].
-///
-/// # Safety
-/// Slot `index` of `entry`'s class holds a live `T` of that generation, at `cell`.
-#[inline(always)]
-unsafe fn stow_at<T>(
-    table: &ObjectTable,
-    entry: &mut ClassEntry,
-    outers: &mut Outers,
-    at: (u32, u32, NonNull<u8>, ObjectFlags, u32),
-) -> Option<FreedCell> {
-    let (index, _, cell, _, _) = at;
-    // SAFETY: the caller's contract.
-    if !unsafe { release_in_pool::<T>(table, entry, outers, at) } {
-        return None;
-    }
-    entry.out += 1;
-    Some(FreedCell { class: entry.id, slot: index, cell })
-}
-
-/// Releases the visible, releasable `T` of `generation` in slot `index` (cell number `n`, at
-/// `cell`, with `flags`) to [`Lifecycle::InPool`], the object left in its cell for a stow or
-/// a keep. `false`: the slot reached the generation ceiling and retired, and the object was
-/// dropped here.
-///
-/// # Safety
-/// As [`stow_at`].
-#[inline(always)]
-unsafe fn release_in_pool<T>(
-    table: &ObjectTable,
-    entry: &mut ClassEntry,
-    outers: &mut Outers,
-    (index, n, cell, flags, generation): (u32, u32, NonNull<u8>, ObjectFlags, u32),
-) -> bool {
-    let max_generation = entry.max_generation;
-    debug_assert_eq!(cell.as_ptr(), entry.cell_of::<T>(n), "cell of another slot");
-    if release(table, entry, outers, index, n, flags, generation, Lifecycle::InPool, max_generation) {
-        // SAFETY: the slot held a `T` until `release` retired it just now; nobody else can
-        // reach the cell any more, so this is its one drop.
-        unsafe { ptr::drop_in_place(cell.cast::<T>().as_ptr()) };
-        poison::poison(cell.as_ptr(), entry.cell_size);
-        return false;
-    }
-    true
+    Some(geometry.cell_of::<T>(n))
 }
 
 /// Why a handle typed as `entry`'s class does not name a visible object in its range.
@@ -1286,8 +1195,8 @@ unsafe fn release_in_pool<T>(
 fn why_not_in(table: &ObjectTable, entry: &ClassEntry, raw: RawHandle) -> ArenaError {
     match table.resolve(raw) {
         Err(e) => e,
-        Ok(slot) if usize::from(slot.class()) == entry.id.index() => ArenaError::Permanent,
-        Ok(_) => ArenaError::WrongClass { expected: entry.name, found: "another class" },
+        Ok(slot) if usize::from(slot.class()) == entry.id().index() => ArenaError::Permanent,
+        Ok(_) => ArenaError::WrongClass { expected: entry.name(), found: "another class" },
     }
 }
 
@@ -1295,7 +1204,7 @@ fn why_not_in(table: &ObjectTable, entry: &ClassEntry, raw: RawHandle) -> ArenaE
 #[inline(never)]
 fn locate_permanent(entry: &ClassEntry, table: &ObjectTable, raw: RawHandle) -> Option<*mut u8> {
     let slot = table.resolve(raw).ok()?;
-    (usize::from(slot.class()) == entry.id.index()).then_some(())?;
+    (usize::from(slot.class()) == entry.id().index()).then_some(())?;
     Some(table.cell(raw.index())?.as_ptr())
 }
 
@@ -1316,7 +1225,7 @@ fn locate_typed<'a, T: 'static>(
         class => class,
     };
     let class = usize::from(class);
-    let typed = classes.get(class).is_some_and(|e| e.type_id == TypeId::of::<T>());
+    let typed = classes.get(class).is_some_and(ClassEntry::is::<T>);
     if flags.intersects(ObjectFlags::HIDDEN) || !typed {
         return None;
     }
@@ -1331,84 +1240,8 @@ fn why_not_typed<T: 'static>(table: &ObjectTable, classes: &[ClassEntry], h: Han
         Ok(slot) => slot,
         Err(e) => return e,
     };
-    let found = classes.get(usize::from(slot.class())).map_or("another class", |e| e.name);
+    let found = classes.get(usize::from(slot.class())).map_or("another class", ClassEntry::name);
     ArenaError::WrongClass { expected: type_name::<T>(), found }
-}
-
-/// Takes a prepared slab for `entry`'s class and makes its cells vacant slots.
-#[cold]
-fn grow(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> Result<(), ArenaError> {
-    if !entry.decommitted.is_empty() {
-        return trim::recommit(entry, alloc);
-    }
-    let grant = alloc.alloc_slab(entry.id)?;
-    let slab = grant.index as usize;
-    if entry.bases.len() <= slab {
-        entry.bases.resize(slab + 1, ptr::null_mut());
-        entry.live.resize(((slab + 1) << entry.shift).div_ceil(64), 0);
-    }
-    entry.bases[slab] = grant.base.as_ptr();
-    #[cfg(miri)]
-    entry.range().cells.as_ref().expect("a class range has cells").bases[slab]
-        .store(grant.base.as_ptr(), Ordering::Release);
-    debug_assert_eq!(entry.range().cell(grant.index << entry.shift), Some(grant.base), "cell arithmetic disagrees");
-    // SAFETY: the range is this class's, and a slab is granted once, so its block of slots
-    // was never set up.
-    let first =
-        unsafe { table.set_up_block(entry.range(), grant.index, entry.id.index() as u16, Lifecycle::Vacant.flags()) };
-    // Reversed, so the slab fills front to back.
-    entry.free.extend((first..first + grant.cells).rev());
-    entry.granted += grant.cells as usize;
-    Ok(())
-}
-
-/// [`grow`], then the vacant slot the caller needs.
-#[cold]
-#[inline(never)]
-fn grow_for_one(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> Result<u32, ArenaError> {
-    grow(table, entry, alloc)?;
-    Ok(entry.free.pop().expect("a granted slab has cells"))
-}
-
-/// A vacant slot of the class for the next object or lent cell: the warmest, or the first
-/// of a new slab ([`ClassStore`]'s, over its parts).
-#[inline(always)]
-fn vacant(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> Result<u32, ArenaError> {
-    match entry.free.pop() {
-        Some(index) => Ok(index),
-        None => grow_for_one(table, entry, alloc),
-    }
-}
-
-/// [`ClassStore::take_cell`] (and [`Arena::take_cell`]) over the store's parts.
-#[inline]
-pub(crate) fn take_cell(
-    table: &ObjectTable,
-    entry: &mut ClassEntry,
-    alloc: &ChunkAllocator,
-) -> Result<FreedCell, ArenaError> {
-    let index = vacant(table, entry, alloc)?;
-    let n = index - entry.start;
-    let slot = entry.slot(n);
-    slot.flags.store(Lifecycle::Lent.flags().bits(), Ordering::Release);
-    let cell = entry.cell_ptr(n);
-    // The token's holder writes the cell (a pool worker builds an object in it).
-    poison::unpoison(cell, entry.cell_size);
-    entry.out += 1;
-    Ok(FreedCell { class: entry.id, slot: index, cell: NonNull::new(cell).expect("cells are non-null") })
-}
-
-/// [`grow_for_one`] for [`ClassStore::insert`], which panics when the class cannot grow.
-#[cold]
-#[inline(never)]
-fn grow_or_fail<T>(table: &ObjectTable, entry: &mut ClassEntry, alloc: &ChunkAllocator) -> u32 {
-    grow_for_one(table, entry, alloc).unwrap_or_else(|error| insert_failed::<T>(error))
-}
-
-#[cold]
-#[inline(never)]
-fn insert_failed<T>(error: ArenaError) -> ! {
-    panic!("ClassStore::insert::<{}>: {error}", type_name::<T>())
 }
 
 /// Whether slot `index` lies in the permanent pool's range (told apart by where it lives,
@@ -1428,249 +1261,6 @@ fn check_releasable(table: &ObjectTable, index: u32, slot: &Slot) -> Result<(), 
         return Err(ArenaError::Permanent);
     }
     Ok(())
-}
-
-/// The one place a slot is released. Tells the class's end listeners, if it has any (and
-/// [`Arena::notify_end`] did not already), while the object is still in its cell. Marks
-/// slot `index` (cell number `n`; its object's `flags` and `generation` as the caller read
-/// them under `&mut Arena`) `vacant` with the next generation, or retires it at the
-/// ceiling; takes it out of the live bitmap, and out of the sub-object lists when the flags
-/// say it is linked (its own sub-objects are cut loose). Returns whether the slot retired
-/// (counted here). What happens to the cell is the caller's: [`free_cell`] it, or keep it
-/// (a stow).
-///
-/// The common case — no listener, no dormant object, no link, below the ceiling — is one
-/// test of the class's [`hooks`](ClassEntry::hooks), one of the flags and one of the
-/// generation, then two stores to the slot and one to the live bitmap; everything else is
-/// [`release_slow`]'s.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)] // the hot path's pieces, passed rather than recomputed
-fn release(
-    table: &ObjectTable,
-    entry: &mut ClassEntry,
-    outers: &mut Outers,
-    index: u32,
-    n: u32,
-    flags: ObjectFlags,
-    generation: u32,
-    vacant: Lifecycle,
-    max_generation: u32,
-) -> bool {
-    debug_assert_eq!(index - entry.start, n, "cell number of another slot");
-    debug_assert!(!flags.is_vacant(), "releasing vacant slot {index}");
-    debug_assert_eq!(entry.hooks, entry.hooks_now(), "the class's hooks out of step");
-    // The flags first: the compiler then keeps three branches rather than folding the
-    // tests into one (measured: five instructions fewer a pair).
-    if flags.intersects(ObjectFlags::LINKED) || entry.hooks & Hooks::RELEASE != 0 || generation >= max_generation {
-        return release_slow(table, entry, outers, index, n, flags, generation, vacant, max_generation);
-    }
-    entry.slot(n).vacate(generation, vacant);
-    entry.set_live(n, false);
-    false
-}
-
-/// [`release`] for an object whose class has listeners or dormant objects, that is linked
-/// to an owner or sub-objects, or whose slot is at the generation ceiling.
-#[cold]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)] // as `release`
-fn release_slow(
-    table: &ObjectTable,
-    entry: &mut ClassEntry,
-    outers: &mut Outers,
-    index: u32,
-    n: u32,
-    flags: ObjectFlags,
-    generation: u32,
-    vacant: Lifecycle,
-    max_generation: u32,
-) -> bool {
-    if entry.ends.listening() {
-        // Before anything changes: the listeners see the object as it was.
-        listeners::released(entry, index, flags, generation);
-    }
-    if entry.dormancy.any() {
-        // Dormancy ends with the object: the cell's next object starts awake.
-        entry.dormancy.ended(n);
-        entry.sync_hooks();
-    }
-    if generation >= max_generation {
-        retire(table, entry, outers, index, n, flags);
-        return true;
-    }
-    if flags.intersects(ObjectFlags::LINKED) {
-        unlink(table, outers, index);
-    }
-    entry.slot(n).vacate(generation, vacant);
-    entry.set_live(n, false);
-    false
-}
-
-/// [`release`] at the generation ceiling: wrapping would let an old handle alias a new
-/// object, so the slot retires, vacant for good at its last generation.
-#[cold]
-#[inline(never)]
-fn retire(table: &ObjectTable, entry: &mut ClassEntry, outers: &mut Outers, index: u32, n: u32, flags: ObjectFlags) {
-    if flags.intersects(ObjectFlags::LINKED) {
-        unlink(table, outers, index);
-    }
-    entry.slot(n).retire();
-    entry.set_live(n, false);
-    entry.retired += 1;
-}
-
-/// The state a released slot takes when it is not retired: `Vacant` for the class's
-/// vacant list, `Lent` for a cell the class returns (`returned`: it belongs to the class's
-/// owner until it comes back through `adopt` or `recycle`, which a layout picture shows).
-#[inline(always)]
-fn vacant_state(returned: bool) -> Lifecycle {
-    match returned {
-        true => Lifecycle::Lent,
-        false => Lifecycle::Vacant,
-    }
-}
-
-#[cold]
-fn unlink(table: &ObjectTable, outers: &mut Outers, index: u32) {
-    outers.detach_from_outer(table, index);
-    outers.orphan_children(table, index);
-}
-
-/// Moves the object out of slot `index` (cell number `n`, its `flags`, the `generation`
-/// its handle carried) and releases the slot, vacant or returned.
-///
-/// # Safety
-/// Slot `index` holds a live `T` of `entry`'s class, of that generation.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)] // the hot path's pieces, passed rather than recomputed
-unsafe fn take<T>(
-    table: &ObjectTable,
-    entry: &mut ClassEntry,
-    outers: &mut Outers,
-    index: u32,
-    n: u32,
-    flags: ObjectFlags,
-    generation: u32,
-) -> T {
-    // SAFETY: cells are non-null.
-    let cell = unsafe { NonNull::new_unchecked(entry.cell_of::<T>(n)) };
-    // The one byte `release` tests says whether the class returns its cells, too.
-    let returned = entry.hooks & Hooks::RETURNED != 0;
-    let max_generation = entry.max_generation;
-    // Released before the object is moved out, so that end listeners see it in its cell.
-    let retired = release(table, entry, outers, index, n, flags, generation, vacant_state(returned), max_generation);
-    // SAFETY: the caller resolved `index`; the cell holds a `T`, read exactly once here:
-    // the slot is released, and the cell is freed (or retired) only after.
-    let value = unsafe { cell.cast::<T>().read() };
-    free_cell(entry, index, cell, returned, retired, Ended::Removed);
-    value
-}
-
-/// Ends the object in slot `index` in place: releases the slot (handles go stale), drops the
-/// object, then frees the cell. Releasing first means a panicking destructor cannot lead to
-/// a second drop; freeing last means nobody gets the cell before the destructor is done. If
-/// the destructor panics, the slot is retired instead (never reused: the object may be half
-/// dropped) and a class that returns its cells returns [`Freed::Retired`], so a pool counts
-/// the object gone.
-///
-/// # Safety
-/// Slot `index` holds a live object of `entry`'s class.
-#[inline]
-unsafe fn destroy_at(
-    table: &ObjectTable,
-    entry: &mut ClassEntry,
-    outers: &mut Outers,
-    index: u32,
-    max_generation: u32,
-    ended: Ended,
-) {
-    let n = index - entry.start;
-    // SAFETY: cells are non-null.
-    let cell = unsafe { NonNull::new_unchecked(entry.cell_ptr(n)) };
-    let slot = entry.slot(n);
-    let (flags, generation) = (slot.flags(), slot.generation());
-    let returned = entry.ended_cells != EndedCells::Vacant;
-    let retired = release(table, entry, outers, index, n, flags, generation, vacant_state(returned), max_generation);
-    let Some(drop_fn) = entry.drop_fn else {
-        free_cell(entry, index, cell, returned, retired, ended);
-        return;
-    };
-    if entry.ended_cells == EndedCells::ReturnedUndropped && !retired {
-        // The class's owner drops it (a pool's worker, as it rebuilds the cell).
-        entry.out += 1;
-        entry.returned.push(Freed::Occupied(FreedCell { class: entry.id, slot: index, cell }, ended));
-        return;
-    }
-    let unwinding = RetireOnUnwind { entry, index, cell, retired, ended };
-    // SAFETY: the cell holds an object of this class, released just now, dropped once.
-    unsafe { drop_fn(cell.as_ptr()) };
-    let entry = unwinding.disarm();
-    free_cell(entry, index, cell, returned, retired, ended);
-}
-
-/// Retires a released slot whose object's destructor panicked, and returns it as retired: armed
-/// around the destructor in [`destroy_at`], disarmed once it returns.
-struct RetireOnUnwind<'a> {
-    entry: &'a mut ClassEntry,
-    index: u32,
-    cell: NonNull<u8>,
-    retired: bool,
-    ended: Ended,
-}
-
-impl<'a> RetireOnUnwind<'a> {
-    /// The destructor returned: the entry back, nothing done.
-    #[inline(always)]
-    fn disarm(self) -> &'a mut ClassEntry {
-        let this = std::mem::ManuallyDrop::new(self);
-        // SAFETY: `this` is never dropped, so the reference read out of it is the only one.
-        unsafe { ptr::read(&this.entry) }
-    }
-}
-
-impl Drop for RetireOnUnwind<'_> {
-    #[cold]
-    fn drop(&mut self) {
-        if !self.retired {
-            // The slot is vacant and on no list: no handle resolves to it, no insert takes
-            // it. Counted with the ceiling's retirements.
-            self.entry.retired += 1;
-        }
-        free_cell_slow(self.entry, self.index, self.cell, true, self.ended);
-    }
-}
-
-/// Frees a released cell: by default (not `returned`) onto the class's vacant list, where it
-/// is poisoned for ASan ([`poison`](respawn_allocator::poison)); a class that returns its
-/// cells, or a `retired` slot, takes [`free_cell_slow`]. (`returned` is read once by the
-/// caller, for the vacant state too.)
-#[inline(always)]
-fn free_cell(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, returned: bool, retired: bool, ended: Ended) {
-    if !returned && !retired {
-        debug_assert!(entry.ended_cells == EndedCells::Vacant, "a returned class's cell on its vacant list");
-        poison::poison(cell.as_ptr(), entry.cell_size);
-        entry.free.push(index);
-        return;
-    }
-    free_cell_slow(entry, index, cell, retired, ended);
-}
-
-/// [`free_cell`] for a class that returns its cells, or a `retired` slot: the returned list
-/// takes a [`Freed::Cell`] token, or [`Freed::Retired`] for a retired slot so that the
-/// owner can count the object gone; a retired slot's cell is poisoned.
-#[inline(never)]
-fn free_cell_slow(entry: &mut ClassEntry, index: u32, cell: NonNull<u8>, retired: bool, ended: Ended) {
-    let class = entry.id;
-    if retired {
-        poison::poison(cell.as_ptr(), entry.cell_size);
-        if entry.ended_cells != EndedCells::Vacant {
-            entry.returned.push(Freed::Retired { class, slot: index, ended });
-        }
-        return;
-    }
-    debug_assert!(entry.ended_cells != EndedCells::Vacant, "a vacant list's cell takes the fast path");
-    entry.out += 1;
-    entry.returned.push(Freed::Cell(FreedCell { class, slot: index, cell }, ended));
 }
 
 /// The bases of a class's slabs, shared read-only with rayon's tasks.
@@ -1781,13 +1371,13 @@ impl<'a, T: 'static> Iterator for Iter<'a, T> {
     type Item = (Handle<T>, &'a T);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let entry = self.entry?;
+        let geometry = self.entry?.geometry();
         let n = self.cells.next()?;
-        let index = entry.slot_of(n);
-        let slot = entry.slot(n);
+        let index = geometry.slot_of(n);
+        let slot = geometry.slot(n);
         let generation = NonZeroU32::new(slot.generation()).expect("live slots have a generation");
         // SAFETY: the live bit says the cell holds a `T`; `&'a Arena` keeps it unchanged.
-        let object = unsafe { &*entry.cell_ptr(n).cast::<T>() };
+        let object = unsafe { &*geometry.cell_ptr(n).cast::<T>() };
         Some((Handle::from_raw(RawHandle::new(index, generation)), object))
     }
 }
@@ -1832,7 +1422,7 @@ impl<T: 'static> Releasable<'_, T> {
     /// The object, to run its release hooks on.
     #[inline]
     pub fn object(&mut self) -> &mut T {
-        if self.entry.barrier {
+        if self.entry.barrier() {
             // Usually stowed next (then kept unscanned, as pooled objects are); but dropped
             // unstowed, the object stays live with what the hooks wrote.
             self.entry.note(self.index);
@@ -1848,9 +1438,9 @@ impl<T: 'static> Releasable<'_, T> {
     /// ceiling and retired, and the object was dropped here.
     #[inline]
     pub fn stow(self) -> Option<FreedCell> {
-        let at = (self.index, self.n, self.cell.cast(), self.flags, self.generation.get());
+        let found = self.found();
         // SAFETY: `releasable` found this live `T` there, and the borrow kept it so.
-        unsafe { stow_at::<T>(self.table, self.entry, self.outers, at) }
+        unsafe { self.entry.stow::<T>(self.table, self.outers, found) }
     }
 
     /// Keeps the object for the class's next spawn ([`ClassStore::reuse`]): its slot is
@@ -1861,15 +1451,15 @@ impl<T: 'static> Releasable<'_, T> {
     /// object was dropped here.
     #[inline]
     pub fn keep(self) -> bool {
-        let Self { table, entry, outers, index, n, flags, generation, cell } = self;
-        let at = (index, n, cell.cast(), flags, generation.get());
+        let found = self.found();
         // SAFETY: `releasable` found this live `T` there, and the borrow kept it so.
-        if !unsafe { release_in_pool::<T>(table, entry, outers, at) } {
-            return false;
-        }
-        entry.kept.push(n);
-        entry.kept_total += 1;
-        true
+        unsafe { self.entry.keep::<T>(self.table, self.outers, found) }
+    }
+
+    #[inline(always)]
+    fn found(&self) -> Found {
+        let (index, n, cell, flags) = (self.index, self.n, self.cell.cast(), self.flags);
+        Found { index, n, cell, flags, generation: self.generation.get() }
     }
 }
 
@@ -1894,7 +1484,7 @@ pub struct ClassStore<'a, T> {
 
 impl<T> fmt::Debug for ClassStore<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClassStore").field("class", &self.entry.name).field("len", &self.entry.len()).finish()
+        f.debug_struct("ClassStore").field("class", &self.entry.name()).field("len", &self.entry.len()).finish()
     }
 }
 
@@ -1904,7 +1494,7 @@ impl<T> fmt::Debug for ClassStore<'_, T> {
 impl<T: 'static> ClassStore<'_, T> {
     /// The class's id.
     pub fn class(&self) -> ClassId {
-        self.entry.id
+        self.entry.id()
     }
 
     /// Objects in the class's cells with a live slot (see [`Arena::len`]).
@@ -1920,15 +1510,7 @@ impl<T: 'static> ClassStore<'_, T> {
     /// Takes a prepared slab and makes its cells vacant slots.
     #[cold]
     fn grow(&mut self) -> Result<(), ArenaError> {
-        grow(self.table, self.entry, self.alloc)
-    }
-
-    /// A vacant slot for the next object: the warmest, or the first of a new slab.
-    #[inline(always)]
-    fn vacant(&mut self) -> Result<u32, ArenaError> {
-        // The store's parts, not the store: a cold call must not make the hot path build the
-        // store in memory.
-        vacant(self.table, self.entry, self.alloc)
+        self.entry.grow(self.table, self.alloc)
     }
 
     /// Places `value` in a vacant cell and returns its handle.
@@ -1937,28 +1519,17 @@ impl<T: 'static> ClassStore<'_, T> {
     /// As [`Arena::try_insert`].
     #[inline]
     pub fn try_insert(&mut self, value: T) -> Result<Handle<T>, Rejected<T, ArenaError>> {
-        match self.vacant() {
+        match self.entry.pop_vacant(self.table, self.alloc) {
             Ok(index) => Ok(self.place(index, value)),
             Err(error) => Err(Rejected { error, value }),
         }
     }
 
     /// Writes `value` into vacant slot `index`'s cell and makes it live.
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, index: u32, value: T) -> Handle<T> {
-        let n = index - self.entry.start;
-        let slot = self.entry.slot(n);
-        let cell = self.entry.cell_of::<T>(n);
-        debug_assert!(slot.flags().is_vacant(), "vacant list holds occupied slot {index}");
-        poison::unpoison(cell, self.entry.cell_size);
-        // SAFETY: a vacant slot's cell is ours, uninitialised, sized and aligned for `T`.
-        unsafe { cell.cast::<T>().write(value) };
-        let generation = slot.occupy();
-        self.entry.set_live(n, true);
-        if self.entry.barrier {
-            self.entry.note(index);
-        }
-        Handle::from_raw(RawHandle::new(index, generation))
+        // SAFETY: the store is class `T`'s, and the caller took `index` off its vacant list.
+        unsafe { self.entry.place(index, value) }
     }
 
     /// Places `value` in a vacant cell and returns its handle.
@@ -1967,11 +1538,7 @@ impl<T: 'static> ClassStore<'_, T> {
     /// If [`try_insert`](Self::try_insert) fails.
     #[inline]
     pub fn insert(&mut self, value: T) -> Handle<T> {
-        // No `Result` on the way: the vacant index comes straight off the list.
-        let index = match self.entry.free.pop() {
-            Some(index) => index,
-            None => grow_or_fail::<T>(self.table, self.entry, self.alloc),
-        };
+        let index = self.entry.pop_vacant_or_fail::<T>(self.table, self.alloc);
         self.place(index, value)
     }
 
@@ -1984,7 +1551,7 @@ impl<T: 'static> ClassStore<'_, T> {
     /// # Errors
     /// As [`try_insert`](Self::try_insert): [`ArenaError::Alloc`] or [`ArenaError::TableFull`].
     pub fn take_cell(&mut self) -> Result<FreedCell, ArenaError> {
-        take_cell(self.table, self.entry, self.alloc)
+        self.entry.take_cell(self.table, self.alloc)
     }
 
     /// Makes the object built in `cell` live in its slot and returns its handle (a fresh
@@ -1998,44 +1565,32 @@ impl<T: 'static> ClassStore<'_, T> {
     /// that from now on belongs to the arena.
     #[inline]
     pub unsafe fn adopt(&mut self, cell: crate::CompactCell) -> Handle<T> {
-        let n = cell.number();
-        debug_assert!(n < self.entry.capacity, "token of another class");
-        let slot = self.entry.slot(n);
-        debug_assert!(slot.flags().is_vacant(), "adopting occupied slot {}", self.entry.slot_of(n));
-        let generation = slot.occupy();
-        self.entry.set_live(n, true);
-        self.entry.out -= 1;
-        let index = self.entry.slot_of(n);
-        if self.entry.barrier {
-            // Made live during an incremental mark: traced again before it ends, with the
-            // handles the spawn's `init` stores in it.
-            self.entry.note(index);
-        }
-        Handle::from_raw(RawHandle::new(index, generation))
+        // SAFETY: the store is class `T`'s; the token is the caller's contract.
+        unsafe { self.entry.adopt(cell) }
     }
 
     /// Whether releases keep the class's objects for reuse: its pool's policy is `Reuse` and
     /// the pool is within `max` ([`set_keeping`](Self::set_keeping)). Off by default.
     #[inline(always)]
     pub fn keeping(&self) -> bool {
-        self.entry.keeping
+        self.entry.keeping()
     }
 
     /// Tells the class whether releases keep its objects (its pool's say). Objects kept
     /// already stay until [`reuse`](Self::reuse)d or taken.
     pub fn set_keeping(&mut self, on: bool) {
-        self.entry.keeping = on;
+        self.entry.set_keeping(on);
     }
 
     /// Objects the class keeps for its next spawns ([`Releasable::keep`]).
     #[inline(always)]
     pub fn kept(&self) -> usize {
-        self.entry.kept.len()
+        self.entry.kept()
     }
 
     /// Objects kept since the class was registered.
     pub fn kept_total(&self) -> u64 {
-        self.entry.kept_total
+        self.entry.kept_total()
     }
 
     /// Makes the most recently kept object live again, in its own cell (the warmest), and
@@ -2043,20 +1598,8 @@ impl<T: 'static> ClassStore<'_, T> {
     /// the object, for the spawn's hooks. `None` when the class keeps none.
     #[inline]
     pub fn reuse(&mut self) -> Option<(Handle<T>, &mut T)> {
-        let n = self.entry.kept.pop()?;
-        let slot = self.entry.slot(n);
-        debug_assert_eq!(slot.flags().lifecycle(), Lifecycle::InPool, "a kept cell not in the pool");
-        let generation = slot.occupy();
-        self.entry.set_live(n, true);
-        let index = self.entry.slot_of(n);
-        if self.entry.barrier {
-            // Made live during an incremental mark: traced again before it ends.
-            self.entry.note(index);
-        }
-        // SAFETY: a kept cell holds a `T` of this class (`Releasable::keep`), the arena's;
-        // live again now, and `&mut self` makes this the one reference.
-        let object = unsafe { &mut *self.entry.cell_of::<T>(n).cast::<T>() };
-        Some((Handle::from_raw(RawHandle::new(index, generation)), object))
+        // SAFETY: the store is class `T`'s.
+        unsafe { self.entry.reuse() }
     }
 
     /// Hands every kept object out as a compact token (its cell number; the slot stays
@@ -2073,9 +1616,10 @@ impl<T: 'static> ClassStore<'_, T> {
     /// class's geometry. Meaningful only for a token of this class.
     #[inline(always)]
     pub fn compact_cell(&self, cell: &crate::CompactCell) -> NonNull<T> {
-        debug_assert!(cell.number() < self.entry.capacity, "token of another class");
+        let geometry = self.entry.geometry();
+        debug_assert!(cell.number() < geometry.capacity(), "token of another class");
         // SAFETY: cell addresses are non-null (an offset into the class's reservation).
-        unsafe { NonNull::new_unchecked(self.entry.cell_of::<T>(cell.number()).cast()) }
+        unsafe { NonNull::new_unchecked(geometry.cell_of::<T>(cell.number()).cast()) }
     }
 
     /// Takes the object out of the world without dropping it: its slot is released (every
@@ -2094,10 +1638,10 @@ impl<T: 'static> ClassStore<'_, T> {
         let (n, slot, flags) = self.slot(h)?;
         check_releasable(self.table, h.index(), slot)?;
         // SAFETY: cells are non-null.
-        let cell = unsafe { NonNull::new_unchecked(self.entry.cell_of::<T>(n)) };
-        let at = (h.index(), n, cell, flags, h.generation().get());
+        let cell = unsafe { NonNull::new_unchecked(self.entry.geometry().cell_of::<T>(n)) };
+        let found = Found { index: h.index(), n, cell, flags, generation: h.generation().get() };
         // SAFETY: `slot` resolved `h` to a live `T` of this class in that cell.
-        Ok(unsafe { stow_at::<T>(self.table, self.entry, self.outers, at) })
+        Ok(unsafe { self.entry.stow::<T>(self.table, self.outers, found) })
     }
 
     /// The object `h` names, if it resolves.
@@ -2112,7 +1656,7 @@ impl<T: 'static> ClassStore<'_, T> {
     #[inline]
     pub fn get_mut(&mut self, h: Handle<T>) -> Option<&mut T> {
         let cell = self.locate(h)?;
-        if self.entry.barrier {
+        if self.entry.barrier() {
             self.entry.note(h.index());
         }
         // SAFETY: as in `get`; `&mut self` makes the borrow unique.
@@ -2142,8 +1686,9 @@ impl<T: 'static> ClassStore<'_, T> {
     /// [`slot`](Self::slot) without the reason.
     #[inline(always)]
     fn visible(&self, h: Handle<T>) -> Option<(u32, &Slot, ObjectFlags)> {
-        let n = h.index().wrapping_sub(self.entry.start);
-        let slot = self.entry.try_slot(n)?;
+        let geometry = self.entry.geometry();
+        let n = geometry.number(h.index());
+        let slot = geometry.try_slot(n)?;
         let flags = slot.check_without(h.generation(), ObjectFlags::HIDDEN)?;
         Some((n, slot, flags))
     }
@@ -2158,23 +1703,32 @@ impl<T: 'static> ClassStore<'_, T> {
         if flags.contains(ObjectFlags::ROOT_SET) || slot.root_count() > 0 {
             return Err(ArenaError::Rooted);
         }
-        let (table, generation) = (self.table, h.generation().get());
+        let found = self.found(h, n, flags);
         // SAFETY: `slot` resolved `h` to a live, visible object of this class.
-        Ok(unsafe { take::<T>(table, self.entry, self.outers, h.index(), n, flags, generation) })
+        Ok(unsafe { self.entry.take::<T>(self.table, self.outers, found) })
     }
 
     /// Moves the object out, if `h` resolves.
     #[inline(always)]
     pub fn remove(&mut self, h: Handle<T>) -> Option<T> {
-        let n = h.index().wrapping_sub(self.entry.start);
-        let slot = self.entry.try_slot(n)?;
+        let geometry = self.entry.geometry();
+        let n = geometry.number(h.index());
+        let slot = geometry.try_slot(n)?;
         let flags = slot.check_without(h.generation(), ObjectFlags::HIDDEN.union(ObjectFlags::ROOT_SET))?;
         if slot.root_count() > 0 {
             return None;
         }
-        let (table, generation) = (self.table, h.generation().get());
+        let found = self.found(h, n, flags);
         // SAFETY: `slot` resolved `h` to a live, visible, unrooted object of this class.
-        Some(unsafe { take::<T>(table, self.entry, self.outers, h.index(), n, flags, generation) })
+        Some(unsafe { self.entry.take::<T>(self.table, self.outers, found) })
+    }
+
+    /// What a release of the object `h` names needs, found at cell number `n` with `flags`.
+    #[inline(always)]
+    fn found(&self, h: Handle<T>, n: u32, flags: ObjectFlags) -> Found {
+        // SAFETY: cells are non-null.
+        let cell = unsafe { NonNull::new_unchecked(self.entry.geometry().cell_of::<T>(n)) };
+        Found { index: h.index(), n, cell, flags, generation: h.generation().get() }
     }
 
     /// The object `h` names, if it may be released now (visible, of this class, not rooted,
@@ -2193,7 +1747,7 @@ impl<T: 'static> ClassStore<'_, T> {
             return Err(ArenaError::Rooted);
         }
         // SAFETY: cells are non-null.
-        let cell = unsafe { NonNull::new_unchecked(self.entry.cell_of::<T>(n).cast::<T>()) };
+        let cell = unsafe { NonNull::new_unchecked(self.entry.geometry().cell_of::<T>(n).cast::<T>()) };
         Ok(Releasable {
             table: self.table,
             entry: &mut *self.entry,
@@ -2207,35 +1761,17 @@ impl<T: 'static> ClassStore<'_, T> {
     }
 
     /// See [`Arena::retain`].
-    pub fn retain(&mut self, mut keep: impl FnMut(&mut T) -> bool) {
-        self.entry.note_all();
-        for w in 0..self.entry.live.len() {
-            let mut bits = self.entry.live[w];
-            while bits != 0 {
-                let n = (w * 64) as u32 + bits.trailing_zeros();
-                bits &= bits - 1;
-                let object = self.entry.cell_ptr(n).cast::<T>();
-                // SAFETY: the live bit says the cell holds a `T`; `&mut self` makes it ours.
-                if keep(unsafe { &mut *object }) {
-                    continue;
-                }
-                let index = self.entry.slot_of(n);
-                if self.entry.slot(n).is_rooted() {
-                    continue;
-                }
-                // SAFETY: the live bit says slot `index` holds a `T` of this class.
-                unsafe {
-                    destroy_at(self.table, self.entry, self.outers, index, self.entry.max_generation, Ended::Removed)
-                };
-            }
-        }
+    pub fn retain(&mut self, keep: impl FnMut(&mut T) -> bool) {
+        // SAFETY: the store is class `T`'s.
+        unsafe { self.entry.retain(self.table, self.outers, keep) }
     }
 
     /// See [`Arena::tick`].
     pub fn tick(&mut self, mut f: impl FnMut(&mut T)) {
         self.entry.note_all();
-        let dormant = self.entry.dormancy.words(0, self.entry.live.len());
+        let (entry, geometry) = (&*self.entry, self.entry.geometry());
+        let dormant = entry.dormancy().words(0, entry.live().len());
         // SAFETY: the entry is class `T`'s; `&mut self` borrows the arena mutably.
-        unsafe { visit_words::<T>(self.entry.shift, &self.entry.bases, 0, &self.entry.live, dormant, &mut f) };
+        unsafe { visit_words::<T>(geometry.shift(), geometry.bases(), 0, entry.live(), dormant, &mut f) };
     }
 }

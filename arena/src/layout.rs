@@ -91,18 +91,25 @@ impl ClassLayout {
 }
 
 pub(crate) fn class_layout(entry: &ClassEntry) -> ClassLayout {
-    let per_slab = entry.cells_per_slab();
-    let slabs = (entry.bases.iter().enumerate())
+    let geometry = entry.geometry();
+    let per_slab = geometry.cells_per_slab();
+    let slabs = (geometry.bases().iter().enumerate())
         // A decommitted slab holds nothing and takes no memory: not shown.
-        .filter(|&(index, base)| !base.is_null() && !entry.decommitted.contains(&(index as u32)))
+        .filter(|&(index, base)| !base.is_null() && !entry.is_decommitted(index as u32))
         .map(|(index, &base)| {
-            let first = (index as u32) << entry.shift;
+            let first = (index as u32) << geometry.shift();
             SlabLayout {
                 index: index as u32,
                 address: base as usize,
-                cells: (first..first + per_slab as u32).map(|n| CellState::of(entry.slot(n).flags())).collect(),
+                cells: (first..first + per_slab as u32).map(|n| CellState::of(geometry.slot(n).flags())).collect(),
             }
         })
         .collect();
-    ClassLayout { class: entry.id, name: entry.name, cell_size: entry.cell_size, cells_per_slab: per_slab, slabs }
+    ClassLayout {
+        class: entry.id(),
+        name: entry.name(),
+        cell_size: geometry.cell_size(),
+        cells_per_slab: per_slab,
+        slabs,
+    }
 }

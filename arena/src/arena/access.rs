@@ -96,13 +96,13 @@ impl<'a, T: 'static> Iterator for IterMut<'a, T> {
     type Item = (Handle<T>, &'a mut T);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let entry = self.entry?;
+        let geometry = self.entry?.geometry();
         let n = self.cells.next()?;
-        let generation = NonZeroU32::new(entry.slot(n).generation()).expect("live slots have a generation");
+        let generation = NonZeroU32::new(geometry.slot(n).generation()).expect("live slots have a generation");
         // SAFETY: the live bit says the cell holds a `T`; the iterator borrows the arena
         // mutably for `'a`, and visits each live bit once, so each object is lent once.
-        let object = unsafe { &mut *entry.cell_ptr(n).cast::<T>() };
-        Some((Handle::from_raw(RawHandle::new(entry.slot_of(n), generation)), object))
+        let object = unsafe { &mut *geometry.cell_ptr(n).cast::<T>() };
+        Some((Handle::from_raw(RawHandle::new(geometry.slot_of(n), generation)), object))
     }
 }
 

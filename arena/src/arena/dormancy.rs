@@ -90,11 +90,8 @@ impl Arena {
             return Err(ArenaError::Permanent);
         }
         let entry = &mut self.classes[usize::from(class)];
-        let n = raw.index() - entry.start;
-        debug_assert!(entry.is_live(n), "a visible object of a class's range has its live bit");
-        let live_words = entry.live.len();
-        entry.dormancy.set(n, dormant, live_words);
-        entry.sync_hooks();
+        let n = raw.index() - entry.geometry().start();
+        entry.set_dormant(n, dormant);
         Ok(())
     }
 
@@ -102,8 +99,8 @@ impl Arena {
     pub fn is_dormant(&self, raw: RawHandle) -> bool {
         let Ok(slot) = self.table.resolve(raw) else { return false };
         let entry = &self.classes[usize::from(slot.class())];
-        let n = raw.index().wrapping_sub(entry.start);
-        n < entry.capacity && entry.dormancy.contains(n)
+        let n = entry.geometry().number(raw.index());
+        n < entry.geometry().capacity() && entry.dormancy().contains(n)
     }
 
     /// Ticks at most `budget` awake objects of class `T`, in memory order, starting where
@@ -173,8 +170,8 @@ unsafe fn visit_budgeted<T>(
     f: &mut impl FnMut(&mut T),
 ) -> usize {
     debug_assert!(budget > 0, "a budgeted walk ticks something");
-    let live = &entry.live[..];
-    let dormant = entry.dormancy.words(0, live.len());
+    let live = entry.live();
+    let dormant = entry.dormancy().words(0, live.len());
     let mut ticked = 0;
     let mut w = (cursor.next >> 6) as usize;
     // The first word's cells below the cursor were visited (or skipped) already.
@@ -192,7 +189,7 @@ unsafe fn visit_budgeted<T>(
             }
             // SAFETY: the live bit says the cell holds a live `T` of the class (the caller's
             // contract), which the caller lets us lend once: the walk visits each bit once.
-            f(unsafe { &mut *entry.cell_ptr(n).cast::<T>() });
+            f(unsafe { &mut *entry.geometry().cell_ptr(n).cast::<T>() });
             ticked += 1;
         }
         w += 1;

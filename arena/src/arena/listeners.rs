@@ -15,15 +15,10 @@
 //! (respawn's `World::destroy`, before a pool resets or stows the object) and flags the
 //! slot, and the release that follows stays silent.
 
-use std::num::NonZeroU32;
-use std::ptr::NonNull;
-
-use respawn_allocator::sync::Ordering;
 use respawn_allocator::ClassId;
 
 use super::{check_releasable, Arena};
 use crate::class::listeners::ErasedListener;
-use crate::class::ClassEntry;
 use crate::{ArenaError, Handle, ObjectFlags, RawHandle};
 
 /// Names an end listener, to remove it with [`Arena::remove_end_listener`]: its class and
@@ -96,17 +91,12 @@ impl Arena {
         mut listener: impl FnMut(Handle<T>, &T) + Send + 'static,
     ) -> Result<EndListenerId, ArenaError> {
         let class = self.find_or_register::<T>()?;
-        let entry = &mut self.classes[class.index()];
-        let ends = &mut entry.ends;
-        let n = ends.next;
-        ends.next = n.checked_add(1).expect("at most u32::MAX end listeners per class");
         let erased: ErasedListener = Box::new(move |raw, cell| {
             // SAFETY: the listener sits in class `T`'s entry, which calls it only with the
             // cell of a live object of its class (`tell`), under `&mut Arena`.
             listener(Handle::from_raw(raw), unsafe { cell.cast::<T>().as_ref() })
         });
-        ends.list.push((n, erased));
-        entry.sync_hooks();
+        let n = self.classes[class.index()].add_end_listener(erased);
         Ok(EndListenerId { class, n })
     }
 
@@ -122,11 +112,7 @@ impl Arena {
     /// # Ok::<(), respawn_arena::ArenaError>(())
     /// ```
     pub fn remove_end_listener(&mut self, id: EndListenerId) -> bool {
-        let Some(entry) = self.classes.get_mut(id.class.index()) else { return false };
-        let before = entry.ends.list.len();
-        entry.ends.list.retain(|(n, _)| *n != id.n);
-        entry.sync_hooks();
-        entry.ends.list.len() < before
+        self.classes.get_mut(id.class.index()).is_some_and(|entry| entry.remove_end_listener(id.n))
     }
 
     /// How many end listeners class `T` has (0 for a class this arena does not know).
@@ -142,7 +128,7 @@ impl Arena {
     /// # Ok::<(), respawn_arena::ArenaError>(())
     /// ```
     pub fn end_listeners<T: 'static>(&self) -> usize {
-        self.class_of::<T>().map_or(0, |id| self.classes[id.index()].ends.list.len())
+        self.class_of::<T>().map_or(0, |id| self.classes[id.index()].end_listeners())
     }
 
     /// Tells the class's end listeners now that the object `raw` names is ending (visible
@@ -182,33 +168,12 @@ impl Arena {
             return Ok(false);
         }
         let entry = &mut self.classes[usize::from(slot.class())];
-        debug_assert!(raw.index() - entry.start < entry.capacity, "a releasable object lies in its class's range");
-        tell(entry, raw.index(), raw.generation());
+        let geometry = entry.geometry();
+        debug_assert!(
+            geometry.number(raw.index()) < geometry.capacity(),
+            "a releasable object lies in its class's range"
+        );
+        entry.tell_end(raw.index(), slot.flags(), raw.generation());
         Ok(true)
-    }
-}
-
-/// The release's call, for a class with end listeners: tells them of the object in slot
-/// `index` (with `flags` and `generation` as the release read them), unless
-/// [`Arena::notify_end`] did already.
-#[cold]
-#[inline(never)]
-pub(super) fn released(entry: &mut ClassEntry, index: u32, flags: ObjectFlags, generation: u32) {
-    if flags.contains(ObjectFlags::END_NOTIFIED) {
-        return;
-    }
-    let generation = NonZeroU32::new(generation).unwrap_or_else(|| unreachable!("a live slot's generation"));
-    tell(entry, index, generation);
-}
-
-/// Flags slot `index` `END_NOTIFIED` (first, so a panicking listener is not called twice
-/// for one object) and calls each of the class's end listeners.
-fn tell(entry: &mut ClassEntry, index: u32, generation: NonZeroU32) {
-    let n = index - entry.start;
-    entry.slot(n).flags.fetch_or(ObjectFlags::END_NOTIFIED.bits(), Ordering::AcqRel);
-    let raw = RawHandle::new(index, generation);
-    let cell = NonNull::new(entry.cell_ptr(n)).unwrap_or_else(|| unreachable!("cells are non-null"));
-    for (_, listener) in &mut entry.ends.list {
-        listener(raw, cell);
     }
 }

@@ -7,7 +7,7 @@ use std::num::NonZeroU32;
 use rayon::prelude::*;
 
 use super::Arena;
-use crate::class::ClassEntry;
+use crate::class::{ClassEntry, Geometry};
 use crate::{Handle, RawHandle};
 
 impl Arena {
@@ -36,10 +36,10 @@ impl Arena {
         let entry = &mut self.classes[id.index()];
         entry.note_all();
         let entry = &*entry;
-        let dormant = entry.dormancy.words(0, entry.live.len());
+        let dormant = entry.dormancy().words(0, entry.live().len());
         // SAFETY: `entry` is class `T`'s, the words are its whole live bitmap from word 0, and
         // `&mut self` makes every object ours for the call.
-        unsafe { visit_handles::<T>(entry, 0, &entry.live, dormant, &mut f) };
+        unsafe { visit_handles::<T>(entry.geometry(), 0, entry.live(), dormant, &mut f) };
     }
 
     /// [`tick_handles`](Self::tick_handles) split across rayon's threads chunk by chunk, as
@@ -82,18 +82,20 @@ impl Arena {
         let entry = &mut self.classes[id.index()];
         entry.note_all();
         let entry = SharedEntry(&*entry);
-        let words_per_slab = (entry.get().cells_per_slab() / 64).max(1);
-        entry.get().live.par_chunks(words_per_slab).enumerate().for_each(|(chunk, words)| {
+        let words_per_slab = (entry.get().geometry().cells_per_slab() / 64).max(1);
+        entry.get().live().par_chunks(words_per_slab).enumerate().for_each(|(chunk, words)| {
             if words.iter().all(|&w| w == 0) {
                 return;
             }
             let mut state = begin(chunk);
             let first = chunk * words_per_slab;
-            let dormant = entry.get().dormancy.words(first, words.len());
+            let dormant = entry.get().dormancy().words(first, words.len());
             // SAFETY: `entry` is class `T`'s; `words` are its bitmap's words from
             // `chunk × words_per_slab`, and each live bit lies in exactly one chunk, so each
             // `&mut T` goes to one task; `&mut self` keeps every other access out.
-            unsafe { visit_handles::<T>(entry.get(), first, words, dormant, &mut |h, t| f(&mut state, h, t)) };
+            unsafe {
+                visit_handles::<T>(entry.get().geometry(), first, words, dormant, &mut |h, t| f(&mut state, h, t))
+            };
         });
     }
 }
@@ -115,15 +117,15 @@ impl<'a> SharedEntry<'a> {
 }
 
 /// Calls `f` with the handle and the object of every set bit of `words` that is clear in
-/// `dormant`, whose first words are word `first_word` on of `entry`'s live and dormancy
-/// bitmaps (`dormant` may be shorter: the words beyond it are awake).
+/// `dormant`, whose first words are word `first_word` on of the live and dormancy bitmaps
+/// of the class at `geometry` (`dormant` may be shorter: the words beyond it are awake).
 ///
 /// # Safety
-/// `entry` is class `T`'s and `words` are its live bitmap's words from `first_word`; the
+/// `geometry` is class `T`'s and `words` are its live bitmap's words from `first_word`; the
 /// caller holds exclusive access to every object whose bit is set in `words`.
 #[inline]
 unsafe fn visit_handles<T>(
-    entry: &ClassEntry,
+    geometry: &Geometry,
     first_word: usize,
     words: &[u64],
     dormant: &[u64],
@@ -135,11 +137,11 @@ unsafe fn visit_handles<T>(
         while bits != 0 {
             let n = ((first_word + w) * 64) as u32 + bits.trailing_zeros();
             bits &= bits - 1;
-            let generation = NonZeroU32::new(entry.slot(n).generation()).expect("live slots have a generation");
-            let handle = Handle::from_raw(RawHandle::new(entry.slot_of(n), generation));
+            let generation = NonZeroU32::new(geometry.slot(n).generation()).expect("live slots have a generation");
+            let handle = Handle::from_raw(RawHandle::new(geometry.slot_of(n), generation));
             // SAFETY: the live bit says cell `n` holds a visible `T` in a slab the class owns;
             // the caller's exclusive access, and one visit per bit, lend it once.
-            f(handle, unsafe { &mut *entry.cell_of::<T>(n).cast::<T>() });
+            f(handle, unsafe { &mut *geometry.cell_of::<T>(n).cast::<T>() });
         }
     }
 }

@@ -125,7 +125,7 @@ impl<'a> View<'a> {
 
 impl fmt::Debug for View<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ticking = self.classes.get(self.ticking.index()).map(|e| e.name);
+        let ticking = self.classes.get(self.ticking.index()).map(ClassEntry::name);
         f.debug_struct("View").field("ticking", &ticking).field("classes", &self.classes.len()).finish()
     }
 }
@@ -142,10 +142,10 @@ impl Arena {
         let arena = &*self;
         let entry = &arena.classes[id.index()];
         let view = View::of(arena, id);
-        let dormant = entry.dormancy.words(0, entry.live.len());
+        let (geometry, dormant) = (entry.geometry(), entry.dormancy().words(0, entry.live().len()));
         // SAFETY: `entry` is class `T`'s and `&mut self` makes every object ours; the view
         // lends no object of class `T`, so each `&mut T` is the only reference to its object.
-        unsafe { visit_words::<T>(entry.shift, &entry.bases, 0, &entry.live, dormant, &mut |t| f(t, &view)) };
+        unsafe { visit_words::<T>(geometry.shift(), geometry.bases(), 0, entry.live(), dormant, &mut |t| f(t, &view)) };
     }
 
     /// [`tick_reading`](Self::tick_reading) split across rayon's threads slab by slab, as
@@ -173,9 +173,10 @@ impl Arena {
         let arena = &*self;
         let entry = &arena.classes[id.index()];
         let view = View::of(arena, id);
-        let words_per_slab = (entry.cells_per_slab() / 64).max(1);
-        let (shift, bases, dormancy) = (entry.shift, SharedBases(&entry.bases), &entry.dormancy);
-        entry.live.par_chunks(words_per_slab).enumerate().for_each(|(i, words)| {
+        let geometry = entry.geometry();
+        let words_per_slab = (geometry.cells_per_slab() / 64).max(1);
+        let (shift, bases, dormancy) = (geometry.shift(), SharedBases(geometry.bases()), entry.dormancy());
+        entry.live().par_chunks(words_per_slab).enumerate().for_each(|(i, words)| {
             let bases = &bases;
             let dormant = dormancy.words(i * words_per_slab, words.len());
             // SAFETY: as in `par_tick`: each live bit lies in exactly one chunk, so each

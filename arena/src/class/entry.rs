@@ -1,0 +1,301 @@
+//! One class's record in the arena, in three private parts:
+//!
+//! ```text
+//!   ClassEntry
+//!   ├─ geometry   where the class's cells and slots are: its id and type, cell size,
+//!   │             slab bases, range of the object table, generation ceiling
+//!   ├─ occupancy  which cells hold what: the live bitmap, the vacant list, the kept
+//!   │             objects, and the counts (granted, out, retired, decommitted, permanent)
+//!   └─ reactions  what a release must stop for: where ended cells go (and the returned
+//!                 list), end listeners, dormant objects, the collector's write barrier
+//! ```
+//!
+//! Nothing outside this module touches a part's fields. The arena resolves a handle to its
+//! class and calls the entry; the entry moves cells between states
+//! ([`transitions`](self::transitions)): vacant → live (`place`, `adopt`), live → vacant,
+//! kept, out or retired (`release` and its callers), kept → live (`reuse`), out → vacant
+//! (`recycle`). Each cell of a granted slab is, at any time, exactly one of live, vacant,
+//! kept, out or retired, so [`len`](ClassEntry::len) is derived and the hot insert and
+//! remove count nothing.
+
+use std::any::TypeId;
+use std::fmt;
+use std::ptr::NonNull;
+
+use respawn_allocator::ClassId;
+
+use super::dormancy::Dormancy;
+use super::listeners::ErasedListener;
+use super::{EndedCells, Freed};
+use crate::arena::BarrierLog;
+use crate::table::Range;
+use crate::ObjectFlags;
+
+mod geometry;
+mod occupancy;
+mod reactions;
+mod transitions;
+mod trim;
+
+pub(crate) use geometry::Geometry;
+use occupancy::Occupancy;
+use reactions::Reactions;
+pub(crate) use transitions::Found;
+
+/// One class's storage. Type-erased; [`ClassStore`](crate::ClassStore) is its typed view.
+pub(crate) struct ClassEntry {
+    geometry: Geometry,
+    occupancy: Occupancy,
+    reactions: Reactions,
+}
+
+impl ClassEntry {
+    /// The entry of a class just registered: no slab granted yet, every count zero.
+    /// `range` is its range of the object table (which outlives the entry); `barrier` is
+    /// whether the collector's write barrier is on (a class registered during an
+    /// incremental mark is noted like the others, conservatively as traced).
+    #[allow(clippy::too_many_arguments)] // the class's description, each part once
+    pub(crate) fn new<T: 'static>(
+        id: ClassId,
+        cell_size: usize,
+        cells_per_slab: u32,
+        drop_fn: Option<unsafe fn(*mut u8)>,
+        range: NonNull<Range>,
+        capacity: u32,
+        max_generation: u32,
+        barrier: bool,
+    ) -> Self {
+        Self {
+            geometry: Geometry::new::<T>(id, cell_size, cells_per_slab, drop_fn, range, capacity, max_generation),
+            occupancy: Occupancy::default(),
+            reactions: Reactions::new(barrier),
+        }
+    }
+
+    /// Where the class's cells and slots are.
+    #[inline(always)]
+    pub(crate) fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    /// The class's id.
+    #[inline(always)]
+    pub(crate) fn id(&self) -> ClassId {
+        self.geometry.id
+    }
+
+    /// The class's name (its Rust type).
+    #[inline]
+    pub(crate) fn name(&self) -> &'static str {
+        self.geometry.name
+    }
+
+    /// Whether the class is `T`'s.
+    #[inline(always)]
+    pub(crate) fn is<T: 'static>(&self) -> bool {
+        self.geometry.type_id == TypeId::of::<T>()
+    }
+
+    /// Objects in the class's cells whose slots are live (visible or hidden, not vacant).
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.occupancy.len()
+    }
+
+    /// The live bitmap: one bit per cell number, set while the cell's object is visible.
+    #[inline(always)]
+    pub(crate) fn live(&self) -> &[u64] {
+        &self.occupancy.live
+    }
+
+    /// Whether cell `n` holds a visible object.
+    #[inline]
+    pub(crate) fn is_live(&self, n: u32) -> bool {
+        self.occupancy.is_live(n)
+    }
+
+    /// Sets or clears cell `n`'s live bit, for an object whose lifecycle moved to or from
+    /// `Live` in place (garbage revived, an object hidden).
+    #[inline]
+    pub(crate) fn set_live(&mut self, n: u32, live: bool) {
+        self.occupancy.set_live(n, live);
+    }
+
+    /// The class's dormancy bitmap.
+    #[inline(always)]
+    pub(crate) fn dormancy(&self) -> &Dormancy {
+        &self.reactions.dormancy
+    }
+
+    /// Makes cell `n`'s (visible) object dormant or awake.
+    pub(crate) fn set_dormant(&mut self, n: u32, dormant: bool) {
+        debug_assert!(self.is_live(n), "a visible object of a class's range has its live bit");
+        self.reactions.set_dormant(n, dormant, self.occupancy.live.len());
+    }
+
+    /// Vacant cells, ready for the class's next objects.
+    #[inline]
+    pub(crate) fn vacant(&self) -> usize {
+        self.occupancy.free.len()
+    }
+
+    /// Room for new objects without a new slab: the vacant cells and the cells of the
+    /// decommitted slabs, which `grow` takes back first.
+    pub(crate) fn room(&self) -> usize {
+        self.occupancy.free.len() + self.occupancy.decommitted.len() * self.geometry.cells_per_slab()
+    }
+
+    /// Slots retired for good.
+    pub(crate) fn retired(&self) -> usize {
+        self.occupancy.retired as usize
+    }
+
+    /// Permanent objects of the class (outside its slabs).
+    pub(crate) fn permanent(&self) -> usize {
+        self.occupancy.permanent as usize
+    }
+
+    /// Counts a permanent object of the class, placed just now.
+    pub(crate) fn count_permanent(&mut self) {
+        self.occupancy.permanent += 1;
+    }
+
+    /// Slabs decommitted now.
+    pub(crate) fn decommitted(&self) -> usize {
+        self.occupancy.decommitted.len()
+    }
+
+    /// Whether slab `slab` is decommitted.
+    pub(crate) fn is_decommitted(&self, slab: u32) -> bool {
+        self.occupancy.decommitted.contains(&slab)
+    }
+
+    /// Bytes the entry's own lists take (at their capacity): the live and dormancy
+    /// bitmaps, the vacant list, the slab bases.
+    pub(crate) fn side_bytes(&self) -> usize {
+        self.occupancy.live.capacity() * 8
+            + self.reactions.dormancy.bytes()
+            + self.occupancy.free.capacity() * 4
+            + self.geometry.bases.capacity() * 8
+    }
+
+    /// Whether releases keep the class's objects for reuse.
+    #[inline(always)]
+    pub(crate) fn keeping(&self) -> bool {
+        self.occupancy.keeping
+    }
+
+    /// Tells the class whether releases keep its objects.
+    pub(crate) fn set_keeping(&mut self, on: bool) {
+        self.occupancy.keeping = on;
+    }
+
+    /// Objects the class keeps for its next spawns.
+    #[inline(always)]
+    pub(crate) fn kept(&self) -> usize {
+        self.occupancy.kept.len()
+    }
+
+    /// Objects kept since the class was registered.
+    pub(crate) fn kept_total(&self) -> u64 {
+        self.occupancy.kept_total
+    }
+
+    /// Where the class's cells go when their objects end.
+    pub(crate) fn ended_cells(&self) -> EndedCells {
+        self.reactions.ended_cells
+    }
+
+    /// Sets where the class's cells go when their objects end.
+    pub(crate) fn set_ended_cells(&mut self, way: EndedCells) {
+        self.reactions.set_ended_cells(way);
+    }
+
+    /// The returned list as it stands, oldest first.
+    pub(crate) fn returned(&self) -> &[Freed] {
+        &self.reactions.returned
+    }
+
+    /// Takes the returned list, oldest first (the list keeps its buffer).
+    #[inline]
+    pub(crate) fn drain_returned(&mut self) -> std::vec::Drain<'_, Freed> {
+        self.reactions.returned.drain(..)
+    }
+
+    /// Whether the collector's write barrier notes the class's objects.
+    #[inline(always)]
+    pub(crate) fn barrier(&self) -> bool {
+        self.reactions.barrier
+    }
+
+    /// Turns the class's part of the write barrier on or off, forgetting what it noted.
+    pub(crate) fn set_barrier(&mut self, on: bool) {
+        self.reactions.set_barrier(on);
+    }
+
+    /// Notes slot `index` for the write barrier (the caller checked that it is on, or that
+    /// the note must be taken whatever the class).
+    #[inline]
+    pub(crate) fn note(&mut self, index: u32) {
+        self.reactions.note(index);
+    }
+
+    /// Notes every live object of the class, if the barrier is on for it.
+    #[inline]
+    pub(crate) fn note_all(&mut self) {
+        self.reactions.note_all();
+    }
+
+    /// Moves what the barrier noted into `into`.
+    pub(crate) fn drain_noted(&mut self, into: &mut BarrierLog) {
+        into.objects.append(&mut self.reactions.noted);
+        if std::mem::take(&mut self.reactions.noted_all) {
+            into.classes.push(self.geometry.id);
+        }
+    }
+
+    /// Adds an end listener; returns its number in the class.
+    pub(crate) fn add_end_listener(&mut self, listener: ErasedListener) -> u32 {
+        self.reactions.add_end_listener(listener)
+    }
+
+    /// Removes end listener `n`; `false` if the class has none of that number.
+    pub(crate) fn remove_end_listener(&mut self, n: u32) -> bool {
+        self.reactions.remove_end_listener(n)
+    }
+
+    /// How many end listeners the class has.
+    pub(crate) fn end_listeners(&self) -> usize {
+        self.reactions.ends.list.len()
+    }
+
+    /// Tells the class's end listeners that the object in slot `index` (of `generation`)
+    /// is ending, unless they were told already (its `flags` say `END_NOTIFIED`): the
+    /// release's call, and [`Arena::notify_end`](crate::Arena::notify_end)'s.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn tell_end(&mut self, index: u32, flags: ObjectFlags, generation: std::num::NonZeroU32) {
+        if flags.contains(ObjectFlags::END_NOTIFIED) {
+            return;
+        }
+        let n = index - self.geometry.start;
+        // First, so a panicking listener is not called twice for one object.
+        self.geometry
+            .slot(n)
+            .flags
+            .fetch_or(ObjectFlags::END_NOTIFIED.bits(), respawn_allocator::sync::Ordering::AcqRel);
+        let cell = NonNull::new(self.geometry.cell_ptr(n)).unwrap_or_else(|| unreachable!("cells are non-null"));
+        self.reactions.tell(crate::RawHandle::new(index, generation), cell);
+    }
+}
+
+impl fmt::Debug for ClassEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClassEntry")
+            .field("id", &self.geometry.id)
+            .field("name", &self.geometry.name)
+            .field("len", &self.len())
+            .field("free", &self.occupancy.free.len())
+            .finish()
+    }
+}
