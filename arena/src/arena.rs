@@ -1113,7 +1113,7 @@ impl Iterator for LiveIndices<'_> {
 }
 
 /// The cell numbers of one class's set live bits, in memory order: the walk every
-/// per-class iterator ([`Iter`], [`IterMut`](crate::IterMut), [`LiveIndices`]) shares.
+/// per-class iterator ([`Iter`], [`IterMut`], [`LiveIndices`]) shares.
 #[derive(Debug)]
 pub(crate) struct LiveCells<'a> {
     live: &'a [u64],

@@ -1,5 +1,6 @@
-//! Per-class storage: the class's slabs, live bitmap, vacant slots, kept objects and
-//! returned cells.
+//! A class's record ([`ClassEntry`], in `entry`: its geometry, occupancy and reactions) and
+//! the tokens that carry its cells out of the arena and back: [`FreedCell`],
+//! [`CompactCell`] and its [`CellMap`], [`Freed`].
 
 use std::ptr::NonNull;
 

@@ -2,14 +2,14 @@
 //! objects, whatever ends them.
 //!
 //! ```text
-//!   ClassEntry.ends: [(1, listener), (2, listener)]       empty: the release pays one branch
+//!   class entry's reactions: [(1, listener), (2, listener)]   empty: the release pays one branch
 //!
-//!   notify_end(raw) ──► tell ──► END_NOTIFIED set, each listener (handle, &object)
-//!   release(slot)   ──► END_NOTIFIED? ── no ──► tell          (then the slot is released,
+//!   notify_end(raw) ──► tell_end ──► END_NOTIFIED set, each listener (handle, &object)
+//!   release(slot)   ──► END_NOTIFIED? ── no ──► tell_end      (then the slot is released,
 //!                                     └─ yes ─► silent          which clears the flag)
 //! ```
 //!
-//! The seam is [`release`](super::release), the one place a slot is released: a remove,
+//! The seam is the class entry's `release`, the one place a slot is released: a remove,
 //! a destroy (the collector's purge and `destroy_now` end there), a stow, a retirement.
 //! Each listener hears of each object at most once: [`Arena::notify_end`] tells them early
 //! (respawn's `World::destroy`, before a pool resets or stows the object) and flags the

@@ -420,7 +420,7 @@ impl ClassEntry {
     }
 
     /// Frees a released cell: by default (not `returned`) onto the class's vacant list, where
-    /// it is poisoned for ASan ([`poison`](respawn_allocator::poison)); a class that returns
+    /// it is poisoned for ASan ([`respawn_allocator::poison`]); a class that returns
     /// its cells, or a `retired` slot, takes [`free_cell_slow`](Self::free_cell_slow).
     /// (`returned` is read once by the caller, for the vacant state too.)
     #[inline(always)]
