@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use respawn_allocator::sync::{Arc, Ordering};
 use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Rejected, SlabConfig};
 
-use crate::class::{ClassEntry, Ended, EndedCells, Found, Freed, FreedCell};
+use crate::class::{ClassEntry, Ended, EndedCells, Found, Freed, FreedCell, Geometry};
 use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
 use crate::table::{Cells, ObjectTable, Range, Slot, PERMANENT_SLOTS};
@@ -258,18 +258,10 @@ impl Arena {
         };
         let range = self.table.add_range(capacity, slab.cells_per_slab, id.index() as u16, Some(cells))?;
         let drop_fn = std::mem::needs_drop::<T>().then_some(drop_as::<T> as unsafe fn(*mut u8));
-        let (max_generation, barrier) = (self.config.max_generation, self.barrier);
-        let entry = ClassEntry::new::<T>(
-            id,
-            memory.cell_size,
-            slab.cells_per_slab,
-            drop_fn,
-            range,
-            capacity,
-            max_generation,
-            barrier,
-        );
-        self.classes.push(entry);
+        let max_generation = self.config.max_generation;
+        let geometry =
+            Geometry::new::<T>(id, memory.cell_size, slab.cells_per_slab, drop_fn, range, capacity, max_generation);
+        self.classes.push(ClassEntry::new(geometry, self.barrier));
         self.by_type.insert(TypeId::of::<T>(), id);
         Ok(id)
     }

@@ -245,13 +245,8 @@ impl<T> Floor<T> {
     /// The object `key` names, if it resolves.
     #[inline(always)]
     pub fn get(&self, key: FloorKey) -> Option<&T> {
-        let n = key.index as usize;
-        let slot = self.slots.get(n)?;
-        if slot.flags & (Self::VACANT | Self::HIDDEN) != 0 || slot.generation != key.generation.get() {
-            return None;
-        }
-        // SAFETY: as in `remove`.
-        Some(unsafe { self.cells.get_unchecked(n).assume_init_ref() })
+        // SAFETY: a slot that is neither vacant nor hidden holds an initialised object.
+        unsafe { resolve(&self.slots, &self.cells, key, Self::VACANT | Self::HIDDEN) }
     }
 
     #[cold]
@@ -282,6 +277,27 @@ impl<T> Drop for Floor<T> {
             }
         }
     }
+}
+
+/// The object `key` names, if its slot's generation matches and none of `refused` is set
+/// in its flags: the two floors' `get`.
+///
+/// # Safety
+/// A slot with none of `refused` set holds an initialised object in its cell.
+#[inline(always)]
+unsafe fn resolve<'a, T>(
+    slots: &[FloorSlot],
+    cells: &'a [std::mem::MaybeUninit<T>],
+    key: FloorKey,
+    refused: u16,
+) -> Option<&'a T> {
+    let n = key.index as usize;
+    let slot = slots.get(n)?;
+    if slot.flags & refused != 0 || slot.generation != key.generation.get() {
+        return None;
+    }
+    // SAFETY: the caller's contract; `slots` and `cells` have one entry per index.
+    Some(unsafe { cells.get_unchecked(n).assume_init_ref() })
 }
 
 /// The reuse floor: the least a `Reuse` pool keeping respawn's per-object invariants does
@@ -402,13 +418,8 @@ impl<T: Poolable> ReuseFloor<T> {
     /// The object `key` names, if it resolves.
     #[inline(always)]
     pub fn get(&self, key: FloorKey) -> Option<&T> {
-        let n = key.index as usize;
-        let slot = self.slots.get(n)?;
-        if slot.flags & (Self::VACANT | Self::HIDDEN) != 0 || slot.generation != key.generation.get() {
-            return None;
-        }
-        // SAFETY: a slot that is not vacant holds an initialised object in its cell.
-        Some(unsafe { self.cells.get_unchecked(n).assume_init_ref() })
+        // SAFETY: a slot that is neither vacant nor hidden holds an initialised object.
+        unsafe { resolve(&self.slots, &self.cells, key, Self::VACANT | Self::HIDDEN) }
     }
 
     /// Spawns so far.

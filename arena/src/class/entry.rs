@@ -28,7 +28,6 @@ use super::dormancy::Dormancy;
 use super::listeners::ErasedListener;
 use super::{EndedCells, Freed};
 use crate::arena::BarrierLog;
-use crate::table::Range;
 use crate::ObjectFlags;
 
 mod geometry;
@@ -50,26 +49,12 @@ pub(crate) struct ClassEntry {
 }
 
 impl ClassEntry {
-    /// The entry of a class just registered: no slab granted yet, every count zero.
-    /// `range` is its range of the object table (which outlives the entry); `barrier` is
-    /// whether the collector's write barrier is on (a class registered during an
-    /// incremental mark is noted like the others, conservatively as traced).
-    #[allow(clippy::too_many_arguments)] // the class's description, each part once
-    pub(crate) fn new<T: 'static>(
-        id: ClassId,
-        cell_size: usize,
-        cells_per_slab: u32,
-        drop_fn: Option<unsafe fn(*mut u8)>,
-        range: NonNull<Range>,
-        capacity: u32,
-        max_generation: u32,
-        barrier: bool,
-    ) -> Self {
-        Self {
-            geometry: Geometry::new::<T>(id, cell_size, cells_per_slab, drop_fn, range, capacity, max_generation),
-            occupancy: Occupancy::default(),
-            reactions: Reactions::new(barrier),
-        }
+    /// The entry of a class just registered, at `geometry`: no slab granted yet, every
+    /// count zero. `barrier` is whether the collector's write barrier is on (a class
+    /// registered during an incremental mark is noted like the others, conservatively as
+    /// traced).
+    pub(crate) fn new(geometry: Geometry, barrier: bool) -> Self {
+        Self { geometry, occupancy: Occupancy::default(), reactions: Reactions::new(barrier) }
     }
 
     /// Where the class's cells and slots are.

@@ -37,7 +37,10 @@ pub(crate) struct Geometry {
 }
 
 impl Geometry {
-    pub(super) fn new<T: 'static>(
+    /// Class `T`'s geometry, registered as `id`: cells of `cell_size` bytes,
+    /// `cells_per_slab` to a slab, in `range` of the object table (which outlives the
+    /// entry), `capacity` slots.
+    pub(crate) fn new<T: 'static>(
         id: ClassId,
         cell_size: usize,
         cells_per_slab: u32,
