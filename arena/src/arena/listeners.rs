@@ -93,7 +93,7 @@ impl Arena {
         let class = self.find_or_register::<T>()?;
         let erased: ErasedListener = Box::new(move |raw, cell| {
             // SAFETY: the listener sits in class `T`'s entry, which calls it only with the
-            // cell of a live object of its class (`tell`), under `&mut Arena`.
+            // cell of a live object of its class (`tell_end`), under `&mut Arena`.
             listener(Handle::from_raw(raw), unsafe { cell.cast::<T>().as_ref() })
         });
         let n = self.classes[class.index()].add_end_listener(erased);
