@@ -20,15 +20,17 @@
 
 use std::any::TypeId;
 use std::fmt;
+use std::num::NonZeroU32;
 use std::ptr::NonNull;
 
+use respawn_allocator::sync::Ordering;
 use respawn_allocator::ClassId;
 
 use super::dormancy::Dormancy;
 use super::listeners::ErasedListener;
 use super::{EndedCells, Freed};
 use crate::arena::BarrierLog;
-use crate::ObjectFlags;
+use crate::{ObjectFlags, RawHandle};
 
 mod geometry;
 mod occupancy;
@@ -259,18 +261,15 @@ impl ClassEntry {
     /// release's call, and [`Arena::notify_end`](crate::Arena::notify_end)'s.
     #[cold]
     #[inline(never)]
-    pub(crate) fn tell_end(&mut self, index: u32, flags: ObjectFlags, generation: std::num::NonZeroU32) {
+    pub(crate) fn tell_end(&mut self, index: u32, flags: ObjectFlags, generation: NonZeroU32) {
         if flags.contains(ObjectFlags::END_NOTIFIED) {
             return;
         }
         let n = index - self.geometry.start;
         // First, so a panicking listener is not called twice for one object.
-        self.geometry
-            .slot(n)
-            .flags
-            .fetch_or(ObjectFlags::END_NOTIFIED.bits(), respawn_allocator::sync::Ordering::AcqRel);
+        self.geometry.slot(n).flags.fetch_or(ObjectFlags::END_NOTIFIED.bits(), Ordering::AcqRel);
         let cell = NonNull::new(self.geometry.cell_ptr(n)).unwrap_or_else(|| unreachable!("cells are non-null"));
-        self.reactions.tell(crate::RawHandle::new(index, generation), cell);
+        self.reactions.tell(RawHandle::new(index, generation), cell);
     }
 }
 
