@@ -1,9 +1,10 @@
 //! `World::pool_mut`'s typed view against the world's own calls: the same random run of
 //! spawns, destroys (live, stale, twice, rooted, permanent, owners of sub-objects) and
 //! frames, driven once through `World::spawn_with`/`destroy` and once through `PoolMut`,
-//! gives the same handles, the same results, the same listener calls and the same counts,
-//! under every policy.
+//! gives the same handles, the same results, the same hook and listener calls and the same
+//! counts, under every policy.
 
+use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
 use respawn::{Handle, Object, Policy, PoolConfig, PoolError, PoolMut, PoolStats, Poolable, Trace, World};
@@ -14,12 +15,21 @@ struct Shell {
     n: u32,
 }
 
+thread_local! {
+    /// `Shell`'s `on_release` and `reset` calls on this thread (the game thread of a run).
+    static HOOKS: Cell<(u32, u32)> = const { Cell::new((0, 0)) };
+}
+
 impl Poolable for Shell {
     fn create() -> Self {
         Shell { n: 0 }
     }
+    fn on_release(&mut self) {
+        HOOKS.set((HOOKS.get().0 + 1, HOOKS.get().1));
+    }
     fn reset(&mut self) {
         self.n = 0;
+        HOOKS.set((HOOKS.get().0, HOOKS.get().1 + 1));
     }
 }
 
@@ -67,6 +77,7 @@ impl Via<'_> {
 /// Runs 40 rounds of random steps, through the view (`view`) or the world's own calls, and
 /// returns everything observable.
 fn run(policy: Policy, seed: u64, view: bool) -> (Vec<String>, Vec<String>, String) {
+    HOOKS.set((0, 0));
     let events = Events::default();
     let mut world = world(policy, &events);
     let mut rng = Rng(seed);
@@ -99,7 +110,9 @@ fn run(policy: Policy, seed: u64, view: bool) -> (Vec<String>, Vec<String>, Stri
                 log.push(format!("spawned {h:?}"));
             } else {
                 let h = handles[rng.below(handles.len())];
-                log.push(format!("destroy {h:?}: {}", outcome(via.destroy(h))));
+                let result = outcome(via.destroy(h));
+                let (released, reset) = HOOKS.get();
+                log.push(format!("destroy {h:?}: {result} (on_release {released}, reset {reset})"));
             }
         }
     }
@@ -153,6 +166,10 @@ fn the_view_does_what_the_world_does_under_every_policy() {
                 assert!(view_log.iter().any(|l| l.contains(refusal)), "{policy:?}, seed {seed}: no {refusal}");
             }
             assert!(view_events.iter().any(|e| e.starts_with("end")), "{policy:?}: nobody told of an end");
+            // The hooks ran: `on_release` on every policy, `reset` under `Reuse`.
+            let last = view_log.iter().rev().find(|l| l.starts_with("destroy")).expect("a destroy");
+            assert!(!last.contains("on_release 0,"), "{policy:?}, seed {seed}: no on_release: {last}");
+            assert_eq!(!last.contains("reset 0)"), policy == Policy::Reuse, "{policy:?}, seed {seed}: {last}");
         }
     }
 }

@@ -474,13 +474,55 @@ impl<T: Poolable> Typed<'_, T> {
     }
 }
 
+/// How a release reaches the class's [`Poolable`] hooks: [`ByData`] when the caller knows
+/// only `T: 'static` (`Pools::destroy`, so `World::destroy`: one indirect call to the
+/// pool's [`Hooks`]), [`ByType`] when it knows `T: Poolable` (the typed view: the hooks
+/// inlined).
+pub(crate) trait ReleaseHooks<T> {
+    /// `on_release`, then `reset`: a `Reuse` release the class keeps.
+    fn reuse(pool: &Typed<'_, T>, object: &mut T);
+    /// `on_release`.
+    fn release(pool: &Typed<'_, T>, object: &mut T);
+}
+
+/// [`ReleaseHooks`] through the pool's [`Hooks`], monomorphised when the pool was made.
+pub(crate) struct ByData;
+
+impl<T: 'static> ReleaseHooks<T> for ByData {
+    #[inline(always)]
+    fn reuse(pool: &Typed<'_, T>, object: &mut T) {
+        pool.hook(pool.pool.hooks.reuse, object);
+    }
+
+    #[inline(always)]
+    fn release(pool: &Typed<'_, T>, object: &mut T) {
+        pool.hook(pool.pool.hooks.release, object);
+    }
+}
+
+/// [`ReleaseHooks`] called statically: `T`'s own methods.
+pub(crate) struct ByType;
+
+impl<T: Poolable> ReleaseHooks<T> for ByType {
+    #[inline(always)]
+    fn reuse(_: &Typed<'_, T>, object: &mut T) {
+        object.on_release();
+        object.reset();
+    }
+
+    #[inline(always)]
+    fn release(_: &Typed<'_, T>, object: &mut T) {
+        object.on_release();
+    }
+}
+
 impl<T: 'static> Typed<'_, T> {
     /// Takes back the object `h` names by the pool's policy: one resolve for the checks,
-    /// the hooks and the keep; no error value on the way to success. An owner of
-    /// sub-objects takes the checked release ([`release`](Self::release)): its sub-objects
-    /// must be checked before anything changes.
+    /// the hooks (reached by `H`) and the keep; no error value on the way to success. An
+    /// owner of sub-objects takes the checked release ([`release`](Self::release)): its
+    /// sub-objects must be checked before anything changes.
     #[inline(always)]
-    pub(crate) fn destroy(&mut self, heap: &mut Heap, h: Handle<T>) -> Result<(), PoolError> {
+    pub(crate) fn destroy<H: ReleaseHooks<T>>(&mut self, heap: &mut Heap, h: Handle<T>) -> Result<(), PoolError> {
         let mut store = self.store(heap);
         let keeping = store.keeping();
         let mut found = match store.releasable(h) {
@@ -495,7 +537,7 @@ impl<T: 'static> Typed<'_, T> {
         // `Reuse` within `max`: the class keeps the object. (Back within `max` after an
         // overflow — the flag says so without counting — releases keep again from here.)
         if keeping || (self.pool.core.config().policy == Policy::Reuse && !self.pool.core.above_max()) {
-            self.hook(self.pool.hooks.reuse, object);
+            H::reuse(self, object);
             let kept = found.keep();
             if !keeping {
                 self.store(heap).set_keeping(true);
@@ -505,7 +547,7 @@ impl<T: 'static> Typed<'_, T> {
             }
             return Ok(());
         }
-        self.hook(self.pool.hooks.release, object);
+        H::release(self, object);
         // `found`'s borrow of the heap ends with its last use above.
         self.pool.end_released(heap, h.raw())
     }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use respawn_arena::{ArenaError, ClassId, DropAll, Handle, RawHandle};
 use respawn_gc::{Heap, Object};
 
-use crate::class_pool::{ClassPool, ErasedPool};
+use crate::class_pool::{ByData, ClassPool, ErasedPool};
 use crate::composite::Composites;
 use crate::error::refusal;
 use crate::{ClassPoolMut, Policy, PoolConfig, PoolError, PoolStats, Poolable};
@@ -331,7 +331,7 @@ impl Pools {
         };
         if let Some(Some(pool)) = class.and_then(|class| self.pools.get_mut(class)) {
             // SAFETY: `recent` and `pooled_class_of` name `T`'s class, whose pool this is.
-            return unsafe { pool.typed_unchecked::<T>() }.destroy(&mut self.heap, h);
+            return unsafe { pool.typed_unchecked::<T>() }.destroy::<ByData>(&mut self.heap, h);
         }
         self.destroy_checked(h)
     }
