@@ -7,7 +7,8 @@
 //!   peer: vec | slab | slotmap | box | floor (respawn's per-object invariants alone, hand-written:
 //!         `common::Floor`) | reusefloor (the same with a `Reuse` pool's semantics,
 //!         hand-written: `common::ReuseFloor`) | store | arena | world (a `Reuse` pool's
-//!         spawn/destroy) | view (the same through `World::pool_mut`)
+//!         spawn/destroy) | view (the same through `World::pool_mut`) | pop (a `Purge` pool
+//!         without workers, prefilled: each spawn pops a ready object; cachegrind runs only)
 //!   mode: chase  — `ops` lookups, each one's key chosen by the object the one before read:
 //!                  a chain, so the time per op is the latency of one resolve (a container
 //!                  whose resolve takes two *dependent* misses, `box`, pays two latencies;
@@ -334,6 +335,44 @@ impl Peer for WorldPeer {
     }
 }
 
+/// `World::spawn_with` / `destroy` on a `Purge` pool without workers, prefilled with
+/// [`PopPeer::READY`] objects on the game thread: each destroy ends its object at once (the
+/// collector's destroy pipeline, cells back to the class), each spawn pops a ready object
+/// from the magazines — the spawn a pool whose class keeps nothing takes. Cachegrind only
+/// (`scripts/misses.sh churn 10000 100000 pop`): runs of up to `READY - live` pairs.
+struct PopPeer(World, Vec<Handle<Projectile>>);
+impl PopPeer {
+    /// Objects built before the run: as many as a run of 100 000 pairs over 10 000 live spawns.
+    const READY: usize = 120_000;
+}
+impl Peer for PopPeer {
+    type Key = Handle<Projectile>;
+    fn fill(live: usize) -> Self {
+        let gc = GcSettings { time_between_collections: None, purge_budget: None, ..GcSettings::SINGLE_THREADED };
+        let config = PoolConfig { policy: Policy::Purge, capacity: 0, max: 1 << 20, ..WorldPeer::REUSE };
+        let mut world = World::builder().pool::<Projectile>(config).gc(gc).build().expect("a valid pool");
+        world.prefill::<Projectile>(Self::READY).expect("memory for the ready objects");
+        let keys =
+            (0..live as u32).map(|i| world.spawn_with(move |q: &mut Projectile| *q = Projectile::new(i))).collect();
+        Self(world, keys)
+    }
+    fn key(&self, i: usize) -> Handle<Projectile> {
+        self.1[i]
+    }
+    #[inline(always)]
+    fn read(&mut self, h: Handle<Projectile>) -> u32 {
+        self.0.get(h).expect("live handle").id
+    }
+    #[inline(always)]
+    fn take(&mut self, i: usize) {
+        self.0.destroy(self.1[i]).expect("live projectile");
+    }
+    #[inline(always)]
+    fn put(&mut self, i: usize, p: Projectile) {
+        self.1[i] = self.0.spawn_with(move |q: &mut Projectile| *q = p);
+    }
+}
+
 /// The same pairs through [`World::pool_mut`]'s typed view, taken once per run: the pool
 /// found once instead of on every call, as a loop spawning a volley would.
 struct ViewPeer<'w>(respawn::PoolMut<'w, Projectile>, Vec<Handle<Projectile>>, usize);
@@ -447,8 +486,11 @@ fn run_peer(peer: &str, mode: &str, live: usize, ops: usize) -> f64 {
         "store" => run_store(mode, live, ops),
         "world" => run::<WorldPeer>(mode, live, ops),
         "view" => run_view(mode, live, ops),
+        "pop" => run::<PopPeer>(mode, live, ops),
         other => {
-            panic!("unknown peer {other:?}: vec, box, slab, slotmap, floor, reusefloor, arena, store, world or view")
+            panic!(
+                "unknown peer {other:?}: vec, box, slab, slotmap, floor, reusefloor, arena, store, world, view or pop"
+            )
         }
     }
 }

@@ -469,7 +469,7 @@ impl World {
     /// assert!(r.fuel == 30.0 && r.armed);
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn spawn_with<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Handle<T> {
         let h = match self.pools.spawn_with(init) {
             Ok(h) => h,

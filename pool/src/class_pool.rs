@@ -391,14 +391,37 @@ impl<T: Poolable> Typed<'_, T> {
         strict: bool,
         init: impl FnOnce(&mut T),
     ) -> Result<Handle<T>, PoolError> {
-        let mut store = self.store(heap);
-        if let Some((handle, object)) = store.reuse() {
-            init(object);
-            object.on_spawn();
-            let kept = store.kept();
-            self.pool.core.spawned(kept);
-            return Ok(handle);
+        match self.reuse(heap, init) {
+            Ok(handle) => Ok(handle),
+            Err(init) => self.spawn_ready(heap, strict, init),
         }
+    }
+
+    /// Spawns the object the class kept most recently (`Reuse`), if it keeps one; gives
+    /// `init` back if not. Calls nothing but `init` and `on_spawn`: a caller that inlines
+    /// it and calls out for the rest pays no frame for a spawn the class keeps.
+    #[inline(always)]
+    pub(crate) fn reuse<F: FnOnce(&mut T)>(&mut self, heap: &mut Heap, init: F) -> Result<Handle<T>, F> {
+        let mut store = self.store(heap);
+        let Some((handle, object)) = store.reuse() else {
+            return Err(init);
+        };
+        init(object);
+        object.on_spawn();
+        let kept = store.kept();
+        self.pool.core.spawned(kept);
+        Ok(handle)
+    }
+
+    /// [`spawn`](Self::spawn) once the class kept nothing: a ready object from the
+    /// magazines, else one built inline.
+    #[inline(always)]
+    pub(crate) fn spawn_ready(
+        &mut self,
+        heap: &mut Heap,
+        strict: bool,
+        init: impl FnOnce(&mut T),
+    ) -> Result<Handle<T>, PoolError> {
         let cell = match self.pool.core.pop() {
             Some(cell) => cell,
             None => match self.pool.restock(heap) {

@@ -54,6 +54,14 @@ pub struct Pools {
 /// A type no heap registers: [`Pools::recent`]'s before the first spawn.
 struct NoClass;
 
+/// Why [`Pools::reuse`] did not spawn, with the initialiser it gives back.
+enum NotReused<F> {
+    /// `T`'s pool is the recent class's, and its class keeps nothing.
+    NothingKept(F),
+    /// `T` is not the recent class, or has no pool.
+    NotRecent(F),
+}
+
 impl fmt::Debug for Pools {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pools").field("pools", &self.stats()).field("heap", &self.heap).finish()
@@ -225,9 +233,13 @@ impl Pools {
     /// [`PoolError::Arena`] when the class's memory is exhausted (its reservation, or the
     /// object table); [`PoolError::NotPooled`] if `T` has no pool and the pools are
     /// [required](Self::set_require_pools).
-    #[inline]
+    #[inline(always)]
     pub fn spawn_with<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
-        self.spawn_in(false, init)
+        match self.reuse(init) {
+            Ok(h) => Ok(h),
+            Err(NotReused::NothingKept(init)) => self.spawn_ready(init),
+            Err(NotReused::NotRecent(init)) => self.spawn_in(false, init),
+        }
     }
 
     /// Like [`spawn_with`](Self::spawn_with), but refuses at `max`.
@@ -239,7 +251,40 @@ impl Pools {
         self.spawn_in(true, init)
     }
 
-    #[inline]
+    /// The spawn of an object of the recent class that keeps one (`Reuse`), if `T` is it:
+    /// one `TypeId` compare, one index, and no call but `init` and `on_spawn`, so the
+    /// caller pays no frame for it. Gives `init` back for every other spawn, with what it
+    /// found.
+    #[inline(always)]
+    fn reuse<T: Poolable, F: FnOnce(&mut T)>(&mut self, init: F) -> Result<Handle<T>, NotReused<F>> {
+        if self.recent.0 != TypeId::of::<T>() {
+            return Err(NotReused::NotRecent(init));
+        }
+        let Self { pools, heap, recent, .. } = self;
+        match pools.get_mut(recent.1) {
+            // SAFETY: `recent` names `T`'s class, and the pool at a class's index is that
+            // class's.
+            Some(Some(pool)) => {
+                unsafe { pool.typed_unchecked::<T>() }.reuse(heap, init).map_err(NotReused::NothingKept)
+            }
+            _ => Err(NotReused::NotRecent(init)),
+        }
+    }
+
+    /// A spawn from `T`'s pool, the recent class's, which kept nothing: a ready object,
+    /// else one built inline.
+    #[inline(never)]
+    fn spawn_ready<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
+        let Self { pools, heap, recent, .. } = self;
+        match pools.get_mut(recent.1) {
+            // SAFETY: as in `reuse`, which found this pool.
+            Some(Some(pool)) => unsafe { pool.typed_unchecked::<T>() }.spawn_ready(heap, false, init),
+            _ => unreachable!("`reuse` found the recent class's pool"),
+        }
+    }
+
+    /// Every spawn but [`reuse`](Self::reuse)'s.
+    #[inline(never)]
     fn spawn_in<T: Poolable>(&mut self, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
         let class = match self.recent {
             (ty, class) if ty == TypeId::of::<T>() => class,
