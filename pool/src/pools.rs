@@ -261,14 +261,12 @@ impl Pools {
             return Err(NotReused::NotRecent(init));
         }
         let Self { pools, heap, recent, .. } = self;
-        match pools.get_mut(recent.1) {
-            // SAFETY: `recent` names `T`'s class, and the pool at a class's index is that
-            // class's.
-            Some(Some(pool)) => {
-                unsafe { pool.typed_unchecked::<T>() }.reuse(heap, init).map_err(NotReused::NothingKept)
-            }
-            _ => Err(NotReused::NotRecent(init)),
-        }
+        let Some(Some(pool)) = pools.get_mut(recent.1) else {
+            return Err(NotReused::NotRecent(init));
+        };
+        // SAFETY: `recent` names `T`'s class, and the pool at a class's index is that class's.
+        let mut pool = unsafe { pool.typed_unchecked::<T>() };
+        pool.reuse(heap, init).map_err(NotReused::NothingKept)
     }
 
     /// A spawn from `T`'s pool, the recent class's, which kept nothing: a ready object,
