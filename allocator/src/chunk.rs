@@ -208,7 +208,12 @@ struct Shared {
 
 impl Shared {
     fn class(&self, id: ClassId) -> Result<&Class, AllocError> {
-        self.classes.get(id.index()).and_then(OnceLock::get).map(|c| &**c).ok_or(AllocError::UnknownClass(id))
+        // Not `ok_or`: the error has drop glue (`AllocError::Os`), and an eager one is dropped on
+        // every success.
+        match self.classes.get(id.index()).and_then(OnceLock::get) {
+            Some(class) => Ok(class),
+            None => Err(AllocError::UnknownClass(id)),
+        }
     }
 
     fn registered(&self) -> impl Iterator<Item = &Class> {

@@ -105,10 +105,9 @@ impl PermanentPool {
         loop {
             let prefix_at = (base + cur).next_multiple_of(prefix.align()) - base;
             let object_at = (base + prefix_at + prefix.size()).next_multiple_of(layout.align()) - base;
-            let end = object_at
-                .checked_add(layout.size())
-                .filter(|&e| e <= self.block.len())
-                .ok_or(AllocError::Full { capacity: self.block.len() })?;
+            let Some(end) = object_at.checked_add(layout.size()).filter(|&e| e <= self.block.len()) else {
+                return Err(AllocError::Full { capacity: self.block.len() });
+            };
             match self.cursor.compare_exchange_weak(cur, end, Ordering::Relaxed, Ordering::Relaxed) {
                 // SAFETY: both offsets are below `end ≤ len`, so inside the block.
                 Ok(_) => return Ok(unsafe { (self.block.base().add(prefix_at), self.block.base().add(object_at)) }),

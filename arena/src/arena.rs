@@ -602,7 +602,9 @@ impl Arena {
     /// # Errors
     /// [`ArenaError::Unregistered`] if `id` is not a class of this arena.
     pub fn set_ended_cells(&mut self, id: ClassId, way: EndedCells) -> Result<(), ArenaError> {
-        let entry = self.classes.get_mut(id.index()).ok_or(ArenaError::Unregistered("an unknown class"))?;
+        let Some(entry) = self.classes.get_mut(id.index()) else {
+            return Err(ArenaError::Unregistered("an unknown class"));
+        };
         entry.set_ended_cells(way);
         Ok(())
     }
@@ -624,7 +626,9 @@ impl Arena {
     /// [`ArenaError::Unregistered`] if `id` is not a class of this arena.
     #[inline]
     pub fn drain_returned(&mut self, id: ClassId) -> Result<std::vec::Drain<'_, Freed>, ArenaError> {
-        let entry = self.classes.get_mut(id.index()).ok_or(ArenaError::Unregistered("an unknown class"))?;
+        let Some(entry) = self.classes.get_mut(id.index()) else {
+            return Err(ArenaError::Unregistered("an unknown class"));
+        };
         Ok(entry.drain_returned())
     }
 
@@ -647,7 +651,9 @@ impl Arena {
     /// [`ArenaError::Stale`] if the token does not belong to this arena; the token is
     /// consumed either way.
     pub fn recycle(&mut self, token: FreedCell) -> Result<(), ArenaError> {
-        let slot = self.table.slot(token.slot).ok_or(ArenaError::Stale)?;
+        let Some(slot) = self.table.slot(token.slot) else {
+            return Err(ArenaError::Stale);
+        };
         let ours = self.table.cell(token.slot) == Some(token.cell)
             && usize::from(slot.class()) == token.class.index()
             && slot.flags().is_vacant();

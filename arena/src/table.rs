@@ -489,7 +489,9 @@ impl ObjectTable {
         debug_assert!(block_slots.is_power_of_two() && capacity % block_slots == 0, "range geometry");
         let first = self.blocks.load(Ordering::Relaxed);
         let blocks = capacity.div_ceil(BLOCK_SLOTS as u32);
-        let end = first.checked_add(blocks).filter(|&e| e as usize <= MAX_BLOCKS).ok_or(ArenaError::TableFull)?;
+        let Some(end) = first.checked_add(blocks).filter(|&e| e as usize <= MAX_BLOCKS) else {
+            return Err(ArenaError::TableFull);
+        };
         let start = first << BLOCK_SHIFT;
         // The last index of the last block is NONE: a range may not reach it.
         if u64::from(start) + u64::from(capacity) > u64::from(NONE) {
@@ -614,7 +616,12 @@ impl ObjectTable {
     /// [`ArenaError::Stale`].
     #[inline]
     pub fn resolve_live(&self, raw: RawHandle) -> Result<&Slot, ArenaError> {
-        let slot = self.slot(raw.index()).ok_or(ArenaError::Stale)?;
+        // Not `ok_or(ArenaError::Stale)`: the error has drop glue (an I/O error inside
+        // `Alloc`), so an eager one costs a call to its drop on every success. The same
+        // holds for every error of the workspace built on the way to success.
+        let Some(slot) = self.slot(raw.index()) else {
+            return Err(ArenaError::Stale);
+        };
         slot.check(raw.generation())?;
         Ok(slot)
     }
@@ -626,7 +633,9 @@ impl ObjectTable {
     /// [`ArenaError::Stale`] or [`ArenaError::Hidden`].
     #[inline]
     pub fn resolve(&self, raw: RawHandle) -> Result<&Slot, ArenaError> {
-        let slot = self.slot(raw.index()).ok_or(ArenaError::Stale)?;
+        let Some(slot) = self.slot(raw.index()) else {
+            return Err(ArenaError::Stale);
+        };
         let flags = slot.check(raw.generation())?;
         if flags.intersects(ObjectFlags::HIDDEN) {
             return Err(ArenaError::Hidden(flags));

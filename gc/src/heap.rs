@@ -397,7 +397,9 @@ impl Heap {
     /// # Errors
     /// [`ArenaError::Unregistered`] if `id` is not a class of the arena.
     pub fn set_ended_cells(&mut self, id: ClassId, way: EndedCells) -> Result<(), ArenaError> {
-        self.arena.ended_cells(id).ok_or(ArenaError::Unregistered("an unknown class"))?;
+        if self.arena.ended_cells(id).is_none() {
+            return Err(ArenaError::Unregistered("an unknown class"));
+        }
         // What the class returned so far is the purge thread's still.
         self.purger.hand_over(&mut self.arena);
         self.purger.release_class(id);

@@ -589,7 +589,9 @@ impl<T: 'static> Typed<'_, T> {
     /// object of the pool's class, `T`.
     pub(crate) fn release(self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
         let mut subtree = heap.subtree(raw).map_err(refusal)?;
-        let root = subtree.root_mut::<T>().ok_or(PoolError::Stale)?;
+        let Some(root) = subtree.root_mut::<T>() else {
+            return Err(PoolError::Stale);
+        };
         self.hook(self.pool.hooks.release, root);
         match self.pool.core.config().policy {
             Policy::Default => {

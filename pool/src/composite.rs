@@ -634,7 +634,9 @@ impl<O: Composite> CompositePool<O> {
     /// ready ones.
     fn reuse(&mut self, heap: &mut Heap, owner: RawHandle, parts: [RawHandle; MAX_PARTS]) -> Result<(), PoolError> {
         let h = Handle::<O>::from_raw(owner);
-        let object = heap.get_mut(h).ok_or(PoolError::Stale)?;
+        let Some(object) = heap.get_mut(h) else {
+            return Err(PoolError::Stale);
+        };
         object.on_release();
         object.reset();
         for (i, (part, _)) in self.classes.parts().enumerate() {

@@ -62,7 +62,9 @@ impl Arena {
     /// [`ArenaError::Alloc`] if the OS refuses the advice (the slabs decommitted before
     /// stay so, the others are left as they were).
     pub fn decommit_empty_slabs(&mut self, class: ClassId) -> Result<usize, ArenaError> {
-        let entry = self.classes.get_mut(class.index()).ok_or(ArenaError::Unregistered("an unknown class"))?;
+        let Some(entry) = self.classes.get_mut(class.index()) else {
+            return Err(ArenaError::Unregistered("an unknown class"));
+        };
         entry.decommit_empty(&self.alloc)
     }
 
@@ -83,7 +85,10 @@ impl Arena {
     /// # Errors
     /// [`ArenaError::Unregistered`] for a class this arena does not know.
     pub fn set_keeping(&mut self, class: ClassId, on: bool) -> Result<(), ArenaError> {
-        self.classes.get_mut(class.index()).ok_or(ArenaError::Unregistered("an unknown class"))?.set_keeping(on);
+        let Some(entry) = self.classes.get_mut(class.index()) else {
+            return Err(ArenaError::Unregistered("an unknown class"));
+        };
+        entry.set_keeping(on);
         Ok(())
     }
 
@@ -99,7 +104,9 @@ impl Arena {
     /// [`ArenaError::Unregistered`] for a class this arena does not know; otherwise as
     /// `ClassStore::take_cell`.
     pub fn take_cell(&mut self, class: ClassId) -> Result<crate::FreedCell, ArenaError> {
-        let entry = self.classes.get_mut(class.index()).ok_or(ArenaError::Unregistered("an unknown class"))?;
+        let Some(entry) = self.classes.get_mut(class.index()) else {
+            return Err(ArenaError::Unregistered("an unknown class"));
+        };
         entry.take_cell(&self.table, &self.alloc)
     }
 
