@@ -281,7 +281,8 @@ impl Pools {
         }
     }
 
-    /// Every spawn but [`reuse`](Self::reuse)'s.
+    /// A spawn neither [`reuse`](Self::reuse) nor [`spawn_ready`](Self::spawn_ready) takes:
+    /// `T` is not the recent class, has no pool or a composite one, or the spawn is strict.
     #[inline(never)]
     fn spawn_in<T: Poolable>(&mut self, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
         let class = match self.recent {
