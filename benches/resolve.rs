@@ -287,8 +287,16 @@ impl Poolable for Projectile {
 /// `World::spawn_with` / `destroy` on a `Reuse` pool (no workers: a released object waits
 /// in the game thread's magazines for the next spawn), a frame ended every 1 000 pairs: the
 /// pooled path a game takes, as `benches/pool.rs`'s `pool_churn/respawn_reuse`.
-struct WorldPeer(World, Vec<Handle<Projectile>>, usize);
-impl WorldPeer {
+///
+/// With `POP`, the `pop` peer: a `Purge` pool without workers, prefilled with
+/// [`WorldPeer::READY`] objects on the game thread. Each destroy ends its object at once (the
+/// collector's destroy pipeline, cells back to the class) and each spawn pops a ready object
+/// from the magazines: the spawn of a class that keeps nothing. Cachegrind only
+/// (`resolve pop churn 10000 N`): runs of up to `READY - live` pairs.
+struct WorldPeer<const POP: bool = false>(World, Vec<Handle<Projectile>>, usize);
+impl<const POP: bool> WorldPeer<POP> {
+    /// `pop`'s objects built before the run: enough for 100 000 pairs over 10 000 live.
+    const READY: usize = 120_000;
     const REUSE: PoolConfig = PoolConfig {
         capacity: 16_384,
         max: 1 << 16,
@@ -300,12 +308,18 @@ impl WorldPeer {
         idle_trim: None,
     };
 }
-impl Peer for WorldPeer {
+impl<const POP: bool> Peer for WorldPeer<POP> {
     type Key = Handle<Projectile>;
     fn fill(live: usize) -> Self {
         let gc = GcSettings { time_between_collections: None, purge_budget: None, ..GcSettings::SINGLE_THREADED };
-        let config = PoolConfig { capacity: live + 2048, max: (live + 2048).max(1 << 16), ..Self::REUSE };
+        let config = match POP {
+            false => PoolConfig { capacity: live + 2048, max: (live + 2048).max(1 << 16), ..Self::REUSE },
+            true => PoolConfig { policy: Policy::Purge, capacity: 0, max: 1 << 20, ..Self::REUSE },
+        };
         let mut world = World::builder().pool::<Projectile>(config).gc(gc).build().expect("a valid pool");
+        if POP {
+            world.prefill::<Projectile>(Self::READY).expect("memory for the ready objects");
+        }
         let spawn = |world: &mut World, i: u32| world.spawn_with(move |q: &mut Projectile| *q = Projectile::new(i));
         let keys = (0..live as u32).map(|i| spawn(&mut world, i)).collect();
         // A magazine-load of released objects waiting for the first spawns.
@@ -332,44 +346,6 @@ impl Peer for WorldPeer {
         if self.2 % 1000 == 0 {
             self.0.end_frame();
         }
-    }
-}
-
-/// `World::spawn_with` / `destroy` on a `Purge` pool without workers, prefilled with
-/// [`PopPeer::READY`] objects on the game thread: each destroy ends its object at once (the
-/// collector's destroy pipeline, cells back to the class), each spawn pops a ready object
-/// from the magazines — the spawn a pool whose class keeps nothing takes. Cachegrind only
-/// (`scripts/misses.sh churn 10000 100000 pop`): runs of up to `READY - live` pairs.
-struct PopPeer(World, Vec<Handle<Projectile>>);
-impl PopPeer {
-    /// Objects built before the run: as many as a run of 100 000 pairs over 10 000 live spawns.
-    const READY: usize = 120_000;
-}
-impl Peer for PopPeer {
-    type Key = Handle<Projectile>;
-    fn fill(live: usize) -> Self {
-        let gc = GcSettings { time_between_collections: None, purge_budget: None, ..GcSettings::SINGLE_THREADED };
-        let config = PoolConfig { policy: Policy::Purge, capacity: 0, max: 1 << 20, ..WorldPeer::REUSE };
-        let mut world = World::builder().pool::<Projectile>(config).gc(gc).build().expect("a valid pool");
-        world.prefill::<Projectile>(Self::READY).expect("memory for the ready objects");
-        let keys =
-            (0..live as u32).map(|i| world.spawn_with(move |q: &mut Projectile| *q = Projectile::new(i))).collect();
-        Self(world, keys)
-    }
-    fn key(&self, i: usize) -> Handle<Projectile> {
-        self.1[i]
-    }
-    #[inline(always)]
-    fn read(&mut self, h: Handle<Projectile>) -> u32 {
-        self.0.get(h).expect("live handle").id
-    }
-    #[inline(always)]
-    fn take(&mut self, i: usize) {
-        self.0.destroy(self.1[i]).expect("live projectile");
-    }
-    #[inline(always)]
-    fn put(&mut self, i: usize, p: Projectile) {
-        self.1[i] = self.0.spawn_with(move |q: &mut Projectile| *q = p);
     }
 }
 
@@ -413,7 +389,7 @@ fn run<P: Peer>(mode: &str, live: usize, ops: usize) -> f64 {
 /// every 1 000 pairs: the view borrows the world; a `Reuse` pool without workers has no
 /// upkeep a frame would do on this path.)
 fn run_view(mode: &str, live: usize, ops: usize) -> f64 {
-    let WorldPeer(mut world, keys, _) = WorldPeer::fill(live);
+    let WorldPeer(mut world, keys, _) = WorldPeer::<false>::fill(live);
     let view = world.pool_mut::<Projectile>().expect("a pooled class");
     measure(ViewPeer(view, keys, 0), mode, live, ops)
 }
@@ -486,7 +462,7 @@ fn run_peer(peer: &str, mode: &str, live: usize, ops: usize) -> f64 {
         "store" => run_store(mode, live, ops),
         "world" => run::<WorldPeer>(mode, live, ops),
         "view" => run_view(mode, live, ops),
-        "pop" => run::<PopPeer>(mode, live, ops),
+        "pop" => run::<WorldPeer<true>>(mode, live, ops),
         other => {
             panic!(
                 "unknown peer {other:?}: vec, box, slab, slotmap, floor, reusefloor, arena, store, world, view or pop"
@@ -548,7 +524,7 @@ fn churner_for(peer: &str, burst: bool, live: usize) -> Churner {
         "floor" => churner(FloorPeer::fill(live), burst, live),
         "reusefloor" => churner(ReuseFloorPeer::fill(live), burst, live),
         "arena" => churner(ArenaPeer::fill(live), burst, live),
-        "world" => churner(WorldPeer::fill(live), burst, live),
+        "world" => churner(WorldPeer::<false>::fill(live), burst, live),
         "store" => {
             let ArenaPeer(mut arena, mut keys) = ArenaPeer::fill(live);
             let (seq, mut k) = (sequence(live), 0);
@@ -560,7 +536,7 @@ fn churner_for(peer: &str, burst: bool, live: usize) -> Churner {
             })
         }
         "view" => {
-            let WorldPeer(mut world, mut keys, _) = WorldPeer::fill(live);
+            let WorldPeer(mut world, mut keys, _) = WorldPeer::<false>::fill(live);
             let (seq, mut k) = (sequence(live), 0);
             Box::new(move |ops| {
                 let view = world.pool_mut::<Projectile>().expect("a pooled class");
