@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use respawn_allocator::sync::{Arc, Ordering};
 use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Rejected, SlabConfig};
 
-use crate::class::{ClassEntry, Ended, EndedCells, Found, Freed, FreedCell, Geometry};
+use crate::class::{ClassEntry, CollectorEntry, Ended, EndedCells, Found, Freed, FreedCell, Geometry};
 use crate::layout::{self, ClassLayout};
 use crate::outer::Outers;
 use crate::table::{Cells, ObjectTable, Range, Slot, PERMANENT_SLOTS};
@@ -269,6 +269,39 @@ impl Arena {
     /// The class id of `T`, if registered.
     pub fn class_of<T: 'static>(&self) -> Option<ClassId> {
         self.by_type.get(&TypeId::of::<T>()).copied()
+    }
+
+    /// The collector's entry for the class with index `class`: `None` for a class that has
+    /// not registered with a collector (or no such class).
+    #[inline]
+    pub fn collector_entry(&self, class: usize) -> Option<&CollectorEntry> {
+        self.classes.get(class)?.collector()
+    }
+
+    /// Every class's collector entry, by class index: what a mark reads for each object it
+    /// visits, one index away (the class records, without the arena around them).
+    #[inline]
+    pub fn collector_entries(&self) -> CollectorEntries<'_> {
+        CollectorEntries { classes: &self.classes }
+    }
+
+    /// Sets the collector's entry for the class with index `class`, replacing any it had: when a class
+    /// registers with a collector, and when the collector changes what it keeps about the
+    /// class ([`CollectorEntry::with_owned`], [`CollectorEntry::with_clustered`]).
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] for an index this arena never gave out, and
+    /// [`ArenaError::WrongClass`] for an entry made for another type than the class's:
+    /// nothing changes.
+    pub fn set_collector_entry(&mut self, class: usize, entry: CollectorEntry) -> Result<(), ArenaError> {
+        let Some(class) = self.classes.get_mut(class) else {
+            return Err(ArenaError::Unregistered(entry.type_name()));
+        };
+        if class.set_collector(entry) {
+            Ok(())
+        } else {
+            Err(ArenaError::WrongClass { expected: entry.type_name(), found: class.name() })
+        }
     }
 
     /// The typed view of class `T`, registering `T` first if needed. Use it to skip the
@@ -1009,7 +1042,8 @@ impl Arena {
     /// Turns the collector's write barrier on or off: while it is on, the arena notes
     /// every object that is made live (`insert`, `adopt`) or lent mutably (`get_mut`, a
     /// store's `get_mut`, a [`Releasable`]'s object; `tick`, `par_tick` and `retain` note
-    /// the whole class at once) in a class for which `traced` is true, and every object of
+    /// the whole class at once) in a class for which `traced` is true (asked with the class's
+    /// id and [collector entry](Self::collector_entry)), and every object of
     /// any class that is rooted (`add_to_root`, `root`), given an owner (`set_outer`) or
     /// re-flagged (`set_flags`, `clear_flags`). The collector's incremental mark drains the
     /// notes with [`drain_barrier`](Self::drain_barrier) and traces those objects again,
@@ -1025,10 +1059,10 @@ impl Arena {
     /// This is the collector's: a heap turns it on and off around its incremental marks.
     /// Turned off behind an incremental mark's back, the mark could miss a store and purge
     /// a reachable object.
-    pub fn set_barrier(&mut self, on: bool, mut traced: impl FnMut(ClassId) -> bool) {
+    pub fn set_barrier(&mut self, on: bool, mut traced: impl FnMut(ClassId, Option<&CollectorEntry>) -> bool) {
         self.barrier = on;
         for entry in &mut self.classes {
-            let traced = on && traced(entry.id());
+            let traced = on && traced(entry.id(), entry.collector());
             entry.set_barrier(traced);
         }
     }
@@ -1467,6 +1501,35 @@ impl<T> fmt::Debug for Releasable<'_, T> {
             .field("handle", &RawHandle::new(self.index, self.generation))
             .field("flags", &self.flags)
             .finish()
+    }
+}
+
+/// The collector entries of an arena's classes, by class index
+/// ([`Arena::collector_entries`]). Shared by the threads of a parallel mark.
+#[derive(Clone, Copy)]
+pub struct CollectorEntries<'a> {
+    classes: &'a [ClassEntry],
+}
+
+// SAFETY: the view reads the classes' collector entries only: plain `Copy` data, written
+// under `&mut Arena` alone, which the view's borrow excludes. (A class record as a whole is
+// neither `Send` nor `Sync`, for its slab pointers and its listeners, which the view never
+// touches.)
+unsafe impl Send for CollectorEntries<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for CollectorEntries<'_> {}
+
+impl<'a> CollectorEntries<'a> {
+    /// The entry of the class with index `class`, as [`Arena::collector_entry`].
+    #[inline(always)]
+    pub fn get(self, class: usize) -> Option<&'a CollectorEntry> {
+        self.classes.get(class)?.collector()
+    }
+}
+
+impl fmt::Debug for CollectorEntries<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.classes.iter().map(ClassEntry::collector)).finish()
     }
 }
 

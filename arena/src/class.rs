@@ -1,4 +1,5 @@
-//! A class's record ([`ClassEntry`], in `entry`: its geometry, occupancy and reactions) and
+//! A class's record ([`ClassEntry`], in `entry`: its geometry, occupancy and reactions, and
+//! the collector's [`CollectorEntry`]) and
 //! the tokens that carry its cells out of the arena and back: [`FreedCell`],
 //! [`CompactCell`] and its [`CellMap`], [`Freed`].
 
@@ -7,12 +8,16 @@ use std::ptr::NonNull;
 use respawn_allocator::ClassId;
 
 #[cfg(not(loom))]
+mod collector;
+#[cfg(not(loom))]
 pub(crate) mod dormancy;
 #[cfg(not(loom))]
 mod entry;
 #[cfg(not(loom))]
 pub(crate) mod listeners;
 
+#[cfg(not(loom))]
+pub use collector::{CollectorEntry, ObjectFn, ReadyFn, TraceFn};
 #[cfg(not(loom))]
 pub(crate) use entry::{ClassEntry, Found, Geometry};
 

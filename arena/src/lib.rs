@@ -66,11 +66,11 @@ mod table;
 
 #[cfg(not(loom))]
 pub use arena::{
-    Arena, ArenaClassStats, ArenaConfig, BarrierLog, ClassStore, EndListenerId, Iter, IterMut, LiveIndices, Releasable,
-    TickCursor, View,
+    Arena, ArenaClassStats, ArenaConfig, BarrierLog, ClassStore, CollectorEntries, EndListenerId, Iter, IterMut,
+    LiveIndices, Releasable, TickCursor, View,
 };
 #[cfg(not(loom))]
-pub use class::{CellMap, CompactCell};
+pub use class::{CellMap, CollectorEntry, CompactCell, ObjectFn, ReadyFn, TraceFn};
 pub use class::{Ended, EndedCells, Freed, FreedCell};
 pub use error::ArenaError;
 pub use flags::{Lifecycle, ObjectFlags};

@@ -812,7 +812,7 @@ fn the_write_barrier_notes_what_the_game_changes_and_costs_nothing_off() {
     assert!(log.is_empty() && !arena.barrier());
 
     // On, for the traced class: births and loans of its objects, roots of any class.
-    arena.set_barrier(true, |class| class == traced);
+    arena.set_barrier(true, |class, _| class == traced);
     let b = arena.insert(projectile(1));
     arena.get_mut(a).unwrap().life = 3.0;
     arena.store_mut::<Projectile>().unwrap().get_mut(b).unwrap().life = 4.0;
@@ -831,9 +831,47 @@ fn the_write_barrier_notes_what_the_game_changes_and_costs_nothing_off() {
     arena.drain_barrier(&mut again);
     assert!(again.is_empty());
     arena.get_mut(a).unwrap().life = 5.0;
-    arena.set_barrier(false, |_| true);
+    arena.set_barrier(false, |_, _| true);
     arena.drain_barrier(&mut again);
     assert!(again.is_empty());
     let live: Vec<u32> = arena.live_indices(traced).collect();
     assert_eq!(live, [a.index(), b.index()]);
+}
+
+/// The collector's entry lives in the class's record: set for the class whose type it was
+/// made for, refused (nothing changed) for another class or an index the arena never gave.
+#[test]
+fn a_collector_entry_is_kept_by_its_class_and_refused_by_others() {
+    use respawn_arena::CollectorEntry;
+
+    unsafe fn nothing(_: *mut u8) {}
+    unsafe fn ready(_: *mut u8) -> bool {
+        true
+    }
+
+    let mut arena = Arena::with_config(SMALL);
+    let _p = arena.insert(projectile(0));
+    let _l = arena.insert(7u32); // a second class
+    let projectiles = arena.class_of::<Projectile>().unwrap().index();
+    let leaves = arena.class_of::<u32>().unwrap().index();
+    assert!(arena.collector_entry(projectiles).is_none(), "no collector has registered the class");
+
+    // SAFETY: no function here reads its object.
+    let entry = unsafe { CollectorEntry::new::<Projectile>(None, nothing, ready, nothing) };
+    let refused = arena.set_collector_entry(leaves, entry);
+    assert!(
+        matches!(refused, Err(ArenaError::WrongClass { expected, found })
+            if expected == entry.type_name() && found == std::any::type_name::<u32>()),
+        "{refused:?}"
+    );
+    assert!(arena.collector_entry(leaves).is_none(), "a refused entry changes nothing");
+    assert!(matches!(arena.set_collector_entry(99, entry), Err(ArenaError::Unregistered(_))));
+
+    arena.set_collector_entry(projectiles, entry.with_owned(true)).unwrap();
+    let kept = arena.collector_entry(projectiles).unwrap();
+    assert!(kept.owned() && !kept.clustered() && kept.trace().is_none());
+    assert_eq!(kept.type_id(), std::any::TypeId::of::<Projectile>());
+    arena.set_collector_entry(projectiles, kept.with_clustered(true)).unwrap();
+    assert!(arena.collector_entry(projectiles).unwrap().clustered());
+    assert!(arena.collector_entry(leaves).is_none() && arena.collector_entry(99).is_none());
 }

@@ -24,7 +24,7 @@ use crate::purger::{PurgeThreadStats, Purger};
 use crate::referencer::{Referencer, Referencers};
 use crate::settings::{CollectOptions, GcSettings, GcStats, GcStep, MarkStep, PurgeProgress};
 use crate::threads::Threads;
-use crate::trace::{GcClass, Tracer};
+use crate::trace::{entry_of, Tracer};
 use crate::why::{GarbageReference, Graph, ReferenceChain};
 use crate::{GcError, Object};
 
@@ -237,9 +237,10 @@ impl Drop for Subtree<'_> {
 /// drop(root);
 /// ```
 pub struct Heap {
+    /// The objects, and the class records: each class's record holds its collector entry
+    /// ([`CollectorEntry`](respawn_arena::CollectorEntry)) once it registers, `None` until
+    /// then.
     arena: Arena,
-    /// Indexed by class id; `None` for classes the collector was not told about.
-    classes: Vec<Option<GcClass>>,
     clusters: Clusters,
     settings: GcSettings,
     stats: GcStats,
@@ -332,7 +333,6 @@ impl Heap {
             referencers: Referencers::default(),
             garbage_references: Vec::new(),
             arena,
-            classes: Vec::new(),
             clusters: Clusters::default(),
             settings,
             stats: GcStats::default(),
@@ -371,10 +371,10 @@ impl Heap {
     ///
     /// # Safety
     /// The caller must not replace the arena (`mem::swap`, `mem::replace`, `mem::take`, an
-    /// assignment through the reference): the collector's entry for each class (its trace
-    /// and destroy hooks, by class id) and the cells the purge thread is dropping objects
-    /// in belong to this arena, and would be applied to another's objects, or outlive the
-    /// memory they are in.
+    /// assignment through the reference): the clusters, the marks' lists (by slot index)
+    /// and the cells the purge thread is dropping objects in belong to this arena, and
+    /// would be applied to another's objects, or outlive the memory they are in. (The
+    /// classes' collector entries are in the arena's class records, and go with it.)
     ///
     /// ```compile_fail
     /// # use respawn_gc::Heap;
@@ -775,7 +775,7 @@ impl Heap {
     ) -> Result<Option<ReferenceChain>, GcError> {
         let raw = object.into();
         self.arena.table().resolve(raw)?;
-        let graph = Graph::new(&self.arena, &self.classes, &self.clusters);
+        let graph = Graph::new(&self.arena, &self.clusters);
         Ok(graph.chain(&mut self.referencers, raw, keep_flags))
     }
 
@@ -812,7 +812,7 @@ impl Heap {
     /// # Ok::<(), respawn_gc::GcError>(())
     /// ```
     pub fn find_garbage_references(&mut self) -> Vec<GarbageReference> {
-        let graph = Graph::new(&self.arena, &self.classes, &self.clusters);
+        let graph = Graph::new(&self.arena, &self.clusters);
         graph.garbage_now(&mut self.referencers)
     }
 
@@ -868,13 +868,10 @@ impl Heap {
     }
 
     fn attach<T: Object>(&mut self, id: ClassId) -> Result<ClassId, GcError> {
-        if self.classes.len() <= id.index() {
-            self.classes.resize(id.index() + 1, None);
-        }
-        if self.classes[id.index()].is_some() {
+        if self.arena.collector_entry(id.index()).is_some() {
             return Err(GcError::AlreadyRegistered(type_name::<T>()));
         }
-        self.classes[id.index()] = Some(GcClass::of::<T>(self.default_lifetime == Lifetime::Owned));
+        self.arena.set_collector_entry(id.index(), entry_of::<T>(self.default_lifetime == Lifetime::Owned))?;
         if self.settings.async_purge && !T::DROP_ON_GAME_THREAD && std::mem::needs_drop::<T>() {
             // The class's ended objects come back undropped, for the purge thread. (A pool
             // that takes the class later takes its ended cells: `set_ended_cells`.)
@@ -908,7 +905,7 @@ impl Heap {
 
     fn ensure_class<T: Object>(&mut self) -> Result<ClassId, ArenaError> {
         if let Some(id) = self.arena.class_of::<T>() {
-            if self.classes.get(id.index()).is_some_and(Option::is_some) {
+            if self.arena.collector_entry(id.index()).is_some() {
                 return Ok(id);
             }
         }
@@ -957,8 +954,9 @@ impl Heap {
     /// ```
     pub fn set_lifetime<T: Object>(&mut self, lifetime: Lifetime) -> Result<(), ArenaError> {
         let id = self.ensure_class::<T>()?;
-        if let Some(Some(class)) = self.classes.get_mut(id.index()) {
-            class.owned = lifetime == Lifetime::Owned;
+        if let Some(&entry) = self.arena.collector_entry(id.index()) {
+            let set = self.arena.set_collector_entry(id.index(), entry.with_owned(lifetime == Lifetime::Owned));
+            debug_assert!(set.is_ok(), "the class's own entry fits it");
         }
         Ok(())
     }
@@ -967,9 +965,8 @@ impl Heap {
     /// registered with the collector yet, the one it will get
     /// ([`default_lifetime`](Self::default_lifetime)).
     pub fn lifetime<T: 'static>(&self) -> Lifetime {
-        let class = self.arena.class_of::<T>().and_then(|id| self.classes.get(id.index()).copied().flatten());
-        match class {
-            Some(GcClass { owned: true, .. }) => Lifetime::Owned,
+        match self.arena.class_of::<T>().and_then(|id| self.arena.collector_entry(id.index())) {
+            Some(entry) if entry.owned() => Lifetime::Owned,
             Some(_) => Lifetime::Collected,
             None => self.default_lifetime,
         }
@@ -1194,13 +1191,13 @@ impl Heap {
         }
         let class = usize::from(slot.class());
         let cell = self.arena.table().cell(raw.index()).expect("a live object has a cell").as_ptr();
-        if let Some(Some(gc)) = self.classes.get(class).copied() {
+        if let Some(&gc) = self.arena.collector_entry(class) {
             // Flag first: a panicking hook must not lead to a second `begin_destroy`.
             let flagged = self.arena.set_lifecycle(raw, Lifecycle::Destroying);
             debug_assert!(flagged.is_ok(), "resolved just now");
             // SAFETY: `raw` resolved to a live object of `class`; `&mut self` holds it
             // exclusively.
-            let began = panic::catch_unwind(AssertUnwindSafe(|| unsafe { (gc.begin_destroy)(cell) }));
+            let began = panic::catch_unwind(AssertUnwindSafe(|| unsafe { (gc.begin_destroy())(cell) }));
             if let Err(payload) = began {
                 // The hook panicked: the object ends now, its slot retired (never reused:
                 // the hook may have left it half torn down) and returned retired, so that
@@ -1210,12 +1207,12 @@ impl Heap {
                 panic::resume_unwind(payload);
             }
             // SAFETY: as above.
-            if !unsafe { (gc.is_ready)(cell) } {
+            if !unsafe { (gc.is_ready())(cell) } {
                 self.waiting.push((raw, ended));
                 return Ending::Waiting;
             }
             // SAFETY: as above.
-            unsafe { (gc.finish_destroy)(cell) };
+            unsafe { (gc.finish_destroy())(cell) };
         }
         match self.arena.destroy_for(raw, ended) {
             Ok(()) => Ending::Ended,
@@ -1229,13 +1226,13 @@ impl Heap {
         let Ok(slot) = self.arena.table().resolve_live(raw) else { return Some(false) };
         let class = usize::from(slot.class());
         let cell = self.arena.table().cell(raw.index()).expect("a live object has a cell").as_ptr();
-        let gc = self.classes[class].expect("only collector classes wait");
+        let gc = *self.arena.collector_entry(class).expect("only collector classes wait");
         // SAFETY: `raw` resolved to a live object of `class`; `&mut self` holds it.
-        if !unsafe { (gc.is_ready)(cell) } {
+        if !unsafe { (gc.is_ready())(cell) } {
             return None;
         }
         // SAFETY: as above.
-        unsafe { (gc.finish_destroy)(cell) };
+        unsafe { (gc.finish_destroy())(cell) };
         Some(self.arena.destroy_for(raw, ended).is_ok())
     }
 
@@ -1274,9 +1271,11 @@ impl Heap {
             }
         }
         for &raw in std::iter::once(&root).chain(members) {
-            let class = self.arena.table().resolve(raw).map(|slot| usize::from(slot.class()));
-            if let Some(Some(class)) = class.ok().and_then(|c| self.classes.get_mut(c)) {
-                class.clustered = true;
+            let Ok(slot) = self.arena.table().resolve(raw) else { continue };
+            let class = usize::from(slot.class());
+            if let Some(&entry) = self.arena.collector_entry(class) {
+                let set = self.arena.set_collector_entry(class, entry.with_clustered(true));
+                debug_assert!(set.is_ok(), "the class's own entry fits it");
             }
         }
         if self.is_marking() {
@@ -1403,14 +1402,19 @@ impl Heap {
         let (current, next) = (Frontier::new(sized(first, slots)), Frontier::new(sized(second, slots)));
 
         let runs = bumpalo::collections::Vec::from_iter_in(table.runs(), bump).into_bump_slice();
-        let marker =
-            Marker { table, classes: &self.classes, clusters: &self.clusters, exclusive: !parallel, checked: false };
+        let marker = Marker {
+            table,
+            classes: self.arena.collector_entries(),
+            clusters: &self.clusters,
+            exclusive: !parallel,
+            checked: false,
+        };
         let referencers = &mut self.referencers;
         let mut mark = || {
             // Phase 2: everything unreachable but the kept; the roots into the first frontier,
             // with what the external referencers hold.
             let t = Instant::now();
-            let keep = Keep { classes: &self.classes, flags: options.keep_flags };
+            let keep = Keep { classes: self.arena.collector_entries(), flags: options.keep_flags };
             let objects = flag_unreachable(runs, keep, &current, parallel, min);
             marker.report_roots(&current, |tracer| referencers.report_all(tracer));
             let (roots, mark_time) = (current.len(), t.elapsed());
@@ -1446,7 +1450,7 @@ impl Heap {
         self.garbage_references.clear();
         if self.settings.track_garbage_references {
             // A diagnostic, off by default: while the garbage is still in its slots.
-            let graph = Graph::new(&self.arena, &self.classes, &self.clusters);
+            let graph = Graph::new(&self.arena, &self.clusters);
             graph.garbage_after_mark(&mut self.referencers, &mut self.garbage_references);
         }
         let (kept, dissolved) = self.clusters.end_cycle();

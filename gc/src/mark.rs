@@ -19,11 +19,11 @@
 
 use respawn_allocator::prefetch;
 use respawn_allocator::sync::{AtomicU32, Ordering};
-use respawn_arena::{ObjectFlags, ObjectTable};
+use respawn_arena::{CollectorEntries, CollectorEntry, ObjectFlags, ObjectTable};
 
 use crate::cluster::Clusters;
 use crate::frontier::Frontier;
-use crate::trace::{GcClass, LocalStack, Tracer};
+use crate::trace::{call_trace, LocalStack, Tracer};
 
 /// Length of the FIFO between a task's stack and its visits.
 const RING: usize = 8;
@@ -55,11 +55,11 @@ impl Ring {
     }
 }
 
-/// What every marking task shares: read-only views of the table, the classes and the
-/// clusters.
+/// What every marking task shares: read-only views of the table, the class records (for
+/// their collector entries) and the clusters.
 pub(crate) struct Marker<'a> {
     pub(crate) table: &'a ObjectTable,
-    pub(crate) classes: &'a [Option<GcClass>],
+    pub(crate) classes: CollectorEntries<'a>,
     pub(crate) clusters: &'a Clusters,
     pub(crate) exclusive: bool,
     /// Frontier entries may name objects that ended (or were pooled, or marked as garbage)
@@ -155,25 +155,25 @@ impl Marker<'_> {
         if let Some(outer) = slot.outer() {
             tracer.claim_index(outer);
         }
-        let class = self.classes.get(usize::from(slot.class())).and_then(Option::as_ref);
-        if class.is_none_or(|c| c.clustered) {
+        // A class the collector does not know may have cluster members, and has no trace.
+        let (clustered, trace) = match self.classes.get(usize::from(slot.class())) {
+            Some(class) => (class.clustered(), class.trace()),
+            None => (true, None),
+        };
+        if clustered {
             if let Some(cluster) = self.clusters.cluster_of(index, slot) {
                 self.clusters.reach(cluster, tracer);
             }
         }
-        if let Some(class) = class {
-            if let Some(trace) = class.trace {
-                // SAFETY: the slot is live (it was claimed this collection, and nothing is
-                // released during a mark run whole; an incremental mark checked it just
-                // now, and holds the arena for the slice) and of this class; `trace` reads
-                // the object only, and every class's objects are `Sync`.
-                let cell = self.table.cell(index).expect("a claimed object has a cell");
-                // SAFETY: as above.
-                unsafe { trace(cell.as_ptr(), tracer) };
-                return true;
-            }
-        }
-        false
+        let Some(trace) = trace else { return false };
+        // SAFETY: the slot is live (it was claimed this collection, and nothing is released
+        // during a mark run whole; an incremental mark checked it just now, and holds the
+        // arena for the slice) and of this class; `trace` reads the object only, and every
+        // class's objects are `Sync`.
+        let cell = self.table.cell(index).expect("a claimed object has a cell");
+        // SAFETY: as above.
+        unsafe { call_trace(trace, cell.as_ptr(), tracer) };
+        true
     }
 }
 
@@ -194,7 +194,7 @@ impl Marker<'_> {
 /// keep flag, and those of owned classes.
 #[derive(Clone, Copy)]
 pub(crate) struct Keep<'a> {
-    pub(crate) classes: &'a [Option<GcClass>],
+    pub(crate) classes: CollectorEntries<'a>,
     pub(crate) flags: ObjectFlags,
 }
 
@@ -202,7 +202,7 @@ impl Keep<'_> {
     /// Whether the class with this index is [`Lifetime::Owned`](crate::Lifetime::Owned).
     #[inline]
     pub(crate) fn owned(self, class: u16) -> bool {
-        matches!(self.classes.get(usize::from(class)), Some(Some(GcClass { owned: true, .. })))
+        self.classes.get(usize::from(class)).is_some_and(CollectorEntry::owned)
     }
 }
 

@@ -1,13 +1,13 @@
 //! What the collector knows of an object: the handles it holds ([`Trace`], reported to a
-//! [`Tracer`]) and its lifecycle hooks ([`Object`]); and, per class, both erased
-//! (`GcClass`).
+//! [`Tracer`]) and its lifecycle hooks ([`Object`]); and, per class, both erased: the
+//! class's [`CollectorEntry`], kept in its record in the arena.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::marker::PhantomData;
 use std::time::Duration;
 
 use respawn_allocator::prefetch;
-use respawn_arena::{Handle, ObjectFlags, ObjectTable, RawHandle, Slot};
+use respawn_arena::{CollectorEntries, CollectorEntry, Handle, ObjectFlags, ObjectTable, RawHandle, Slot, TraceFn};
 
 use crate::frontier::Frontier;
 
@@ -88,7 +88,8 @@ pub trait Object: Trace + Send + Sync + 'static {
 /// [`handle`](Self::handle) and [`trace`](Self::trace).
 pub struct Tracer<'a> {
     table: &'a ObjectTable,
-    classes: &'a [Option<GcClass>],
+    /// The class records, for their collector entries.
+    classes: CollectorEntries<'a>,
     pub(crate) stack: &'a mut LocalStack,
     spill: &'a Frontier<'a>,
     /// One thread marks: claim with a plain load and store instead of an atomic RMW.
@@ -114,7 +115,7 @@ impl<'a> Tracer<'a> {
     /// when it fills. `exclusive`: one thread marks, so claims need no atomic RMW.
     pub(crate) fn claiming(
         table: &'a ObjectTable,
-        classes: &'a [Option<GcClass>],
+        classes: CollectorEntries<'a>,
         stack: &'a mut LocalStack,
         spill: &'a Frontier<'a>,
         exclusive: bool,
@@ -127,7 +128,7 @@ impl<'a> Tracer<'a> {
     /// `spill` are never written.
     pub(crate) fn recording(
         table: &'a ObjectTable,
-        classes: &'a [Option<GcClass>],
+        classes: CollectorEntries<'a>,
         stack: &'a mut LocalStack,
         spill: &'a Frontier<'a>,
         edges: &'a mut Vec<RawHandle>,
@@ -194,8 +195,8 @@ impl<'a> Tracer<'a> {
     #[inline]
     fn followed(&self, class: u16) -> bool {
         match self.classes.get(usize::from(class)) {
-            Some(Some(class)) => class.trace.is_some() || class.clustered,
-            _ => true,
+            Some(class) => class.trace().is_some() || class.clustered(),
+            None => true,
         }
     }
 
@@ -248,26 +249,26 @@ impl LocalStack {
     }
 }
 
-/// A class's collector entry points, type-erased (the class's vtable).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct GcClass {
-    /// `None` when the class's `NEEDS_TRACE` is false: its objects are never scanned.
-    pub(crate) trace: Option<unsafe fn(*const u8, &mut Tracer<'_>)>,
-    /// [`Lifetime::Owned`](crate::Lifetime::Owned): every object of the class that is not garbage is a root.
-    pub(crate) owned: bool,
-    /// Some object of the class joined a cluster once: a mark visits its objects to look
-    /// their cluster up, even when the class has nothing to trace.
-    pub(crate) clustered: bool,
-    pub(crate) begin_destroy: unsafe fn(*mut u8),
-    pub(crate) is_ready: unsafe fn(*mut u8) -> bool,
-    pub(crate) finish_destroy: unsafe fn(*mut u8),
+/// # Safety
+/// `p` points to a live `T` that nobody mutates for the call's duration, and `tracer` is a
+/// `&mut Tracer` passed by [`call_trace`].
+unsafe fn trace_as<T: Trace>(p: *const u8, tracer: *mut ()) {
+    // SAFETY: as the function's contract says. The tracer's lifetime is erased on the way
+    // through the entry; `T::trace` takes a tracer of any lifetime, and can put nothing of
+    // its own into it (its fields are private; it only reports handles).
+    unsafe { (*p.cast::<T>()).trace(&mut *tracer.cast::<Tracer<'_>>()) }
 }
 
+/// Calls a class's trace function (from its [`CollectorEntry`]) on the object at `p`.
+///
 /// # Safety
-/// `p` points to a live `T` that nobody mutates for the call's duration.
-unsafe fn trace_as<T: Trace>(p: *const u8, tracer: &mut Tracer<'_>) {
-    // SAFETY: as the function's contract says.
-    unsafe { (*p.cast::<T>()).trace(tracer) }
+/// `trace` is the entry of the class of the live object at `p`, which nobody mutates for
+/// the call's duration.
+#[inline(always)]
+pub(crate) unsafe fn call_trace(trace: TraceFn, p: *const u8, tracer: &mut Tracer<'_>) {
+    // SAFETY: as the function's contract says; the tracer goes through as `trace_as` takes
+    // it.
+    unsafe { trace(p, std::ptr::from_mut(tracer).cast()) }
 }
 
 /// # Safety
@@ -291,18 +292,14 @@ unsafe fn finish_destroy_as<T: Object>(p: *mut u8) {
     unsafe { (*p.cast::<T>()).finish_destroy() }
 }
 
-impl GcClass {
-    /// `T`'s entry points; `owned`: its [`Lifetime`](crate::Lifetime) is `Owned`.
-    pub(crate) fn of<T: Object>(owned: bool) -> Self {
-        Self {
-            trace: T::NEEDS_TRACE.then_some(trace_as::<T> as unsafe fn(*const u8, &mut Tracer<'_>)),
-            owned,
-            clustered: false,
-            begin_destroy: begin_destroy_as::<T>,
-            is_ready: is_ready_as::<T>,
-            finish_destroy: finish_destroy_as::<T>,
-        }
-    }
+/// `T`'s collector entry; `owned`: its [`Lifetime`](crate::Lifetime) is `Owned`.
+pub(crate) fn entry_of<T: Object>(owned: bool) -> CollectorEntry {
+    let trace = T::NEEDS_TRACE.then_some(trace_as::<T> as TraceFn);
+    // SAFETY: each function takes a live `T` as its contract says; `trace` takes the tracer
+    // `call_trace` passes, and only the collector calls the entry, through `call_trace`.
+    let entry =
+        unsafe { CollectorEntry::new::<T>(trace, begin_destroy_as::<T>, is_ready_as::<T>, finish_destroy_as::<T>) };
+    entry.with_owned(owned)
 }
 
 // SAFETY: a handle is the thing being traced; visiting it is rule 1 itself.

@@ -21,13 +21,15 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 
 use respawn_allocator::sync::AtomicU32;
-use respawn_arena::{Arena, ClassId, Lifecycle, ObjectFlags, ObjectTable, RawHandle, Slot};
+use respawn_arena::{
+    Arena, ClassId, CollectorEntries, CollectorEntry, Lifecycle, ObjectFlags, ObjectTable, RawHandle, Slot,
+};
 
 use crate::cluster::{ClusterId, Clusters};
 use crate::frontier::Frontier;
 use crate::mark::Keep;
 use crate::referencer::Referencers;
-use crate::trace::{GcClass, LocalStack, Tracer};
+use crate::trace::{call_trace, LocalStack, Tracer};
 
 /// An object as a diagnostic names it: its handle and its class. Prints as `Turret#12`
 /// (the class without its module path, then the slot index).
@@ -251,7 +253,7 @@ impl Recorder {
     fn record(
         &mut self,
         table: &ObjectTable,
-        classes: &[Option<GcClass>],
+        classes: CollectorEntries<'_>,
         report: impl FnOnce(&mut Tracer<'_>),
     ) -> &[RawHandle] {
         self.edges.clear();
@@ -265,13 +267,12 @@ impl Recorder {
 /// The collector's graph, read-only: what the mark reads, and the arena for class names.
 pub(crate) struct Graph<'h> {
     arena: &'h Arena,
-    classes: &'h [Option<GcClass>],
     clusters: &'h Clusters,
 }
 
 impl<'h> Graph<'h> {
-    pub(crate) fn new(arena: &'h Arena, classes: &'h [Option<GcClass>], clusters: &'h Clusters) -> Self {
-        Self { arena, classes, clusters }
+    pub(crate) fn new(arena: &'h Arena, clusters: &'h Clusters) -> Self {
+        Self { arena, clusters }
     }
 
     fn table(&self) -> &'h ObjectTable {
@@ -361,7 +362,7 @@ impl<'h> Graph<'h> {
                 }
             }
         }
-        let Some(Some(GcClass { trace: Some(trace), .. })) = self.classes.get(usize::from(slot.class())) else {
+        let Some(trace) = self.arena.collector_entry(usize::from(slot.class())).and_then(CollectorEntry::trace) else {
             return;
         };
         let Some(cell) = table.cell(index) else { return };
@@ -369,7 +370,9 @@ impl<'h> Graph<'h> {
         // non-permanent objects, and the caller borrows the heap, so nothing is released or
         // mutated meanwhile); `trace` reads the object only, and every class's objects are
         // `Sync`.
-        let edges = recorder.record(table, self.classes, |tracer| unsafe { trace(cell.as_ptr(), tracer) });
+        let edges = recorder.record(table, self.arena.collector_entries(), |tracer| unsafe {
+            call_trace(trace, cell.as_ptr(), tracer)
+        });
         for &raw in edges {
             let Some(target) = self.slot_of(raw) else { continue };
             if claimable(target) {
@@ -396,7 +399,7 @@ impl<'h> Graph<'h> {
         let table = self.table();
         let mut seen: HashMap<u32, Step> = HashMap::new();
         let mut queue = VecDeque::new();
-        let rules = Keep { classes: self.classes, flags: keep };
+        let rules = Keep { classes: self.arena.collector_entries(), flags: keep };
         for (first, run) in table.runs() {
             for (k, slot) in run.iter().enumerate() {
                 if let Some((kind, scanned)) = Self::root_kind(slot, rules) {
@@ -410,7 +413,7 @@ impl<'h> Graph<'h> {
         }
         let mut recorder = Recorder::new();
         referencers.report_each(|n, report| {
-            for &raw in recorder.record(table, self.classes, |tracer| report(tracer)) {
+            for &raw in recorder.record(table, self.arena.collector_entries(), |tracer| report(tracer)) {
                 let Some(slot) = self.slot_of(raw) else { continue };
                 if !slot.flags().intersects(UNCLAIMABLE) {
                     if let Entry::Vacant(entry) = seen.entry(raw.index()) {
@@ -492,7 +495,7 @@ impl<'h> Graph<'h> {
             }
         }
         referencers.report_each(|n, report| {
-            for &raw in recorder.record(table, self.classes, |tracer| report(tracer)) {
+            for &raw in recorder.record(table, self.arena.collector_entries(), |tracer| report(tracer)) {
                 let Some(slot) = self.slot_of(raw) else { continue };
                 if slot.flags().lifecycle().is_ending() {
                     out.push(GarbageReference { from: Referrer::Referencer(n), to: self.name(raw, slot) });

@@ -6,8 +6,10 @@
 //!   │             slab bases, range of the object table, generation ceiling
 //!   ├─ occupancy  which cells hold what: the live bitmap, the vacant list, the kept
 //!   │             objects, and the counts (granted, out, retired, decommitted, permanent)
-//!   └─ reactions  what a release must stop for: where ended cells go (and the returned
-//!                 list), end listeners, dormant objects, the collector's write barrier
+//!   ├─ reactions  what a release must stop for: where ended cells go (and the returned
+//!   │             list), end listeners, dormant objects, the collector's write barrier
+//!   └─ collector  the collector's entry points for the class and what it keeps about it
+//!                 ([`CollectorEntry`]), once the class registers with a collector
 //! ```
 //!
 //! Nothing outside this module touches a part's fields. The arena resolves a handle to its
@@ -28,7 +30,7 @@ use respawn_allocator::ClassId;
 
 use super::dormancy::Dormancy;
 use super::listeners::ErasedListener;
-use super::{EndedCells, Freed};
+use super::{CollectorEntry, EndedCells, Freed};
 use crate::arena::BarrierLog;
 use crate::{ObjectFlags, RawHandle};
 
@@ -48,6 +50,7 @@ pub(crate) struct ClassEntry {
     geometry: Geometry,
     occupancy: Occupancy,
     reactions: Reactions,
+    collector: Option<CollectorEntry>,
 }
 
 impl ClassEntry {
@@ -56,7 +59,23 @@ impl ClassEntry {
     /// registered during an incremental mark is noted like the others, conservatively as
     /// traced).
     pub(crate) fn new(geometry: Geometry, barrier: bool) -> Self {
-        Self { geometry, occupancy: Occupancy::default(), reactions: Reactions::new(barrier) }
+        Self { geometry, occupancy: Occupancy::default(), reactions: Reactions::new(barrier), collector: None }
+    }
+
+    /// The collector's entry for the class, once it registered with a collector.
+    #[inline(always)]
+    pub(crate) fn collector(&self) -> Option<&CollectorEntry> {
+        self.collector.as_ref()
+    }
+
+    /// Sets the collector's entry, if it was made for the class's type; returns whether it
+    /// was.
+    pub(crate) fn set_collector(&mut self, entry: CollectorEntry) -> bool {
+        let fits = entry.type_id() == self.geometry.type_id;
+        if fits {
+            self.collector = Some(entry);
+        }
+        fits
     }
 
     /// Where the class's cells and slots are.

@@ -127,7 +127,7 @@ use crate::cluster::{ClusterId, Clusters};
 use crate::frontier::Frontier;
 use crate::mark::{Keep, Marker, UNVISITABLE};
 use crate::settings::{CollectOptions, GcStats, MarkPhase, MarkProgress, MarkStep};
-use crate::trace::{GcClass, Tracer};
+use crate::trace::Tracer;
 use crate::why::Graph;
 
 /// Slots flagged between two looks at the pacer: a piece of a run.
@@ -254,13 +254,8 @@ impl<F: FnMut() -> Duration> Clock<F> {
 }
 
 /// The marker of an incremental mark: one thread (plain claims), checked visits.
-fn marker<'a>(arena: &'a Arena, classes: &'a [Option<GcClass>], clusters: &'a Clusters) -> Marker<'a> {
-    Marker { table: arena.table(), classes, clusters, exclusive: true, checked: true }
-}
-
-/// Whether `class` has objects the mark scans.
-fn traced(classes: &[Option<GcClass>], class: usize) -> bool {
-    matches!(classes.get(class), Some(Some(GcClass { trace: Some(_), .. })))
+fn marker<'a>(arena: &'a Arena, clusters: &'a Clusters) -> Marker<'a> {
+    Marker { table: arena.table(), classes: arena.collector_entries(), clusters, exclusive: true, checked: true }
 }
 
 impl Heap {
@@ -380,7 +375,7 @@ impl Heap {
             // Not begun: nothing to undo.
             Some(Phase::Begin) => {}
             Some(_) => {
-                self.arena.set_barrier(false, |_| false);
+                self.arena.set_barrier(false, |_, _| false);
                 self.marking.notes.clear();
                 self.marking.log.clear();
                 // The collection about to run counts itself.
@@ -455,13 +450,13 @@ impl Heap {
         let cursor = &mut self.marking.frontier;
         let roots = Frontier::with_len(&self.frontiers[cursor.current][..slots], cursor.current_len);
         let mut objects = 0;
-        let keep = Keep { classes: &self.classes, flags: self.marking.options.keep_flags };
+        let keep = Keep { classes: self.arena.collector_entries(), flags: self.marking.options.keep_flags };
         let runs = &self.marking.runs;
         let left = flag_from(table, runs, next, keep, &roots, &mut objects, || clock.spent());
         self.stats.objects += objects;
         if left.is_none() {
             // The external referencers report now, as after phase 2 of a whole mark.
-            let marker = marker(&self.arena, &self.classes, &self.clusters);
+            let marker = marker(&self.arena, &self.clusters);
             let referencers = &mut self.referencers;
             marker.report_roots(&roots, |tracer| referencers.report_all(tracer));
         }
@@ -478,7 +473,7 @@ impl Heap {
         // A run of get_mut on one object notes it again and again; once is enough.
         self.marking.log.objects.dedup();
         let slots = self.marking.slots;
-        let marker = marker(&self.arena, &self.classes, &self.clusters);
+        let marker = marker(&self.arena, &self.clusters);
         let cursor = &mut self.marking.frontier;
         let next = Frontier::with_len(&self.frontiers[cursor.current ^ 1][..slots], cursor.next_len);
         let keep = self.marking.options.keep_flags;
@@ -492,7 +487,7 @@ impl Heap {
     /// Drains the frontier within the budget; whether it is empty.
     fn drain_some<F: FnMut() -> Duration>(&mut self, clock: &mut Clock<F>) -> bool {
         let slots = self.marking.slots;
-        let marker = marker(&self.arena, &self.classes, &self.clusters);
+        let marker = marker(&self.arena, &self.clusters);
         let bufs: [&[AtomicU32]; 2] = [&self.frontiers[0][..slots], &self.frontiers[1][..slots]];
         let mut scanned = 0;
         let empty = drain(&marker, bufs, &mut self.marking.frontier, &mut scanned, || clock.spent());
@@ -503,7 +498,7 @@ impl Heap {
     /// Lets the referencers report, and drains the frontier to empty.
     fn report_and_drain(&mut self) {
         let slots = self.marking.slots;
-        let marker = marker(&self.arena, &self.classes, &self.clusters);
+        let marker = marker(&self.arena, &self.clusters);
         let bufs: [&[AtomicU32]; 2] = [&self.frontiers[0][..slots], &self.frontiers[1][..slots]];
         let cursor = &mut self.marking.frontier;
         let next = Frontier::with_len(bufs[cursor.current ^ 1], cursor.next_len);
@@ -520,7 +515,7 @@ impl Heap {
         self.garbage_references.clear();
         if self.settings.track_garbage_references {
             // A diagnostic, off by default: while the garbage is still in its slots.
-            let graph = Graph::new(&self.arena, &self.classes, &self.clusters);
+            let graph = Graph::new(&self.arena, &self.clusters);
             graph.garbage_after_mark(&mut self.referencers, &mut self.garbage_references);
         }
         self.purge_queue.clear();
@@ -595,7 +590,7 @@ impl Heap {
     /// figures, and the purge whole if the options asked for it.
     fn end_incremental(&mut self) {
         self.marking.phase = None;
-        self.arena.set_barrier(false, |_| false);
+        self.arena.set_barrier(false, |_, _| false);
         let (kept, dissolved) = self.clusters.end_cycle();
         self.stats.clusters_kept = kept;
         self.stats.clusters_dissolved += dissolved;
@@ -640,8 +635,8 @@ impl Heap {
         self.marking.slots = table.len() as usize;
         sized(&mut self.frontiers[0], self.marking.slots);
         sized(&mut self.frontiers[1], self.marking.slots);
-        let classes = &self.classes;
-        self.arena.set_barrier(true, |id| traced(classes, id.index()));
+        // A class's objects are scanned when its entry has a trace function.
+        self.arena.set_barrier(true, |_, entry| entry.is_some_and(|entry| entry.trace().is_some()));
     }
 }
 
