@@ -275,7 +275,7 @@ impl Arena {
     /// not registered with a collector (or no such class).
     #[inline]
     pub fn collector_entry(&self, class: usize) -> Option<&CollectorEntry> {
-        self.classes.get(class)?.collector()
+        self.collector_entries().get(class)
     }
 
     /// Every class's collector entry, by class index: what a mark reads for each object it

@@ -13,8 +13,8 @@ use bumpalo::Bump;
 use rayon::prelude::*;
 use respawn_allocator::sync::{AtomicU32, Ordering};
 use respawn_arena::{
-    Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassId, ClassLayout, Ended, EndedCells, Freed, Handle, Iter,
-    Lifecycle, ObjectFlags, ObjectTable, RawHandle, Rejected, Root, SlabConfig, Slot, View,
+    Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassId, ClassLayout, CollectorEntry, Ended, EndedCells, Freed,
+    Handle, Iter, Lifecycle, ObjectFlags, ObjectTable, RawHandle, Rejected, Root, SlabConfig, Slot, View,
 };
 
 use crate::cluster::{ClusterId, Clusters};
@@ -954,10 +954,7 @@ impl Heap {
     /// ```
     pub fn set_lifetime<T: Object>(&mut self, lifetime: Lifetime) -> Result<(), ArenaError> {
         let id = self.ensure_class::<T>()?;
-        if let Some(&entry) = self.arena.collector_entry(id.index()) {
-            let set = self.arena.set_collector_entry(id.index(), entry.with_owned(lifetime == Lifetime::Owned));
-            debug_assert!(set.is_ok(), "the class's own entry fits it");
-        }
+        self.update_entry(id.index(), |entry| entry.with_owned(lifetime == Lifetime::Owned));
         Ok(())
     }
 
@@ -969,6 +966,14 @@ impl Heap {
             Some(entry) if entry.owned() => Lifetime::Owned,
             Some(_) => Lifetime::Collected,
             None => self.default_lifetime,
+        }
+    }
+
+    /// Changes the collector entry of the class with index `class`, if it has one.
+    fn update_entry(&mut self, class: usize, change: impl FnOnce(CollectorEntry) -> CollectorEntry) {
+        if let Some(&entry) = self.arena.collector_entry(class) {
+            let set = self.arena.set_collector_entry(class, change(entry));
+            debug_assert!(set.is_ok(), "the class's own entry fits it");
         }
     }
 
@@ -1271,11 +1276,8 @@ impl Heap {
             }
         }
         for &raw in std::iter::once(&root).chain(members) {
-            let Ok(slot) = self.arena.table().resolve(raw) else { continue };
-            let class = usize::from(slot.class());
-            if let Some(&entry) = self.arena.collector_entry(class) {
-                let set = self.arena.set_collector_entry(class, entry.with_clustered(true));
-                debug_assert!(set.is_ok(), "the class's own entry fits it");
+            if let Ok(slot) = self.arena.table().resolve(raw) {
+                self.update_entry(usize::from(slot.class()), |entry| entry.with_clustered(true));
             }
         }
         if self.is_marking() {
