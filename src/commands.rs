@@ -285,11 +285,7 @@ impl<U: Poolable, F: FnOnce(&mut U) + Send + 'static> Spawner<U, F> {
         // whose memory stays until the buffer is empty).
         let init = unsafe { init.cast::<F>().as_ptr().read() };
         match outer {
-            None => {
-                let h = world.pools_mut().spawn_with(init)?;
-                world.spawned(h);
-                Ok(())
-            }
+            None => world.pools_mut().spawn_with(init).map(drop),
             Some(outer) => world.spawn_sub_with(Handle::<()>::from_raw(outer), init).map(drop),
         }
     }

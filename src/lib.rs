@@ -7,8 +7,8 @@ pub use respawn_allocator as allocator;
 pub use respawn_allocator::{AllocError, ChunkAllocator, ClassId, PermanentPool, SlabConfig};
 pub use respawn_arena as arena;
 pub use respawn_arena::{
-    Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, EndListenerId, Ended, Freed,
-    FreedCell, Handle, Lifecycle, ObjectFlags, RawHandle, Releasable, Root, SideTable, SlabLayout, TickCursor, View,
+    Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, ClassStore, Ended, Freed, FreedCell,
+    Handle, Lifecycle, ListenerId, ObjectFlags, RawHandle, Releasable, Root, SideTable, SlabLayout, TickCursor, View,
 };
 pub use respawn_gc as gc;
 pub use respawn_gc::{
@@ -25,7 +25,6 @@ pub use respawn_pool::{Composite, CompositeStats, Parts};
 
 mod batch;
 mod commands;
-mod listeners;
 mod panics;
 mod pool_mut;
 mod schedule;
@@ -33,7 +32,6 @@ mod trim;
 mod world;
 pub use batch::SpawnBatch;
 pub use commands::{Applied, CommandBuffer, CommandFailure, CommandKind};
-pub use listeners::ListenerId;
 pub use pool_mut::PoolMut;
 pub use schedule::{TickContext, TickError, TickFunction, TickGroup, TickId};
 pub use world::{FrameEnd, World, WorldBuilder, WorldStats};

@@ -7,7 +7,6 @@ use respawn_arena::Handle;
 use respawn_gc::Heap;
 use respawn_pool::{ClassPoolMut, PoolConfig, PoolError, PoolStats, Poolable};
 
-use crate::listeners::{notify_ends, Listeners};
 use crate::panics::spawn_failed;
 
 /// `T`'s pool in a [`World`](crate::World), borrowed for a run of spawns and destroys:
@@ -17,8 +16,10 @@ use crate::panics::spawn_failed;
 /// [`World::spawn_with`](crate::World::spawn_with) and [`World::destroy`](crate::World::destroy)
 /// find `T`'s pool on every call (a `TypeId` compare and an index). The view finds it once
 /// and calls it directly. Everything else is the world's: the same policies,
-/// counts and errors, and the world's spawn and destroy listeners are told as they are by
-/// the world's own calls.
+/// counts and errors, and the class's spawn and destroy listeners are told by the pool,
+/// as they are for the world's own calls. (The view is the pool's
+/// [`ClassPoolMut`] with the world's spawn: a failed spawn panics, as
+/// [`World::spawn_with`](crate::World::spawn_with) does.)
 ///
 /// # Examples
 ///
@@ -49,18 +50,17 @@ use crate::panics::spawn_failed;
 /// ```
 pub struct PoolMut<'w, T: Poolable> {
     pool: ClassPoolMut<'w, T>,
-    listeners: &'w mut Listeners,
 }
 
 impl<T: Poolable> fmt::Debug for PoolMut<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PoolMut").field("pool", &self.pool).field("listeners", &self.listeners).finish()
+        f.debug_struct("PoolMut").field("pool", &self.pool).finish()
     }
 }
 
 impl<'w, T: Poolable> PoolMut<'w, T> {
-    pub(crate) fn new(pool: ClassPoolMut<'w, T>, listeners: &'w mut Listeners) -> Self {
-        Self { pool, listeners }
+    pub(crate) fn new(pool: ClassPoolMut<'w, T>) -> Self {
+        Self { pool }
     }
 
     /// Spawns an object: a ready one popped from the pool, or one built inline when none is
@@ -80,14 +80,10 @@ impl<'w, T: Poolable> PoolMut<'w, T> {
     /// As [`World::spawn`](crate::World::spawn).
     #[inline(always)]
     pub fn spawn_with(&mut self, init: impl FnOnce(&mut T)) -> Handle<T> {
-        let h = match self.pool.spawn_with(init) {
+        match self.pool.spawn_with(init) {
             Ok(h) => h,
             Err(e) => spawn_failed(T::class_name(), e),
-        };
-        if self.listeners.spawning() {
-            self.tell_spawned(h);
         }
-        h
     }
 
     /// Spawns an object, refusing at the pool's `max` instead of building an overflow
@@ -96,19 +92,7 @@ impl<'w, T: Poolable> PoolMut<'w, T> {
     /// # Errors
     /// [`PoolError::Exhausted`], or [`PoolError::Arena`] when memory is exhausted.
     pub fn try_spawn(&mut self) -> Result<Handle<T>, PoolError> {
-        let h = self.pool.try_spawn_with(|_| {})?;
-        if self.listeners.spawning() {
-            self.tell_spawned(h);
-        }
-        Ok(h)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn tell_spawned(&mut self, h: Handle<T>) {
-        if let Some(object) = self.pool.heap().get(h) {
-            self.listeners.spawned(h, object);
-        }
+        self.pool.try_spawn_with(|_| {})
     }
 
     /// Takes the object back by the pool's policy; its handles stop resolving at once. As
@@ -118,17 +102,6 @@ impl<'w, T: Poolable> PoolMut<'w, T> {
     /// As [`World::destroy`](crate::World::destroy); nothing changes on an error.
     #[inline(always)]
     pub fn destroy(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        if self.listeners.destroying() {
-            return self.destroy_notifying(h);
-        }
-        self.pool.destroy(h)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn destroy_notifying(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        // SAFETY: `notify_ends` calls the heap's methods, and never replaces it.
-        notify_ends(self.listeners, unsafe { self.pool.heap_mut() }, h);
         self.pool.destroy(h)
     }
 

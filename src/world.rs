@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bumpalo::Bump;
-use respawn_arena::{ArenaConfig, ClassId, ClassLayout, Handle, RawHandle, Root, View};
+use respawn_arena::{ArenaConfig, ClassId, ClassLayout, Handle, ListenerId, RawHandle, Root, View};
 use respawn_gc::{
     ClusterId, CollectOptions, GarbageReference, GcSettings, GcStats, GcStep, Heap, Lifetime, Object, PurgeProgress,
     ReferenceChain, Referencer, Tracer,
@@ -14,7 +14,6 @@ use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Poo
 
 use crate::batch::SpawnBatch;
 use crate::commands::CommandState;
-use crate::listeners::{notify_ends, ListenerId, Listeners};
 use crate::panics::spawn_failed;
 use crate::pool_mut::PoolMut;
 use crate::schedule::TickSchedule;
@@ -257,7 +256,6 @@ impl WorldBuilder {
             frame: Bump::new(),
             last_frame: None,
             frames: 0,
-            listeners: Listeners::default(),
             ticks: TickSchedule::default(),
             commands: CommandState::default(),
         })
@@ -339,8 +337,6 @@ pub struct World {
     frame: Bump,
     last_frame: Option<Instant>,
     frames: u64,
-    /// Spawn listeners, and the count of the destroy listeners kept by the arena.
-    listeners: Listeners,
     /// Tick functions by group ([`add_tick`](Self::add_tick), src/schedule.rs).
     pub(crate) ticks: TickSchedule,
     /// The command buffers of `tick_with`, `par_tick_with` and `apply`, kept warm.
@@ -349,11 +345,7 @@ pub struct World {
 
 impl fmt::Debug for World {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("World")
-            .field("pools", &self.pools)
-            .field("frames", &self.frames)
-            .field("listeners", &self.listeners)
-            .finish()
+        f.debug_struct("World").field("pools", &self.pools).field("frames", &self.frames).finish()
     }
 }
 
@@ -475,27 +467,7 @@ impl World {
             Ok(h) => h,
             Err(e) => spawn_failed(T::class_name(), e),
         };
-        self.spawned(h);
         h
-    }
-
-    /// Tells `T`'s spawn listeners of `h`'s object, if the world has any: one test of a
-    /// length when it has none.
-    #[inline(always)]
-    pub(crate) fn spawned<T: 'static>(&mut self, h: Handle<T>) {
-        if self.listeners.spawning() {
-            self.tell_spawned(h);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn tell_spawned<T: 'static>(&mut self, h: Handle<T>) {
-        // A composite's parts first (none for other classes), then the object.
-        self.pools.for_each_part(h.raw(), |class, raw, part| self.listeners.spawned_any(class, raw, part));
-        if let Some(object) = self.pools.heap().get(h) {
-            self.listeners.spawned(h, object);
-        }
     }
 
     /// Spawns an object, refusing at the pool's `max` instead of building an overflow
@@ -506,9 +478,7 @@ impl World {
     /// [`PoolError::NotPooled`] if `T` has no pool and the world
     /// [requires pools](WorldBuilder::require_pools).
     pub fn try_spawn<T: Poolable>(&mut self) -> Result<Handle<T>, PoolError> {
-        let h = self.pools.try_spawn_with(|_| {})?;
-        self.spawned(h);
-        Ok(h)
+        self.pools.try_spawn_with(|_| {})
     }
 
     /// Spawns `n` objects of `T`, running `init(i, object)` on the `i`th before its
@@ -623,7 +593,6 @@ impl World {
         self.pools.heap().table().resolve(outer.raw())?;
         let h = self.pools.spawn_with(init)?;
         self.heap_mut().set_outer(h.raw(), Some(outer.raw()))?;
-        self.spawned(h);
         Ok(h)
     }
 
@@ -635,7 +604,7 @@ impl World {
     /// [`PoolError::Arena`] when the permanent pool is full.
     pub fn spawn_permanent<T: Object>(&mut self, value: T) -> Result<Handle<T>, PoolError> {
         let h = self.heap_mut().insert_permanent(value).map_err(|r| PoolError::Arena(r.error))?;
-        self.spawned(h);
+        self.heap_mut().notify_spawn(h.raw())?;
         Ok(h)
     }
 
@@ -646,12 +615,10 @@ impl World {
     /// # Panics
     /// If the class's memory is exhausted.
     pub fn insert<T: Object>(&mut self, value: T) -> Handle<T> {
-        let h = match self.pools.insert(value) {
+        match self.pools.insert(value) {
             Ok(h) => h,
             Err(e) => panic!("World::insert::<{}>: {e}", std::any::type_name::<T>()),
-        };
-        self.spawned(h);
-        h
+        }
     }
 
     /// The typed view of `T`'s pool, if `T` has one: [`spawn_with`](PoolMut::spawn_with)
@@ -686,7 +653,7 @@ impl World {
     #[inline]
     pub fn pool_mut<T: Poolable>(&mut self) -> Option<PoolMut<'_, T>> {
         let pool = self.pools.class_pool_mut::<T>()?;
-        Some(PoolMut::new(pool, &mut self.listeners))
+        Some(PoolMut::new(pool))
     }
 
     /// How long `T`'s objects live in this world: [`Lifetime::Owned`] (kept until destroyed)
@@ -777,26 +744,7 @@ impl World {
     /// ```
     #[inline]
     pub fn destroy<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        if self.listeners.destroying() {
-            return self.destroy_notifying(h);
-        }
         self.pools.destroy(h)
-    }
-
-    /// [`destroy`](Self::destroy) in a world with destroy listeners: checks what the
-    /// destroy checks — `h` resolves as a `T`, and it and its sub-objects may end (one walk,
-    /// [`Heap::subtree`], dropped unused) — then tells each object's listeners, sub-objects
-    /// first as they end, and destroys. A destroy that would be refused tells nobody.
-    #[cold]
-    #[inline(never)]
-    fn destroy_notifying<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        notify_ends(&mut self.listeners, heap_of(&mut self.pools), h);
-        let destroyed = self.pools.destroy(h);
-        debug_assert!(
-            destroyed.is_ok() || self.listeners.walk.is_empty(),
-            "a destroy the walk accepted was refused: {destroyed:?}"
-        );
-        destroyed
     }
 
     /// Adds a spawn listener for class `T` (UE's `FUObjectCreateListener`): `listener` is
@@ -804,14 +752,16 @@ impl World {
     /// [`spawn_with`](Self::spawn_with), [`try_spawn`](Self::try_spawn),
     /// [`spawn_batch`](Self::spawn_batch), [`spawn_sub`](Self::spawn_sub),
     /// [`insert`](Self::insert), [`spawn_permanent`](Self::spawn_permanent) — once it is
-    /// complete: after `init` and [`Poolable::on_spawn`] (and, for a sub-object, once it
-    /// has its owner). A class may have several listeners; they run in the order they were
-    /// added. Objects placed through the heap or the arena directly
-    /// ([`pools_mut`](Self::pools_mut)) are not announced.
+    /// complete: after `init` and [`Poolable::on_spawn`] (a composite's parts before their
+    /// owner). A class may have several listeners; they run in the order they were added.
+    /// The listeners sit in the class's record in the arena, and the pools tell them, so a
+    /// spawn or an insert through [`pools_mut`](Self::pools_mut) is told too; objects placed
+    /// through the heap or the arena directly are not, unless their maker calls
+    /// [`Heap::notify_spawn`].
     ///
     /// A listener cannot reach the world (it runs inside the spawn): it records what it
     /// needs in its own state — a spatial hash, a network-id map — usually behind an `Arc`.
-    /// With no listener of any class, a spawn pays one test of a length.
+    /// A class without spawn listeners pays one test of a byte in each spawn.
     ///
     /// # Examples
     ///
@@ -843,7 +793,10 @@ impl World {
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
     pub fn on_spawn<T: Object>(&mut self, listener: impl FnMut(Handle<T>, &T) + Send + 'static) -> ListenerId {
-        self.listeners.add_spawn(listener)
+        match self.heap_mut().add_spawn_listener(listener) {
+            Ok(id) => id,
+            Err(e) => panic!("World::on_spawn::<{}>: {e}", std::any::type_name::<T>()),
+        }
     }
 
     /// Adds a destroy listener for class `T` (UE's `FUObjectDeleteListener`): `listener`
@@ -857,16 +810,16 @@ impl World {
     /// | purged by the collector, unreachable (a [`collected`](WorldBuilder::collected) class; [`collect_garbage`](Self::collect_garbage), [`purge`](Self::purge), [`end_frame`](Self::end_frame)) | in the purge, after its `begin_destroy` and `finish_destroy`, before its drop |
     /// | [`Heap::destroy_now`], [`Heap::mark_as_garbage`] then a purge, an arena `remove` or `destroy`, a retired slot (through [`pools_mut`](Self::pools_mut)) | when its slot is released |
     ///
-    /// The seam is the arena's: a class's end listeners sit in its class entry, and the
-    /// release of a slot — the one place every end passes — tells them unless `destroy`
-    /// told them first ([`Arena::notify_end`](respawn_arena::Arena::notify_end), which
-    /// flags the object [`ObjectFlags::END_NOTIFIED`](respawn_arena::ObjectFlags::END_NOTIFIED)).
+    /// The seam is the arena's: a class's end listeners sit in its class record, and the
+    /// release of a slot — the one place every end passes — tells them unless the pool's
+    /// `destroy` told them first ([`Arena::notify_end`](respawn_arena::Arena::notify_end),
+    /// which flags the object [`ObjectFlags::END_NOTIFIED`](respawn_arena::ObjectFlags::END_NOTIFIED)).
     /// Objects still alive when the world drops end without a word, and a permanent object
     /// never ends.
     ///
-    /// Cost: a class without end listeners pays one test of a length in each release; a
-    /// world without destroy listeners pays one test of a count in `destroy`. Once a destroy
-    /// listener exists, `destroy` walks the object's sub-objects once more, to tell them.
+    /// Cost: a class without end listeners pays one test of a byte (its record's hooks) in
+    /// each `destroy` and each release. An owner's `destroy` tells its subtree from the walk
+    /// that checks it, after one look at the classes.
     ///
     /// # Panics
     /// If `T` cannot be registered (a zero-sized type, or the object table is full).
@@ -909,12 +862,10 @@ impl World {
     /// ```
     pub fn on_destroy<T: Object>(&mut self, listener: impl FnMut(Handle<T>, &T) + Send + 'static) -> ListenerId {
         // The heap registers `T` with the collector first, if it is new.
-        let id = match self.heap_mut().add_end_listener(listener) {
+        match self.heap_mut().add_end_listener(listener) {
             Ok(id) => id,
             Err(e) => panic!("World::on_destroy::<{}>: {e}", std::any::type_name::<T>()),
-        };
-        self.listeners.added_destroy();
-        ListenerId::destroy(id)
+        }
     }
 
     /// Removes a listener added by [`on_spawn`](Self::on_spawn) or
@@ -942,16 +893,7 @@ impl World {
     /// assert_eq!(spawned.load(Ordering::Relaxed), 1);
     /// ```
     pub fn remove_listener(&mut self, id: ListenerId) -> bool {
-        match id.as_destroy() {
-            Some(end) => {
-                let removed = self.heap_mut().remove_end_listener(end);
-                if removed {
-                    self.listeners.removed_destroy();
-                }
-                removed
-            }
-            None => self.listeners.remove_spawn(id),
-        }
+        self.heap_mut().remove_listener(id)
     }
 
     /// An RAII root: the object survives collections while the guard lives, and refuses to

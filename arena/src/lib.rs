@@ -66,7 +66,7 @@ mod table;
 
 #[cfg(not(loom))]
 pub use arena::{
-    Arena, ArenaClassStats, ArenaConfig, BarrierLog, ClassStore, CollectorEntries, EndListenerId, Iter, IterMut,
+    Arena, ArenaClassStats, ArenaConfig, BarrierLog, ClassStore, CollectorEntries, Iter, IterMut, ListenerId,
     LiveIndices, Releasable, TickCursor, View,
 };
 #[cfg(not(loom))]

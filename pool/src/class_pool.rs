@@ -408,6 +408,7 @@ impl<T: Poolable> Typed<'_, T> {
         };
         init(object);
         object.on_spawn();
+        store.notify_spawn(handle);
         let kept = store.kept();
         self.pool.core.spawned(kept);
         Ok(handle)
@@ -447,6 +448,7 @@ impl<T: Poolable> Typed<'_, T> {
         let object = unsafe { &mut *object.as_ptr() };
         init(object);
         object.on_spawn();
+        store.notify_spawn(handle);
         Ok(handle)
     }
 
@@ -493,6 +495,7 @@ impl<T: Poolable> Typed<'_, T> {
         let object = store.get_mut(handle).expect("inserted just now");
         init(object);
         object.on_spawn();
+        store.notify_spawn(handle);
         Ok(handle)
     }
 }
@@ -555,6 +558,8 @@ impl<T: 'static> Typed<'_, T> {
         if found.flags().contains(ObjectFlags::HAS_SUBOBJECTS) {
             return self.reborrow().destroy_owner(heap, h.raw());
         }
+        // The class's end listeners hear first, whatever the policy: before the hooks.
+        found.notify_end();
         // Lent once for both hooks: one barrier test.
         let object = found.object();
         // `Reuse` within `max`: the class keeps the object. (Back within `max` after an
@@ -589,9 +594,12 @@ impl<T: 'static> Typed<'_, T> {
     /// object of the pool's class, `T`.
     pub(crate) fn release(self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
         let mut subtree = heap.subtree(raw).map_err(refusal)?;
-        let Some(root) = subtree.root_mut::<T>() else {
+        if subtree.root_mut::<T>().is_none() {
             return Err(PoolError::Stale);
-        };
+        }
+        // Checked: the whole subtree may end. Its end listeners hear first.
+        subtree.notify_ends();
+        let root = subtree.root_mut::<T>().unwrap_or_else(|| unreachable!("checked just now"));
         self.hook(self.pool.hooks.release, root);
         match self.pool.core.config().policy {
             Policy::Default => {

@@ -174,7 +174,6 @@ pub struct PartClass {
     on_spawn: unsafe fn(NonNull<u8>),
     on_release: fn(&mut Heap, RawHandle, bool),
     stow: fn(&mut Heap, ClassId, RawHandle) -> Result<Option<FreedCell>, ArenaError>,
-    get: for<'h> fn(&'h Heap, RawHandle) -> Option<&'h dyn std::any::Any>,
 }
 
 impl fmt::Debug for PartClass {
@@ -184,12 +183,6 @@ impl fmt::Debug for PartClass {
 }
 
 impl PartClass {
-    /// The part `raw` names, if it resolves to one of this class (for a listener that
-    /// takes any class).
-    fn get<'h>(&self, heap: &'h Heap, raw: RawHandle) -> Option<&'h dyn std::any::Any> {
-        (self.get)(heap, raw)
-    }
-
     /// `P`'s functions.
     #[doc(hidden)]
     pub fn of<P: Poolable>() -> Self {
@@ -210,7 +203,6 @@ impl PartClass {
                 }
             },
             stow: |heap, class, raw| heap.store_of::<P>(class)?.stow(Handle::from_raw(raw)),
-            get: |heap, raw| heap.get(Handle::<P>::from_raw(raw)).map(|p| p as &dyn std::any::Any),
         }
     }
 }
@@ -590,6 +582,7 @@ impl<O: Composite> CompositePool<O> {
         }
         // The owner's hook last: its parts are complete.
         object.on_spawn();
+        tell_spawned(heap, &raws[..self.classes.count], h.raw());
         Ok((h, raws))
     }
 
@@ -806,8 +799,6 @@ pub(crate) trait ErasedComposite: ErasedPool {
     /// released.
     fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError>;
     fn composite_stats(&self, heap: &Heap) -> CompositeStats;
-    /// The parts' classes and ids, in order (`None` beyond the parts).
-    fn part_classes_erased(&self) -> &[Option<(PartClass, ClassId)>; MAX_PARTS];
 }
 
 impl<O: Composite> ErasedComposite for CompositePool<O> {
@@ -824,23 +815,21 @@ impl<O: Composite> ErasedComposite for CompositePool<O> {
         self.prefill(heap, n)
     }
 
-    fn part_classes_erased(&self) -> &[Option<(PartClass, ClassId)>; MAX_PARTS] {
-        &self.classes.parts
-    }
-
     fn release(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
         let parts = self.intact_parts(heap, raw);
         let policy = self.core.config().policy;
         if policy == Policy::Reuse && self.core.owned() <= self.core.config().max {
             if let Some(parts) = parts.filter(|_| may_stow(heap, raw)) {
                 // Everything the stows need was checked: the walk below (which allocates)
-                // is not needed.
+                // is not needed. The end listeners hear first, the parts before the owner.
+                tell_ends(heap, &parts[..self.classes.count], raw);
                 self.core.released();
                 return self.reuse(heap, raw, parts);
             }
         }
-        // Checked before anything changes: the owner and its sub-objects may end.
-        drop(heap.subtree(raw).map_err(refusal)?);
+        // Checked before anything changes: the owner and its sub-objects may end. Their end
+        // listeners hear first.
+        heap.subtree(raw).map_err(refusal)?.notify_ends();
         self.core.released();
         if policy == Policy::Reuse && parts.is_none() {
             self.tally.broken += 1;
@@ -996,6 +985,27 @@ impl CompositeSlot {
     }
 }
 
+/// Tells the spawn listeners of a composite just spawned: its `parts` first, then its
+/// `owner` (each one test of its class's hooks when nobody listens).
+fn tell_spawned(heap: &mut Heap, parts: &[RawHandle], owner: RawHandle) {
+    for &raw in parts.iter().chain([&owner]) {
+        let told = heap.notify_spawn(raw);
+        debug_assert!(told.is_ok(), "a part or owner spawned just now: {told:?}");
+    }
+}
+
+/// Tells the end listeners of a composite about to be released whole: its `parts` first,
+/// then its `owner`. The caller checked that all of them may end.
+fn tell_ends(heap: &mut Heap, parts: &[RawHandle], owner: RawHandle) {
+    if !heap.arena().any_end_listeners() {
+        return;
+    }
+    for &raw in parts.iter().chain([&owner]) {
+        let told = heap.notify_end(raw);
+        debug_assert!(told.is_ok(), "checked by `may_stow`: {told:?}");
+    }
+}
+
 /// The composite pools of a [`Pools`], by their owner's class index, and the classes used
 /// as parts.
 #[derive(Default)]
@@ -1120,35 +1130,6 @@ impl Pools {
         };
         let (h, parts) = pool.spawn(&mut self.heap, false, init)?;
         Ok((h, O::Parts::handles(&parts)))
-    }
-
-    /// Calls `f` with each part of the composite `owner` names (its direct sub-objects of
-    /// its parts' classes that resolve: their type, handle and object), if it is the owner
-    /// of a composite pool's class; does nothing otherwise. For respawn's World, whose
-    /// spawn listeners hear of a composite's parts whichever spawn made it.
-    #[doc(hidden)]
-    pub fn for_each_part(&self, owner: RawHandle, mut f: impl FnMut(TypeId, RawHandle, &dyn std::any::Any)) {
-        let table = self.heap.table();
-        let Ok(slot) = table.resolve(owner) else { return };
-        let Some(composite) = self.composites.get(usize::from(slot.class())) else { return };
-        let parts = composite.erased().part_classes_erased();
-        // Matched as a `Reuse` release matches them, to be told in the parts' order.
-        let mut found = [None; MAX_PARTS];
-        for sub in self.heap.sub_objects(owner) {
-            let Ok(slot) = table.resolve(sub) else { continue };
-            let class = usize::from(slot.class());
-            let free =
-                parts.iter().zip(&found).position(|(p, f)| f.is_none() && p.is_some_and(|(_, id)| id.index() == class));
-            if let Some(at) = free {
-                found[at] = Some(sub);
-            }
-        }
-        for (part, sub) in parts.iter().zip(found) {
-            let (Some((part, _)), Some(sub)) = (part, sub) else { continue };
-            if let Some(object) = part.get(&self.heap, sub) {
-                f(part.type_id, sub, object);
-            }
-        }
     }
 
     /// `O`'s composite pool counters, if it has one.

@@ -316,6 +316,7 @@ impl Pools {
         value.on_spawn();
         let h = self.heap.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
         self.unpooled_spawns += 1;
+        self.heap.notify_spawn(h.raw())?;
         Ok(h)
     }
 
@@ -334,7 +335,8 @@ impl Pools {
     }
 
     /// Places `value` in the heap as a plain object (counted in its pool's `in_use` if its
-    /// class has one; its cell joins the pool when it ends).
+    /// class has one; its cell joins the pool when it ends), and tells its class's spawn
+    /// listeners.
     ///
     /// # Errors
     /// [`PoolError::Arena`] when the class's memory is exhausted.
@@ -346,6 +348,7 @@ impl Pools {
         } else if let Some(composite) = self.composites.get_mut(class) {
             composite.erased_mut().note_inserted(&mut self.heap);
         }
+        self.heap.notify_spawn(h.raw())?;
         Ok(h)
     }
 
@@ -412,7 +415,10 @@ impl Pools {
                 composite.erased_mut().release(&mut self.heap, raw)
             }
             _ => {
-                self.heap.mark_as_garbage(raw).map_err(refusal)?;
+                // Garbage from now on: the end listeners hear now, not at the purge.
+                let mut subtree = self.heap.subtree(raw).map_err(refusal)?;
+                subtree.notify_ends();
+                subtree.mark_as_garbage();
                 Ok(())
             }
         }

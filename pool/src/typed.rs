@@ -15,7 +15,9 @@ use crate::{PoolConfig, PoolError, PoolStats, Poolable};
 
 /// One class's pool and the heap it serves, borrowed together: spawn and destroy objects
 /// of `T` with no class lookup and no indirect call. From [`Pools::class_pool_mut`](crate::Pools::class_pool_mut);
-/// a `World` hands out the same view with its listeners (`World::pool_mut`).
+/// a `World` hands out the same view with its own spawn (`World::pool_mut`). A spawn tells
+/// the class's spawn listeners once the object is complete, a destroy its end listeners
+/// before the hooks run (`Arena::add_spawn_listener`, `Arena::add_end_listener`).
 ///
 /// The operations are the pools' own ([`Pools::spawn_with`](crate::Pools::spawn_with),
 /// [`Pools::destroy`](crate::Pools::destroy)), with the same counts, errors and policies.
@@ -117,16 +119,6 @@ impl<'a, T: Poolable> ClassPoolMut<'a, T> {
 
     /// The heap the pool serves.
     pub fn heap(&self) -> &Heap {
-        self.heap
-    }
-
-    /// The heap, mutably. As with [`Pools::heap_mut`](crate::Pools::heap_mut), objects of
-    /// pooled classes must still be created and ended through the pools for the pools'
-    /// counts to hold.
-    ///
-    /// # Safety
-    /// As [`Pools::heap_mut`](crate::Pools::heap_mut): the caller must not replace the heap.
-    pub unsafe fn heap_mut(&mut self) -> &mut Heap {
         self.heap
     }
 }

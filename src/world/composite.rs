@@ -110,10 +110,7 @@ impl World {
         &mut self,
         init: impl FnOnce(&mut O),
     ) -> Result<(Handle<O>, <O::Parts as Parts>::Handles), PoolError> {
-        let (h, parts) = self.pools.spawn_composite_with(init)?;
-        // The parts' listeners, then the owner's.
-        self.spawned(h);
-        Ok((h, parts))
+        self.pools.spawn_composite_with(init)
     }
 
     /// `O`'s composite pool counters (its [`PoolStats`](respawn_pool::PoolStats) per

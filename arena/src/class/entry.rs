@@ -6,8 +6,9 @@
 //!   │             slab bases, range of the object table, generation ceiling
 //!   ├─ occupancy  which cells hold what: the live bitmap, the vacant list, the kept
 //!   │             objects, and the counts (granted, out, retired, decommitted, permanent)
-//!   ├─ reactions  what a release must stop for: where ended cells go (and the returned
-//!   │             list), end listeners, dormant objects, the collector's write barrier
+//!   ├─ reactions  what a spawn or a release must stop for: where ended cells go (and
+//!   │             the returned list), spawn and end listeners, dormant objects, the
+//!   │             collector's write barrier
 //!   └─ collector  the collector's entry points for the class and what it keeps about it
 //!                 ([`CollectorEntry`]), once the class registers with a collector
 //! ```
@@ -29,7 +30,7 @@ use respawn_allocator::sync::Ordering;
 use respawn_allocator::ClassId;
 
 use super::dormancy::Dormancy;
-use super::listeners::ErasedListener;
+use super::listeners::{ErasedListener, Heard};
 use super::{CollectorEntry, EndedCells, Freed};
 use crate::arena::BarrierLog;
 use crate::{ObjectFlags, RawHandle};
@@ -42,7 +43,7 @@ mod trim;
 
 pub(crate) use geometry::Geometry;
 use occupancy::Occupancy;
-use reactions::Reactions;
+use reactions::{Hooks, Reactions};
 pub(crate) use transitions::Found;
 
 /// One class's storage. Type-erased; [`ClassStore`](crate::ClassStore) is its typed view.
@@ -260,19 +261,31 @@ impl ClassEntry {
         }
     }
 
-    /// Adds an end listener; returns its number in the class.
-    pub(crate) fn add_end_listener(&mut self, listener: ErasedListener) -> u32 {
-        self.reactions.add_end_listener(listener)
+    /// Adds a listener to the list `heard`; returns its number in the class.
+    pub(crate) fn add_listener(&mut self, heard: Heard, listener: ErasedListener) -> u32 {
+        self.reactions.add_listener(heard, listener)
     }
 
-    /// Removes end listener `n`; `false` if the class has none of that number.
-    pub(crate) fn remove_end_listener(&mut self, n: u32) -> bool {
-        self.reactions.remove_end_listener(n)
+    /// Removes listener `n`; `false` if the class has none of that number.
+    pub(crate) fn remove_listener(&mut self, n: u32) -> bool {
+        self.reactions.remove_listener(n)
     }
 
-    /// How many end listeners the class has.
-    pub(crate) fn end_listeners(&self) -> usize {
-        self.reactions.ends.list.len()
+    /// How many listeners the list `heard` holds.
+    pub(crate) fn listeners(&self, heard: Heard) -> usize {
+        self.reactions.listeners.len(heard)
+    }
+
+    /// Whether the class has end listeners: one test of the hooks byte.
+    #[inline(always)]
+    pub(crate) fn listening_to_ends(&self) -> bool {
+        self.reactions.hooks & Hooks::LISTENING != 0
+    }
+
+    /// Whether the class has spawn listeners: one test of the hooks byte.
+    #[inline(always)]
+    pub(crate) fn listening_to_spawns(&self) -> bool {
+        self.reactions.hooks & Hooks::SPAWNING != 0
     }
 
     /// Tells the class's end listeners that the object in slot `index` (of `generation`)
@@ -288,7 +301,15 @@ impl ClassEntry {
         // First, so a panicking listener is not called twice for one object.
         self.geometry.slot(n).flags.fetch_or(ObjectFlags::END_NOTIFIED.bits(), Ordering::AcqRel);
         let cell = NonNull::new(self.geometry.cell_ptr(n)).unwrap_or_else(|| unreachable!("cells are non-null"));
-        self.reactions.tell(RawHandle::new(index, generation), cell);
+        self.reactions.listeners.tell(Heard::End, RawHandle::new(index, generation), cell);
+    }
+
+    /// Tells the class's spawn listeners that the visible object `raw` names, in `cell`, is
+    /// complete. The caller resolved it.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn tell_spawn(&mut self, raw: RawHandle, cell: NonNull<u8>) {
+        self.reactions.listeners.tell(Heard::Spawn, raw, cell);
     }
 }
 

@@ -6,9 +6,7 @@
 //! collector's per-class entries (each class's trace and destroy hooks, by class id) and
 //! the purge thread's cells belong to the arena the heap was made with.
 
-use respawn_arena::{
-    ArenaError, ClassId, ClassStore, CompactCell, EndListenerId, FreedCell, Handle, IterMut, RawHandle,
-};
+use respawn_arena::{ArenaError, ClassId, ClassStore, CompactCell, FreedCell, Handle, IterMut, ListenerId, RawHandle};
 
 use super::Heap;
 use crate::Object;
@@ -109,15 +107,38 @@ impl Heap {
     pub fn add_end_listener<T: Object>(
         &mut self,
         listener: impl FnMut(Handle<T>, &T) + Send + 'static,
-    ) -> Result<EndListenerId, ArenaError> {
+    ) -> Result<ListenerId, ArenaError> {
         self.ensure_class::<T>()?;
         self.arena.add_end_listener(listener)
     }
 
-    /// Removes an end listener; `false` if it was removed already
-    /// ([`Arena::remove_end_listener`](respawn_arena::Arena::remove_end_listener)).
-    pub fn remove_end_listener(&mut self, id: EndListenerId) -> bool {
-        self.arena.remove_end_listener(id)
+    /// Calls `listener` with each object of class `T` its maker says is complete
+    /// ([`Arena::add_spawn_listener`](respawn_arena::Arena::add_spawn_listener)); registers
+    /// `T` with the collector first if it is new.
+    ///
+    /// # Errors
+    /// As [`Arena::register`](respawn_arena::Arena::register).
+    pub fn add_spawn_listener<T: Object>(
+        &mut self,
+        listener: impl FnMut(Handle<T>, &T) + Send + 'static,
+    ) -> Result<ListenerId, ArenaError> {
+        self.ensure_class::<T>()?;
+        self.arena.add_spawn_listener(listener)
+    }
+
+    /// Removes a spawn or an end listener; `false` if it was removed already
+    /// ([`Arena::remove_listener`](respawn_arena::Arena::remove_listener)).
+    pub fn remove_listener(&mut self, id: ListenerId) -> bool {
+        self.arena.remove_listener(id)
+    }
+
+    /// Tells the spawn listeners of the visible object `raw` names that it is complete
+    /// ([`Arena::notify_spawn`](respawn_arena::Arena::notify_spawn)).
+    ///
+    /// # Errors
+    /// As `Arena::notify_spawn`.
+    pub fn notify_spawn(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
+        self.arena.notify_spawn(raw)
     }
 
     /// Tells the end listeners of the object `raw` names that it ends, unless they were

@@ -1,14 +1,11 @@
 //! What a release of a class's object must stop for, beyond the object's own flags.
 
-use std::ptr::NonNull;
-
 use crate::class::dormancy::Dormancy;
-use crate::class::listeners::{EndListeners, ErasedListener};
+use crate::class::listeners::{ErasedListener, Heard, Listeners};
 use crate::class::{EndedCells, Freed};
-use crate::RawHandle;
 
-/// A class's reactions to its objects' ends and changes: where ended cells go, who is
-/// told, which objects sleep, what the collector's write barrier noted.
+/// A class's reactions to its objects' beginnings, ends and changes: where ended cells go,
+/// who is told, which objects sleep, what the collector's write barrier noted.
 pub(super) struct Reactions {
     /// Where the class's cells go when their objects end.
     pub(super) ended_cells: EndedCells,
@@ -16,14 +13,17 @@ pub(super) struct Reactions {
     /// ([`Arena::drain_returned`](crate::Arena::drain_returned)); empty unless the class's
     /// cells are [`EndedCells::Returned`] or `ReturnedUndropped`.
     pub(super) returned: Vec<Freed>,
-    /// What a release must stop for beyond the object's own flags and generation, as
-    /// [`Hooks`] bits: returned cells, end listeners, dormant objects. Kept in step with
-    /// them by every method that changes one, so that a release of a class with none —
-    /// nearly every release — tests one byte instead of three fields.
+    /// What a spawn or a release must stop for beyond the object's own flags and
+    /// generation, as [`Hooks`] bits: returned cells, spawn and end listeners, dormant
+    /// objects. Kept in step with them by every method that changes one, so that a spawn or
+    /// a release of a class with none — nearly every one — tests one byte instead of
+    /// several fields.
     pub(super) hooks: u8,
-    /// Closures told of each object's end ([`Arena::add_end_listener`](crate::Arena::add_end_listener));
-    /// empty for most classes, and then a release tests it and goes on.
-    pub(super) ends: EndListeners,
+    /// Closures told of each object's beginning and end
+    /// ([`Arena::add_spawn_listener`](crate::Arena::add_spawn_listener),
+    /// [`Arena::add_end_listener`](crate::Arena::add_end_listener)); empty for most
+    /// classes.
+    pub(super) listeners: Listeners,
     /// One bit per cell number, set while the cell's object is dormant: `tick` walks
     /// `live & !dormant` ([`Arena::set_dormant`](crate::Arena::set_dormant)).
     pub(super) dormancy: Dormancy,
@@ -51,6 +51,8 @@ impl Hooks {
     pub(super) const DORMANT: u8 = 4;
     /// What a release in place (a stow, a keep, a destroy) stops for.
     pub(super) const RELEASE: u8 = Self::LISTENING | Self::DORMANT;
+    /// The class has spawn listeners, told once a spawn is complete.
+    pub(super) const SPAWNING: u8 = 8;
 }
 
 impl Reactions {
@@ -59,7 +61,7 @@ impl Reactions {
             ended_cells: EndedCells::Vacant,
             returned: Vec::new(),
             hooks: 0,
-            ends: EndListeners::default(),
+            listeners: Listeners::default(),
             dormancy: Dormancy::default(),
             barrier,
             noted: Vec::new(),
@@ -74,8 +76,11 @@ impl Reactions {
         if self.ended_cells != EndedCells::Vacant {
             hooks |= Hooks::RETURNED;
         }
-        if self.ends.listening() {
+        if self.listeners.listening_to_ends() {
             hooks |= Hooks::LISTENING;
+        }
+        if self.listeners.listening_to_spawns() {
+            hooks |= Hooks::SPAWNING;
         }
         if self.dormancy.any() {
             hooks |= Hooks::DORMANT;
@@ -105,26 +110,16 @@ impl Reactions {
         self.sync_hooks();
     }
 
-    pub(super) fn add_end_listener(&mut self, listener: ErasedListener) -> u32 {
-        let n = self.ends.next;
-        self.ends.next = n.checked_add(1).expect("at most u32::MAX end listeners per class");
-        self.ends.list.push((n, listener));
+    pub(super) fn add_listener(&mut self, heard: Heard, listener: ErasedListener) -> u32 {
+        let n = self.listeners.add(heard, listener);
         self.sync_hooks();
         n
     }
 
-    pub(super) fn remove_end_listener(&mut self, n: u32) -> bool {
-        let before = self.ends.list.len();
-        self.ends.list.retain(|(k, _)| *k != n);
+    pub(super) fn remove_listener(&mut self, n: u32) -> bool {
+        let removed = self.listeners.remove(n);
         self.sync_hooks();
-        self.ends.list.len() < before
-    }
-
-    /// Calls each end listener with the ending object's handle and cell.
-    pub(super) fn tell(&mut self, raw: RawHandle, cell: NonNull<u8>) {
-        for (_, listener) in &mut self.ends.list {
-            listener(raw, cell);
-        }
+        removed
     }
 
     pub(super) fn set_barrier(&mut self, on: bool) {

@@ -393,7 +393,7 @@ impl ClassEntry {
         vacant: Lifecycle,
         max_generation: u32,
     ) -> bool {
-        if self.reactions.ends.listening() {
+        if self.reactions.listeners.listening_to_ends() {
             // Before anything changes: the listeners see the object as it was.
             let generation = NonZeroU32::new(generation).unwrap_or_else(|| unreachable!("a live slot's generation"));
             self.tell_end(index, flags, generation);

@@ -1,7 +1,9 @@
-//! End listeners: told once for every end, whatever the arena path (remove, destroy,
-//! retain, stow, retirement), with the object still intact; `notify_end` tells early and
-//! silences the release; removal; and several objects at once (`get_disjoint_mut`,
-//! `iter_mut`).
+//! Listeners in the class's record. End listeners: told once for every end, whatever the
+//! arena path (remove, destroy, retain, stow, retirement), with the object still intact;
+//! `notify_end` tells early and silences the release. Spawn listeners: told when the
+//! object's maker says it is complete (`notify_spawn`, `ClassStore::notify_spawn`, a
+//! store's `releasable` → `notify_end`), not by `insert`. Removal of either kind by one id;
+//! and several objects at once (`get_disjoint_mut`, `iter_mut`).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -133,13 +135,72 @@ fn listeners_run_in_order_per_class_until_removed() {
     arena.remove(h);
     assert_eq!(*order.lock().unwrap(), ["first", "second"]);
 
-    assert!(arena.remove_end_listener(first));
-    assert!(!arena.remove_end_listener(first), "removed already");
+    assert!(arena.remove_listener(first));
+    assert!(!arena.remove_listener(first), "removed already");
     assert_eq!(arena.end_listeners::<u32>(), 1);
     let h = arena.insert(2u32);
     arena.remove(h);
     assert_eq!(*order.lock().unwrap(), ["first", "second", "second"]);
     assert_eq!(arena.end_listeners::<i8>(), 0, "an unknown class");
+}
+
+#[test]
+fn spawn_listeners_hear_what_the_maker_says_is_complete_and_only_their_class() {
+    let mut arena = Arena::new();
+    let log: Arc<Mutex<Vec<(&str, u64)>>> = Arc::default();
+    let (l1, l2, l3) = (Arc::clone(&log), Arc::clone(&log), Arc::clone(&log));
+    let first = arena.add_spawn_listener(move |_, v: &u64| l1.lock().unwrap().push(("first", *v))).unwrap();
+    arena.add_spawn_listener(move |_, v: &u64| l2.lock().unwrap().push(("second", *v))).unwrap();
+    let end = arena.add_end_listener(move |_, v: &u64| l3.lock().unwrap().push(("end", *v))).unwrap();
+    assert_eq!((arena.spawn_listeners::<u64>(), arena.end_listeners::<u64>()), (2, 1));
+    arena.add_spawn_listener(|_, _: &u8| panic!("another class's listener")).unwrap();
+
+    // `insert` tells nobody: its caller may not be done with the object.
+    let h = arena.insert(1u64);
+    assert_eq!(*log.lock().unwrap(), []);
+    *arena.get_mut(h).unwrap() = 7;
+    arena.notify_spawn(h.raw()).unwrap();
+    assert_eq!(std::mem::take(&mut *log.lock().unwrap()), [("first", 7), ("second", 7)]);
+
+    // Through the class's store: one test of a byte, then the listeners.
+    let mut store = arena.store_mut::<u64>().unwrap();
+    let g = store.insert(8);
+    store.notify_spawn(g);
+    assert_eq!(std::mem::take(&mut *log.lock().unwrap()), [("first", 8), ("second", 8)]);
+
+    // A permanent object's cell lies outside the class's slabs: found all the same.
+    let p = arena.insert_permanent(9u64).unwrap();
+    arena.notify_spawn(p.raw()).unwrap();
+    assert_eq!(std::mem::take(&mut *log.lock().unwrap()), [("first", 9), ("second", 9)]);
+
+    // A handle that does not resolve tells nobody.
+    arena.remove(h);
+    assert_eq!(std::mem::take(&mut *log.lock().unwrap()), [("end", 7)]);
+    assert!(matches!(arena.notify_spawn(h.raw()), Err(ArenaError::Stale)));
+    assert_eq!(*log.lock().unwrap(), []);
+
+    // One id names a listener of either kind; removing one leaves the others.
+    assert!(arena.remove_listener(first) && arena.remove_listener(end));
+    assert!(!arena.remove_listener(first) && !arena.remove_listener(end), "removed already");
+    assert_eq!((arena.spawn_listeners::<u64>(), arena.end_listeners::<u64>()), (1, 0));
+    arena.notify_spawn(g.raw()).unwrap();
+    arena.remove(g);
+    assert_eq!(*log.lock().unwrap(), [("second", 8)]);
+    assert_eq!(arena.spawn_listeners::<i8>(), 0, "an unknown class");
+}
+
+#[test]
+fn a_releasable_tells_the_end_listeners_once_before_its_release() {
+    let (mut arena, log, drops) = logged();
+    let h = arena.insert(ship("kept", &drops));
+    let mut store = arena.store_mut::<Ship>().unwrap();
+    let mut found = store.releasable(h).unwrap();
+    found.notify_end();
+    assert_eq!(log.lock().unwrap().len(), 1, "told now, the object intact");
+    assert!(found.flags().contains(ObjectFlags::END_NOTIFIED));
+    found.object().name.clear(); // a pool's `reset`, after the listeners heard
+    assert!(found.keep());
+    assert_eq!(*log.lock().unwrap(), [(h, "kept".to_owned())], "and not again at the release");
 }
 
 #[test]
