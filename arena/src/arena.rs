@@ -1221,6 +1221,16 @@ fn locate_in<T: 'static>(entry: &ClassEntry, table: &ObjectTable, h: Handle<T>) 
     Some(geometry.cell_of::<T>(n))
 }
 
+/// Tells `entry`'s spawn listeners of the object `h` names, if it is visible (resolved
+/// again: the listeners get a reference to it, which must be there).
+#[cold]
+#[inline(never)]
+fn tell_spawn_in<T: 'static>(table: &ObjectTable, entry: &mut ClassEntry, h: Handle<T>) {
+    let Some(cell) = locate_in(entry, table, h) else { return };
+    // SAFETY: `locate_in` found the visible object's cell; cells are non-null.
+    entry.tell_spawn(h.raw(), unsafe { NonNull::new_unchecked(cell) });
+}
+
 /// Why a handle typed as `entry`'s class does not name a visible object in its range.
 #[cold]
 #[inline(never)]
@@ -1471,16 +1481,12 @@ impl<T: 'static> Releasable<'_, T> {
     #[inline(always)]
     pub fn notify_end(&mut self) {
         if self.entry.listening_to_ends() {
-            self.tell_end();
+            // Scalars to the cold call, not `self`: the hot path keeps the `Releasable` in
+            // registers.
+            self.entry.tell_end(self.index, self.flags, self.generation);
+            // What the release reads: the listeners were told.
+            self.flags |= ObjectFlags::END_NOTIFIED;
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn tell_end(&mut self) {
-        self.entry.tell_end(self.index, self.flags, self.generation);
-        // What the release reads: the listeners were told.
-        self.flags |= ObjectFlags::END_NOTIFIED;
     }
 
     /// [`ClassStore::stow`]s the object: its slot is released (every handle to it goes
@@ -1689,17 +1695,10 @@ impl<T: 'static> ClassStore<'_, T> {
     #[inline(always)]
     pub fn notify_spawn(&mut self, h: Handle<T>) {
         if self.entry.listening_to_spawns() {
-            self.tell_spawn(h);
+            // The store's parts, not the store: a cold call must not make the hot path build
+            // the store in memory.
+            tell_spawn_in(self.table, self.entry, h);
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn tell_spawn(&mut self, h: Handle<T>) {
-        // Resolved again: the listeners get a reference to the object, which must be there.
-        let Some(cell) = locate_in(self.entry, self.table, h) else { return };
-        // SAFETY: `locate_in` found the visible object's cell; cells are non-null.
-        self.entry.tell_spawn(h.raw(), unsafe { NonNull::new_unchecked(cell) });
     }
 
     /// Hands every kept object out as a compact token (its cell number; the slot stays
