@@ -463,11 +463,10 @@ impl World {
     /// ```
     #[inline(always)]
     pub fn spawn_with<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Handle<T> {
-        let h = match self.pools.spawn_with(init) {
+        match self.pools.spawn_with(init) {
             Ok(h) => h,
             Err(e) => spawn_failed(T::class_name(), e),
-        };
-        h
+        }
     }
 
     /// Spawns an object, refusing at the pool's `max` instead of building an overflow
