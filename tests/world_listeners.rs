@@ -3,8 +3,9 @@
 //! with the object intact — at `destroy` under every policy (before `on_release`, `reset`
 //! or the drop), with its sub-objects, in the collector's purge, through the heap and the
 //! arena directly — and a refused destroy tells nobody; removed listeners are not called.
-//! A proptest checks "once per object" over random programs of each policy, with and
-//! without async purge.
+//! The pools tell the listeners themselves, so `Pools` and its `ClassPoolMut` used without
+//! a World tell them as the World does, whichever path a spawn takes. A proptest checks
+//! "once per object" over random programs of each policy, with and without async purge.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,8 +13,8 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use respawn::{
-    ArenaError, CollectOptions, GcSettings, Handle, Heap, Object, Policy, PoolConfig, PoolError, Poolable, Root, Trace,
-    World,
+    ArenaError, CollectOptions, GcSettings, Handle, Heap, Object, Policy, PoolConfig, PoolError, Poolable, Pools, Root,
+    Trace, World,
 };
 
 #[derive(Trace, Object)]
@@ -287,6 +288,115 @@ fn removed_listeners_are_not_called() {
     assert_eq!(taken(&log), []);
     let arena = world.heap().arena();
     assert_eq!((arena.spawn_listeners::<Ship>(), arena.end_listeners::<Ship>()), (0, 0), "the class's record is empty");
+}
+
+// ---- The pools tell, without a World ----
+
+/// Pools with `Ship` pooled by `policy` and `Barrel` unpooled, each class's spawn and end
+/// listeners logging the object's id and its hooks' flag (`spawned`, then `released`).
+fn pools(policy: Policy) -> (Pools, Log) {
+    let mut pools = Pools::new(Heap::new());
+    pools.add::<Ship>(pooled(policy)).unwrap();
+    let log: Log = Arc::default();
+    // SAFETY: the heap is only given listeners, never replaced.
+    let heap = unsafe { pools.heap_mut() };
+    let l = Arc::clone(&log);
+    heap.add_spawn_listener(move |h, s: &Ship| l.lock().unwrap().push(("spawn", h.to_bits(), s.id, s.spawned)))
+        .unwrap();
+    let l = Arc::clone(&log);
+    heap.add_end_listener(move |h, s: &Ship| l.lock().unwrap().push(("end", h.to_bits(), s.id, s.released))).unwrap();
+    let l = Arc::clone(&log);
+    heap.add_spawn_listener(move |h, b: &Barrel| l.lock().unwrap().push(("spawn barrel", h.to_bits(), b.id, false)))
+        .unwrap();
+    let l = Arc::clone(&log);
+    heap.add_end_listener(move |h, b: &Barrel| l.lock().unwrap().push(("end barrel", h.to_bits(), b.id, false)))
+        .unwrap();
+    (pools, log)
+}
+
+/// What the listeners heard, without the handles.
+fn heard(log: &Log) -> Vec<(&'static str, u32, bool)> {
+    taken(log).into_iter().map(|(tag, _, id, flag)| (tag, id, flag)).collect()
+}
+
+#[test]
+fn the_pools_tell_every_spawn_path_once_the_object_is_complete() {
+    let (mut pools, log) = pools(Policy::Reuse);
+    // An inline build (nothing ready, nothing kept), then a kept object (`Reuse`).
+    let a = pools.spawn_with(|s: &mut Ship| s.id = 1).unwrap();
+    pools.destroy(a).unwrap();
+    heard(&log);
+    let b = pools.spawn_with(|s: &mut Ship| s.id = 2).unwrap();
+    // Ready ones (prefilled), through the typed view.
+    pools.prefill::<Ship>(2).unwrap();
+    let mut view = pools.class_pool_mut::<Ship>().unwrap();
+    let c = view.spawn_with(|s| s.id = 3).unwrap();
+    let d = view.try_spawn_with(|s| s.id = 4).unwrap();
+    // A class without a pool, and an insert.
+    let barrel = pools.spawn_with(|b: &mut Barrel| b.id = 5).unwrap();
+    let e = pools.insert(Ship { id: 6, spawned: false, released: false }).unwrap();
+    assert_eq!(
+        heard(&log),
+        [
+            ("spawn", 2, true), // after `init` and `on_spawn`
+            ("spawn", 3, true),
+            ("spawn", 4, true),
+            ("spawn barrel", 5, false),
+            ("spawn", 6, false), // inserted as is: no hook
+        ]
+    );
+    assert!([b, c, d, e].iter().all(|&h| pools.heap().get(h).is_some()) && pools.heap().get(barrel).is_some());
+}
+
+#[test]
+fn the_pools_tell_each_policy_at_destroy_before_the_hooks_and_never_again() {
+    for policy in Policy::ALL {
+        let (mut pools, log) = pools(policy);
+        let a = pools.spawn_with(|s: &mut Ship| s.id = 1).unwrap();
+        let b = pools.spawn_with(|s: &mut Ship| s.id = 2).unwrap();
+        let barrel = pools.spawn_with(|b: &mut Barrel| b.id = 3).unwrap();
+        heard(&log);
+
+        pools.destroy(a).unwrap();
+        pools.class_pool_mut::<Ship>().unwrap().destroy(b).unwrap();
+        pools.destroy(barrel).unwrap(); // no pool: garbage now, told now
+        assert_eq!(
+            heard(&log),
+            [("end", 1, false), ("end", 2, false), ("end barrel", 3, false)],
+            "{policy:?}: before `on_release` and `reset`"
+        );
+        // SAFETY: the heap is collected, never replaced.
+        unsafe { pools.heap_mut() }.collect_garbage(CollectOptions::default());
+        pools.maintain();
+        assert_eq!(heard(&log), [], "{policy:?}: not again at the release or the purge");
+        assert!(pools.destroy(a).is_err());
+        assert_eq!(heard(&log), [], "{policy:?}: a refused destroy tells nobody");
+    }
+}
+
+#[test]
+fn the_pools_tell_an_owner_after_its_sub_objects() {
+    for policy in Policy::ALL {
+        let (mut pools, log) = pools(policy);
+        let owner = pools.spawn_with(|s: &mut Ship| s.id = 1).unwrap();
+        let sub = pools.spawn_with(|s: &mut Ship| s.id = 2).unwrap();
+        let barrel = pools.spawn_with(|b: &mut Barrel| b.id = 3).unwrap();
+        // SAFETY: the heap is given links, never replaced.
+        let heap = unsafe { pools.heap_mut() };
+        heap.set_outer(sub.raw(), Some(owner.raw())).unwrap();
+        heap.set_outer(barrel.raw(), Some(sub.raw())).unwrap();
+        heard(&log);
+
+        pools.destroy(owner).unwrap();
+        assert_eq!(
+            heard(&log),
+            [("end barrel", 3, false), ("end", 2, false), ("end", 1, false)],
+            "{policy:?}: deepest first, each before its hooks"
+        );
+        // SAFETY: as above.
+        unsafe { pools.heap_mut() }.collect_garbage(CollectOptions::default());
+        assert_eq!(heard(&log), [], "{policy:?}: once");
+    }
 }
 
 // ---- Once per object, over random programs ----
