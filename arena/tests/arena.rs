@@ -844,6 +844,7 @@ fn the_write_barrier_notes_what_the_game_changes_and_costs_nothing_off() {
 fn a_collector_entry_is_kept_by_its_class_and_refused_by_others() {
     use respawn_arena::CollectorEntry;
 
+    // `unsafe` only to match the entry's function types: neither reads its argument.
     unsafe fn nothing(_: *mut u8) {}
     unsafe fn ready(_: *mut u8) -> bool {
         true

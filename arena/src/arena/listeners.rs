@@ -22,8 +22,6 @@
 //! hear of an object when that caller calls [`Arena::notify_spawn`] (or
 //! [`ClassStore::notify_spawn`](crate::ClassStore::notify_spawn)), once.
 
-use std::ptr::NonNull;
-
 use respawn_allocator::ClassId;
 
 use super::{check_releasable, Arena};
@@ -211,18 +209,11 @@ impl Arena {
     pub fn notify_spawn(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
         let slot = self.table.resolve(raw)?;
         let entry = &mut self.classes[usize::from(slot.class())];
-        if !entry.listening_to_spawns() {
-            return Ok(());
+        if entry.listening_to_spawns() {
+            // The table knows every cell, a permanent object's too.
+            let cell = self.table.cell(raw.index()).unwrap_or_else(|| unreachable!("a visible object has a cell"));
+            entry.tell_spawn(raw, cell);
         }
-        let geometry = entry.geometry();
-        let n = geometry.number(raw.index());
-        let cell = match n < geometry.capacity() {
-            true => NonNull::new(geometry.cell_ptr(n)),
-            // A permanent object: its cell is in the permanent pool, the table knows where.
-            false => self.table.cell(raw.index()),
-        };
-        let cell = cell.unwrap_or_else(|| unreachable!("a visible object has a cell"));
-        entry.tell_spawn(raw, cell);
         Ok(())
     }
 

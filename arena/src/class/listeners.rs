@@ -44,13 +44,16 @@ impl Listeners {
 
     /// How many listeners the list `heard` holds.
     pub(crate) fn len(&self, heard: Heard) -> usize {
-        self.list(heard).len()
+        match heard {
+            Heard::Spawn => self.spawns.len(),
+            Heard::End => self.ends.len(),
+        }
     }
 
-    fn list(&self, heard: Heard) -> &Vec<(u32, ErasedListener)> {
+    fn list_mut(&mut self, heard: Heard) -> &mut Vec<(u32, ErasedListener)> {
         match heard {
-            Heard::Spawn => &self.spawns,
-            Heard::End => &self.ends,
+            Heard::Spawn => &mut self.spawns,
+            Heard::End => &mut self.ends,
         }
     }
 
@@ -58,10 +61,7 @@ impl Listeners {
     pub(crate) fn add(&mut self, heard: Heard, listener: ErasedListener) -> u32 {
         let n = self.next;
         self.next = n.checked_add(1).expect("at most u32::MAX listeners per class");
-        match heard {
-            Heard::Spawn => self.spawns.push((n, listener)),
-            Heard::End => self.ends.push((n, listener)),
-        }
+        self.list_mut(heard).push((n, listener));
         n
     }
 
@@ -75,11 +75,7 @@ impl Listeners {
 
     /// Calls each listener of the list `heard` with the object's handle and cell.
     pub(crate) fn tell(&mut self, heard: Heard, raw: RawHandle, cell: NonNull<u8>) {
-        let list = match heard {
-            Heard::Spawn => &mut self.spawns,
-            Heard::End => &mut self.ends,
-        };
-        for (_, listener) in list {
+        for (_, listener) in self.list_mut(heard) {
             listener(raw, cell);
         }
     }
