@@ -17,22 +17,20 @@ pub use respawn_gc::{
     Referencer, Referrer, RootKind, Trace, Tracer,
 };
 pub use respawn_pool as pool;
-pub use respawn_pool::{
-    ClassPoolMut, ConfigError, ConfigLayers, LocalShared, LocalWeakShared, OwnedPooled, Policy, Pool, PoolConfig,
-    PoolError, PoolStats, Poolable, Pooled, Pools, Shared, WeakShared,
-};
 pub use respawn_pool::{Composite, CompositeStats, Parts};
+pub use respawn_pool::{
+    ConfigError, ConfigLayers, LocalShared, LocalWeakShared, OwnedPooled, Policy, Pool, PoolConfig, PoolError, PoolMut,
+    PoolStats, Poolable, Pooled, Pools, Shared, WeakShared,
+};
 
 mod batch;
 mod commands;
 mod panics;
-mod pool_mut;
 mod schedule;
 mod trim;
 mod world;
 pub use batch::SpawnBatch;
 pub use commands::{Applied, CommandBuffer, CommandFailure, CommandKind};
-pub use pool_mut::PoolMut;
 pub use schedule::{TickContext, TickError, TickFunction, TickGroup, TickId};
 pub use world::{FrameEnd, World, WorldBuilder, WorldStats};
 

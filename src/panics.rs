@@ -1,5 +1,4 @@
-//! The spawn paths' panic, out of line: shared by the World, its composites and
-//! [`PoolMut`](crate::PoolMut).
+//! The spawn paths' panic, out of line: shared by the World and its composites.
 
 use respawn_pool::PoolError;
 

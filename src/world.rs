@@ -10,12 +10,11 @@ use respawn_gc::{
     ClusterId, CollectOptions, GarbageReference, GcSettings, GcStats, GcStep, Heap, Lifetime, Object, PurgeProgress,
     ReferenceChain, Referencer, Tracer,
 };
-use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolStats, Poolable, Pools};
+use respawn_pool::{ConfigLayers, PoolConfig, PoolError, PoolMut, PoolStats, Poolable, Pools};
 
 use crate::batch::SpawnBatch;
 use crate::commands::CommandState;
 use crate::panics::spawn_failed;
-use crate::pool_mut::PoolMut;
 use crate::schedule::TickSchedule;
 
 mod collector;
@@ -651,8 +650,7 @@ impl World {
     /// ```
     #[inline]
     pub fn pool_mut<T: Poolable>(&mut self) -> Option<PoolMut<'_, T>> {
-        let pool = self.pools.class_pool_mut::<T>()?;
-        Some(PoolMut::new(pool))
+        self.pools.pool_mut::<T>()
     }
 
     /// How long `T`'s objects live in this world: [`Lifetime::Owned`] (kept until destroyed)

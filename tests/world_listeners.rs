@@ -3,7 +3,7 @@
 //! with the object intact — at `destroy` under every policy (before `on_release`, `reset`
 //! or the drop), with its sub-objects, in the collector's purge, through the heap and the
 //! arena directly — and a refused destroy tells nobody; removed listeners are not called.
-//! The pools tell the listeners themselves, so `Pools` and its `ClassPoolMut` used without
+//! The pools tell the listeners themselves, so `Pools` and its `PoolMut` used without
 //! a World tell them as the World does, whichever path a spawn takes. A proptest checks
 //! "once per object" over random programs of each policy, with and without async purge.
 
@@ -329,8 +329,8 @@ fn the_pools_tell_every_spawn_path_once_the_object_is_complete() {
     let b = pools.spawn_with(|s: &mut Ship| s.id = 2).unwrap();
     // Ready ones (prefilled), through the typed view.
     pools.prefill::<Ship>(2).unwrap();
-    let mut view = pools.class_pool_mut::<Ship>().unwrap();
-    let c = view.spawn_with(|s| s.id = 3).unwrap();
+    let mut view = pools.pool_mut::<Ship>().unwrap();
+    let c = view.spawn_with(|s| s.id = 3);
     let d = view.try_spawn_with(|s| s.id = 4).unwrap();
     // A class without a pool, and an insert.
     let barrel = pools.spawn_with(|b: &mut Barrel| b.id = 5).unwrap();
@@ -358,7 +358,7 @@ fn the_pools_tell_each_policy_at_destroy_before_the_hooks_and_never_again() {
         heard(&log);
 
         pools.destroy(a).unwrap();
-        pools.class_pool_mut::<Ship>().unwrap().destroy(b).unwrap();
+        pools.pool_mut::<Ship>().unwrap().destroy(b).unwrap();
         pools.destroy(barrel).unwrap(); // no pool: garbage now, told now
         assert_eq!(
             heard(&log),

@@ -208,3 +208,37 @@ fn a_class_without_a_pool_has_no_view() {
     assert!(world.pool_mut::<Rock>().is_none());
     assert_eq!(world.get(rock).unwrap().mass, 1);
 }
+
+/// The view spawns as the world does: `try_spawn` refuses at `max` and changes nothing,
+/// `spawn` overflows past it; once the class's memory is exhausted, `try_spawn` says so
+/// and `spawn` panics naming the class, with the view's objects all still there.
+#[test]
+fn the_view_refuses_at_max_overflows_past_it_and_panics_only_when_memory_runs_out() {
+    let config = PoolConfig { capacity: 0, max: 4, low_watermark: 0, grow_by: 0, ..PoolConfig::ON_DEMAND };
+    let mut world = World::builder().pool::<Shell>(config).build().unwrap();
+    let mut shells = world.pool_mut::<Shell>().unwrap();
+    let held: Vec<_> = (0..4).map(|n| shells.try_spawn_with(|s| s.n = n).unwrap()).collect();
+    let refused = shells.try_spawn();
+    assert!(matches!(refused, Err(PoolError::Exhausted { max: 4, .. })), "{refused:?}");
+    assert_eq!(shells.stats().spawns, 4, "a refusal spawns nothing");
+    let extra = shells.spawn();
+    assert_eq!((shells.stats().overflow, shells.stats().in_use), (1, 5));
+    assert!(held.iter().chain([&extra]).all(|&h| shells.get(h).is_some()));
+
+    // One slab of 64 cells and no more: the 65th object has nowhere to go.
+    let mut heap = respawn::Heap::new();
+    let slab = respawn::SlabConfig { cells_per_slab: 64, spare_slabs: 0, max_slabs: 1, huge_pages: false };
+    heap.register_with::<Shell>(slab).unwrap();
+    let mut pools = respawn::Pools::new(heap);
+    pools.add::<Shell>(PoolConfig { capacity: 0, max: 1000, ..PoolConfig::ON_DEMAND }).unwrap();
+    let mut shells = pools.pool_mut::<Shell>().unwrap();
+    let all: Vec<_> = (0..64).map(|n| shells.spawn_with(|s| s.n = n)).collect();
+    let refused = shells.try_spawn();
+    assert!(matches!(refused, Err(PoolError::Arena(respawn::ArenaError::Alloc(_)))), "{refused:?}");
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| shells.spawn()));
+    let payload = panicked.expect_err("spawn panics when memory is exhausted");
+    let message = payload.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(message.contains("PoolMut::spawn::<") && message.contains("Shell"), "{message}");
+    assert!(all.iter().enumerate().all(|(n, &h)| shells.get(h).map(|s| s.n) == Some(n as u32)), "nothing lost");
+    assert_eq!(shells.stats().in_use, 64);
+}

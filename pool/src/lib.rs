@@ -126,4 +126,4 @@ pub use standalone::{OwnedPooled, Pool, PoolBuilder, Pooled};
 #[cfg(not(loom))]
 pub use stats::PoolStats;
 #[cfg(all(feature = "world", not(loom)))]
-pub use typed::ClassPoolMut;
+pub use typed::PoolMut;

@@ -10,7 +10,7 @@ use respawn_gc::{Heap, Object};
 use crate::class_pool::{ByData, ClassPool, ErasedPool};
 use crate::composite::Composites;
 use crate::error::refusal;
-use crate::{ClassPoolMut, Policy, PoolConfig, PoolError, PoolStats, Poolable};
+use crate::{Policy, PoolConfig, PoolError, PoolMut, PoolStats, Poolable};
 
 mod trim;
 
@@ -176,17 +176,17 @@ impl Pools {
         Ok(self.heap.class_id::<T>()?)
     }
 
-    /// The typed view of `T`'s pool, if it has one: [`spawn_with`](ClassPoolMut::spawn_with)
-    /// and [`destroy`](ClassPoolMut::destroy) for a run of calls on one class, with the
+    /// The typed view of `T`'s pool, if it has one: [`spawn_with`](PoolMut::spawn_with)
+    /// and [`destroy`](PoolMut::destroy) for a run of calls on one class, with the
     /// class found once, here, instead of on every call.
     #[inline]
-    pub fn class_pool_mut<T: Poolable>(&mut self) -> Option<ClassPoolMut<'_, T>> {
+    pub fn pool_mut<T: Poolable>(&mut self) -> Option<PoolMut<'_, T>> {
         let class = match self.recent {
             (ty, class) if ty == TypeId::of::<T>() => class,
             _ => self.find_class::<T>(),
         };
         let Self { pools, heap, .. } = self;
-        ClassPoolMut::new(pools.get_mut(class)?.as_mut()?, heap)
+        PoolMut::new(pools.get_mut(class)?.as_mut()?, heap)
     }
 
     /// Whether `T` has a pool (a composite pool included).
