@@ -344,9 +344,22 @@ impl Arena {
         ClassStore { table: &self.table, entry, alloc: &self.alloc, outers: &mut self.outers, _class: PhantomData }
     }
 
-    /// `T`'s class if it is the [`recent`](Self::recent) one: one `TypeId` compare.
+    /// `T`'s class if it is the class a typed call used last (a typed view, an insert, a
+    /// remove): one `TypeId` compare, no directory. `None` says only "not the last one":
+    /// look it up with [`class_of`](Self::class_of). For a layer that keeps its own
+    /// per-class data by class index (a pool per class) and finds it on every call.
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    /// let mut arena = Arena::new();
+    /// assert_eq!(arena.recent_class::<u32>(), None);
+    /// arena.insert(7u32);
+    /// assert_eq!(arena.recent_class::<u32>(), arena.class_of::<u32>());
+    /// arena.insert(7u64);
+    /// assert_eq!(arena.recent_class::<u32>(), None, "u64 was used last");
+    /// ```
     #[inline(always)]
-    fn recent_class<T: 'static>(&self) -> Option<ClassId> {
+    pub fn recent_class<T: 'static>(&self) -> Option<ClassId> {
         (self.recent.0 == TypeId::of::<T>()).then_some(self.recent.1)
     }
 

@@ -1,6 +1,6 @@
 //! Every class's pool over one heap.
 
-use std::any::{type_name, TypeId};
+use std::any::type_name;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -34,13 +34,12 @@ mod trim;
 /// Needs the `world` feature (on by default).
 pub struct Pools {
     /// By class index; `None` for classes without a pool.
+    /// A typed call (`spawn`, `destroy`) finds `T`'s class as the arena's
+    /// [`recent_class`](respawn_arena::Arena::recent_class), the class its last typed call
+    /// used (a pool's spawn or destroy makes it `T`'s): one `TypeId` compare. That is always
+    /// `T`'s own class, so the pool at its index, if any, is `T`'s; classes are never
+    /// unregistered, so it never goes stale.
     pools: Vec<Option<ClassPool>>,
-    /// The class a typed call (`spawn`, `destroy`) found last and its type: a run of calls
-    /// on one class compares one `TypeId` instead of hashing it or reading the table's
-    /// directory. Always `T`'s own class (or `usize::MAX` before the first call and while
-    /// `T` is unregistered), so the pool at its index, if any, is `T`'s. Classes
-    /// are never unregistered, so it never goes stale.
-    recent: (TypeId, usize),
     /// The composite pools ([`add_composite`](Self::add_composite)), by owner class: apart
     /// from `pools`, so a typed call that finds a pool there never meets a composite.
     pub(crate) composites: Composites,
@@ -51,14 +50,11 @@ pub struct Pools {
     unpooled_spawns: u64,
 }
 
-/// A type no heap registers: [`Pools::recent`]'s before the first spawn.
-struct NoClass;
-
 /// Why [`Pools::reuse`] did not spawn, with the initialiser it gives back.
 enum NotReused<F> {
-    /// `T`'s pool is the recent class's, and its class keeps nothing.
-    NothingKept(F),
-    /// `T` is not the recent class, or has no pool.
+    /// `T`'s pool is the recent class's (at this index), and its class keeps nothing.
+    NothingKept(F, usize),
+    /// `T` is not the arena's recent class, or has no pool.
     NotRecent(F),
 }
 
@@ -71,14 +67,7 @@ impl fmt::Debug for Pools {
 impl Pools {
     /// Pools over `heap` (none yet).
     pub fn new(heap: Heap) -> Self {
-        Self {
-            pools: Vec::new(),
-            recent: (TypeId::of::<NoClass>(), usize::MAX),
-            composites: Composites::default(),
-            heap,
-            require_pools: false,
-            unpooled_spawns: 0,
-        }
+        Self { pools: Vec::new(), composites: Composites::default(), heap, require_pools: false, unpooled_spawns: 0 }
     }
 
     /// Whether a spawn of a class without a pool ([`spawn_with`](Self::spawn_with),
@@ -181,10 +170,7 @@ impl Pools {
     /// class found once, here, instead of on every call.
     #[inline]
     pub fn pool_mut<T: Poolable>(&mut self) -> Option<PoolMut<'_, T>> {
-        let class = match self.recent {
-            (ty, class) if ty == TypeId::of::<T>() => class,
-            _ => self.find_class::<T>(),
-        };
+        let class = self.class_index::<T>();
         let Self { pools, heap, .. } = self;
         PoolMut::new(pools.get_mut(class)?.as_mut()?, heap)
     }
@@ -237,7 +223,7 @@ impl Pools {
     pub fn spawn_with<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
         match self.reuse(init) {
             Ok(h) => Ok(h),
-            Err(NotReused::NothingKept(init)) => self.spawn_ready(init),
+            Err(NotReused::NothingKept(init, class)) => self.spawn_ready(class, init),
             Err(NotReused::NotRecent(init)) => self.spawn_in(false, init),
         }
     }
@@ -257,25 +243,25 @@ impl Pools {
     /// found.
     #[inline(always)]
     fn reuse<T: Poolable, F: FnOnce(&mut T)>(&mut self, init: F) -> Result<Handle<T>, NotReused<F>> {
-        if self.recent.0 != TypeId::of::<T>() {
-            return Err(NotReused::NotRecent(init));
-        }
-        let Self { pools, heap, recent, .. } = self;
-        let Some(Some(pool)) = pools.get_mut(recent.1) else {
+        let Some(class) = self.heap.arena().recent_class::<T>() else {
             return Err(NotReused::NotRecent(init));
         };
-        // SAFETY: `recent` names `T`'s class, and the pool at a class's index is that class's.
+        let Self { pools, heap, .. } = self;
+        let Some(Some(pool)) = pools.get_mut(class.index()) else {
+            return Err(NotReused::NotRecent(init));
+        };
+        // SAFETY: `recent_class` names `T`'s class, and the pool at a class's index is that class's.
         let mut pool = unsafe { pool.typed_unchecked::<T>() };
-        pool.reuse(heap, init).map_err(NotReused::NothingKept)
+        pool.reuse(heap, init).map_err(|init| NotReused::NothingKept(init, class.index()))
     }
 
     /// A spawn from `T`'s pool, the recent class's, which kept nothing: a ready object,
     /// else one built inline.
     #[inline(never)]
-    fn spawn_ready<T: Poolable>(&mut self, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
-        let Self { pools, heap, recent, .. } = self;
-        match pools.get_mut(recent.1) {
-            // SAFETY: as in `reuse`, which found this pool.
+    fn spawn_ready<T: Poolable>(&mut self, class: usize, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
+        let Self { pools, heap, .. } = self;
+        match pools.get_mut(class) {
+            // SAFETY: `class` is `T`'s, as in `reuse`, which found this pool there.
             Some(Some(pool)) => unsafe { pool.typed_unchecked::<T>() }.spawn_ready(heap, false, init),
             _ => unreachable!("`reuse` found the recent class's pool"),
         }
@@ -285,14 +271,11 @@ impl Pools {
     /// `T` is not the recent class, has no pool or a composite one, or the spawn is strict.
     #[inline(never)]
     fn spawn_in<T: Poolable>(&mut self, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
-        let class = match self.recent {
-            (ty, class) if ty == TypeId::of::<T>() => class,
-            _ => self.find_class::<T>(),
-        };
+        let class = self.class_index::<T>();
         // Split borrows: the pool and the heap are distinct fields.
         let Self { pools, heap, .. } = self;
         if let Some(Some(pool)) = pools.get_mut(class) {
-            // SAFETY: `class` is `T`'s (`recent` and `find_class` name `T`'s class), and the
+            // SAFETY: `class` is `T`'s (`class_index` names `T`'s class), and the
             // pool at a class's index is that class's.
             return unsafe { pool.typed_unchecked::<T>() }.spawn(heap, strict, init);
         }
@@ -320,18 +303,22 @@ impl Pools {
         Ok(h)
     }
 
-    /// `T`'s class index (remembered as the [`recent`](Self::recent) one), or `usize::MAX`
-    /// if `T` is not registered yet.
+    /// `T`'s class index, or `usize::MAX` if `T` is not registered yet: one compare when
+    /// `T` is the arena's recent class, else the directory.
+    #[inline(always)]
+    fn class_index<T: 'static>(&self) -> usize {
+        match self.heap.arena().recent_class::<T>() {
+            Some(id) => id.index(),
+            None => self.find_class::<T>(),
+        }
+    }
+
+    /// [`class_index`](Self::class_index) through the directory: `T` is not the recent
+    /// class. (The pool's call that follows makes it the recent one.)
     #[cold]
     #[inline(never)]
-    fn find_class<T: 'static>(&mut self) -> usize {
-        match self.heap.class_of::<T>() {
-            Some(id) => {
-                self.recent = (TypeId::of::<T>(), id.index());
-                id.index()
-            }
-            None => usize::MAX,
-        }
+    fn find_class<T: 'static>(&self) -> usize {
+        self.heap.class_of::<T>().map_or(usize::MAX, ClassId::index)
     }
 
     /// Places `value` in the heap as a plain object (counted in its pool's `in_use` if its
@@ -372,27 +359,24 @@ impl Pools {
         // The typed path: `T`'s class is the recent one (one compare), or the handle's index
         // names it (the table's directory); the class's pool, if it is `T`'s, releases the
         // object with one resolve, which also checks that the handle lies in the class.
-        let class = match self.recent {
-            (ty, class) if ty == TypeId::of::<T>() => Some(class),
-            _ => self.pooled_class_of(h),
+        let class = match self.heap.arena().recent_class::<T>() {
+            Some(id) => Some(id.index()),
+            None => self.pooled_class_of(h),
         };
         if let Some(Some(pool)) = class.and_then(|class| self.pools.get_mut(class)) {
-            // SAFETY: `recent` and `pooled_class_of` name `T`'s class, whose pool this is.
+            // SAFETY: `recent_class` and `pooled_class_of` name `T`'s class, whose pool this is.
             return unsafe { pool.typed_unchecked::<T>() }.destroy::<ByData>(&mut self.heap, h);
         }
         self.destroy_checked(h)
     }
 
     /// `T`'s class when `T` is not the recent class: the one whose range holds `h`, if its
-    /// pool is `T`'s (it then becomes the recent class).
+    /// pool is `T`'s (the pool's destroy then makes it the recent class).
     #[inline(never)]
-    fn pooled_class_of<T: 'static>(&mut self, h: Handle<T>) -> Option<usize> {
+    fn pooled_class_of<T: 'static>(&self, h: Handle<T>) -> Option<usize> {
         let class = usize::from(self.heap.table().class_at(h.index())?);
         let pool = self.pools.get(class)?.as_ref()?;
-        pool.is::<T>().then(|| {
-            self.recent = (TypeId::of::<T>(), class);
-            class
-        })
+        pool.is::<T>().then_some(class)
     }
 
     /// The checked release: a class without a pool (a composite's, or none), or a handle
