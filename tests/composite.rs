@@ -339,7 +339,7 @@ fn reuse_resets_the_set_and_spawns_it_again_whole() {
         assert_eq!(Log::count(&log::<3>().resets, class), 1, "reset of class {class}");
     }
 
-    // The last set stowed is the next one popped: the same objects, reset, linked anew.
+    // The last set deactivated is the next one popped: the same objects, reset, linked anew.
     let second = world.spawn_composite::<Tower<3>>();
     assert_linked(&world, &second);
     assert_eq!(ids(&world, &second), first_ids);

@@ -1,7 +1,7 @@
 //! Invariant 3 for composites: on a warm `Reuse` composite pool, 10 000 spawns of a tower
 //! with three parts, and their releases, add no heap block — the spawn pops one token,
-//! adopts four cells and links three parts; the release checks the parts, resets and
-//! stows all four (dhat in testing mode; one test per binary).
+//! activates four cells and links three parts; the release checks the parts, resets and
+//! deactivates all four (dhat in testing mode; one test per binary).
 
 use std::collections::VecDeque;
 

@@ -1,4 +1,4 @@
-//! A pooled spawn during an incremental mark: the object a pool hands out (adopted from a
+//! A pooled spawn during an incremental mark: the object a pool hands out (activated from a
 //! magazine's compact cell) is noted by the write barrier like any object made live, so
 //! the handles its `init` stores are traced before the mark ends.
 

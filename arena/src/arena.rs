@@ -639,9 +639,9 @@ impl Arena {
     /// the class's next object; [`EndedCells::Returned`] puts the cell on the class's
     /// returned list instead, for its owner (a pool queues it for precreation) to
     /// [take](Self::drain_returned) and give back with [`recycle`](Self::recycle) or
-    /// `adopt`; [`EndedCells::ReturnedUndropped`] returns it with its object undropped,
+    /// `activate`; [`EndedCells::ReturnedUndropped`] returns it with its object undropped,
     /// for the owner to drop. A slot retired at the generation ceiling is returned as
-    /// [`Freed::Retired`] (no cell comes with it). [`ClassStore::stow`] and
+    /// [`Freed::Retired`] (no cell comes with it). [`ClassStore::deactivate`] and
     /// [`Releasable::keep`](crate::Releasable::keep) return nothing: their caller holds
     /// what they free. Cells returned already stay on the list when the way changes.
     ///
@@ -662,7 +662,7 @@ impl Arena {
 
     /// Takes class `id`'s returned cells, oldest first, emptying its list (which keeps its
     /// buffer). Each [`Freed::Cell`] and [`Freed::Occupied`] token is the caller's until it
-    /// goes back through [`recycle`](Self::recycle) or `adopt`; an `Occupied` one's object
+    /// goes back through [`recycle`](Self::recycle) or `activate`; an `Occupied` one's object
     /// must be dropped first. Tokens the caller drops — those left in the iterator when it
     /// drops too — are never reused (the slot stays lent for good; an `Occupied` one's
     /// object is never dropped); returned cells nobody takes are dropped (`Occupied` ones'
@@ -1053,7 +1053,7 @@ impl Arena {
     }
 
     /// Turns the collector's write barrier on or off: while it is on, the arena notes
-    /// every object that is made live (`insert`, `adopt`) or lent mutably (`get_mut`, a
+    /// every object that is made live (`insert`, `activate`) or lent mutably (`get_mut`, a
     /// store's `get_mut`, a [`Releasable`]'s object; `tick`, `par_tick` and `retain` note
     /// the whole class at once) in a class for which `traced` is true (asked with the class's
     /// id and [collector entry](Self::collector_entry)), and every object of
@@ -1445,8 +1445,8 @@ impl<T> fmt::Debug for Iter<'_, T> {
 
 /// An object [`ClassStore::releasable`] found releasable (visible, of the store's class,
 /// not rooted, not permanent), held with its store borrowed: nothing can release it, or
-/// touch the class, between the check and [`stow`](Self::stow), so a release path resolves
-/// the handle once and stows without a second look. Dropping it changes nothing.
+/// touch the class, between the check and [`deactivate`](Self::deactivate), so a release path resolves
+/// the handle once and deactivates without a second look. Dropping it changes nothing.
 pub struct Releasable<'s, T> {
     // The store's parts, reborrowed (not the store: holding `&mut ClassStore` would make
     // the caller keep the store in memory).
@@ -1478,8 +1478,8 @@ impl<T: 'static> Releasable<'_, T> {
     #[inline]
     pub fn object(&mut self) -> &mut T {
         if self.entry.barrier() {
-            // Usually stowed next (then kept unscanned, as pooled objects are); but dropped
-            // unstowed, the object stays live with what the hooks wrote.
+            // Usually deactivated next (then kept unscanned, as pooled objects are); but dropped
+            // before its deactivation, the object stays live with what the hooks wrote.
             self.entry.note(self.index);
         }
         // SAFETY: the cell holds the live `T` that `releasable` found, and the store stays
@@ -1502,15 +1502,15 @@ impl<T: 'static> Releasable<'_, T> {
         }
     }
 
-    /// [`ClassStore::stow`]s the object: its slot is released (every handle to it goes
+    /// [`ClassStore::deactivate`]s the object: its slot is released (every handle to it goes
     /// stale, its sub-objects are cut loose) and `InPool`, and the returned token
     /// owns the cell with the object still in it. `None`: the slot reached the generation
     /// ceiling and retired, and the object was dropped here.
     #[inline]
-    pub fn stow(self) -> Option<FreedCell> {
+    pub fn deactivate(self) -> Option<FreedCell> {
         let found = self.found();
         // SAFETY: `releasable` found this live `T` there, and the borrow kept it so.
-        unsafe { self.entry.stow::<T>(self.table, self.outers, found) }
+        unsafe { self.entry.deactivate::<T>(self.table, self.outers, found) }
     }
 
     /// Keeps the object for the class's next spawn ([`ClassStore::reuse`]): its slot is
@@ -1643,7 +1643,7 @@ impl<T: 'static> ClassStore<'_, T> {
 
     /// Hands out a vacant cell of the class (taking a prepared slab when none is vacant) as
     /// a [`FreedCell`] token, for an object to be built off this thread — a pool's
-    /// precreation worker — and placed with [`adopt`](Self::adopt) once compacted by the
+    /// precreation worker — and placed with [`activate`](Self::activate) once compacted by the
     /// class's [`CellMap`](crate::CellMap). The slot stays vacant,
     /// [`Lifecycle::Lent`], until then.
     ///
@@ -1660,12 +1660,12 @@ impl<T: 'static> ClassStore<'_, T> {
     /// # Safety
     /// `cell` was compacted by this class's [`CellMap`](crate::CellMap) from a token this
     /// arena handed out for this class (by [`take_cell`](Self::take_cell),
-    /// [`stow`](Self::stow) or the class's returned list), and holds an initialised `T`
+    /// [`deactivate`](Self::deactivate) or the class's returned list), and holds an initialised `T`
     /// that from now on belongs to the arena.
     #[inline]
-    pub unsafe fn adopt(&mut self, cell: crate::CompactCell) -> Handle<T> {
+    pub unsafe fn activate(&mut self, cell: crate::CompactCell) -> Handle<T> {
         // SAFETY: the store is class `T`'s; the token is the caller's contract.
-        unsafe { self.entry.adopt(cell) }
+        unsafe { self.entry.activate(cell) }
     }
 
     /// Whether releases keep the class's objects for reuse: its pool's policy is `Reuse` and
@@ -1702,7 +1702,7 @@ impl<T: 'static> ClassStore<'_, T> {
     }
 
     /// Tells the class's spawn listeners, if it has any, that the object `h` names — one
-    /// this store just made live ([`reuse`](Self::reuse), [`adopt`](Self::adopt),
+    /// this store just made live ([`reuse`](Self::reuse), [`activate`](Self::activate),
     /// [`insert`](Self::insert)) — is complete ([`Arena::notify_spawn`]). A class without
     /// spawn listeners pays one test of a byte.
     #[inline(always)]
@@ -1715,7 +1715,7 @@ impl<T: 'static> ClassStore<'_, T> {
     }
 
     /// Hands every kept object out as a compact token (its cell number; the slot stays
-    /// `InPool`), as the class's `CellMap` would compact a [`stow`](Releasable::stow): for a pool's trim
+    /// `InPool`), as the class's `CellMap` would compact a [`deactivate`](Releasable::deactivate): for a pool's trim
     /// or shutdown, which drops them or keeps them among its ready objects. The most
     /// recently kept comes last.
     #[cfg(not(loom))]
@@ -1724,7 +1724,7 @@ impl<T: 'static> ClassStore<'_, T> {
     }
 
     /// The address of a compact token's cell (where its object is, for a read or a
-    /// prefetch before [`adopt`](Self::adopt)): arithmetic, no load but the
+    /// prefetch before [`activate`](Self::activate)): arithmetic, no load but the
     /// class's geometry. Meaningful only for a token of this class.
     #[inline(always)]
     pub fn compact_cell(&self, cell: &crate::CompactCell) -> NonNull<T> {
@@ -1737,8 +1737,8 @@ impl<T: 'static> ClassStore<'_, T> {
     /// Takes the object out of the world without dropping it: its slot is released (every
     /// handle to it goes stale at once, its sub-objects are cut loose) and
     /// [`Lifecycle::InPool`], and the returned token owns the cell *with the object still
-    /// in it* — a pool's path, which compacts it and [`adopt`](Self::adopt)s it again later. The
-    /// token's holder must drop the object (or adopt it); an object in a dropped token is
+    /// in it* — a pool's path, which compacts it and [`activate`](Self::activate)s it again later. The
+    /// token's holder must drop the object (or activate it); an object in a dropped token is
     /// leaked, never dropped twice. `Ok(None)`: the slot reached the generation ceiling and
     /// was retired, so the object was dropped here.
     ///
@@ -1746,14 +1746,14 @@ impl<T: 'static> ClassStore<'_, T> {
     /// Nothing changes on [`ArenaError::Stale`], [`ArenaError::Hidden`],
     /// [`ArenaError::WrongClass`], [`ArenaError::Rooted`] or [`ArenaError::Permanent`].
     #[inline]
-    pub fn stow(&mut self, h: Handle<T>) -> Result<Option<FreedCell>, ArenaError> {
+    pub fn deactivate(&mut self, h: Handle<T>) -> Result<Option<FreedCell>, ArenaError> {
         let (n, slot, flags) = self.slot(h)?;
         check_releasable(self.table, h.index(), slot)?;
         // SAFETY: cells are non-null.
         let cell = unsafe { NonNull::new_unchecked(self.entry.geometry().cell_of::<T>(n)) };
         let found = Found { index: h.index(), n, cell, flags, generation: h.generation().get() };
         // SAFETY: `slot` resolved `h` to a live `T` of this class in that cell.
-        Ok(unsafe { self.entry.stow::<T>(self.table, self.outers, found) })
+        Ok(unsafe { self.entry.deactivate::<T>(self.table, self.outers, found) })
     }
 
     /// The object `h` names, if it resolves.
@@ -1845,7 +1845,7 @@ impl<T: 'static> ClassStore<'_, T> {
 
     /// The object `h` names, if it may be released now (visible, of this class, not rooted,
     /// not permanent), as a [`Releasable`] that lends the object to release hooks and then
-    /// [`stow`](Releasable::stow)s it: the whole release path resolves the handle once, and
+    /// [`deactivate`](Releasable::deactivate)s it: the whole release path resolves the handle once, and
     /// the store stays borrowed in between. Nothing changes on an error, or if the
     /// `Releasable` is dropped.
     ///

@@ -233,7 +233,7 @@ pub enum EndedCells {
     Vacant,
     /// Onto the class's returned list, each as a [`Freed`], for the class's owner (a pool)
     /// to take with [`Arena::drain_returned`](crate::Arena::drain_returned) and give back
-    /// with `recycle` or `adopt` when it is done with the cell. The slot is
+    /// with `recycle` or `activate` when it is done with the cell. The slot is
     /// [`Lent`](crate::Lifecycle::Lent) meanwhile.
     Returned,
     /// As `Returned`, but the object is not dropped: it comes back [`Freed::Occupied`] and

@@ -15,8 +15,8 @@ use bitflags::bitflags;
 ///   Live | Garbage ── gather (the collector's verdict) ──► Unreachable ── revive ──► Live
 ///   Live | Garbage | Unreachable ── begin_destroy ──► Destroying
 ///   Live | Destroying ── release ──► Vacant, Lent (returned to the class's owner) or Retired
-///   Live ── stow ──► InPool          Vacant ── take_cell ──► Lent
-///   InPool | Lent ── adopt ──► Live  InPool | Lent ── recycle ──► Vacant ── occupy ──► Live
+///   Live ── deactivate ──► InPool        Vacant ── take_cell ──► Lent
+///   InPool | Lent ── activate ──► Live   InPool | Lent ── recycle ──► Vacant ── occupy ──► Live
 /// ```
 ///
 /// The first four states have an object in the cell; the last four do not (their bit 2 is
@@ -44,7 +44,7 @@ pub enum Lifecycle {
     /// No live object: the cell sits in its class's pool, reset, ready to be spawned again.
     InPool = 5,
     /// No object the arena can see: the cell is lent out — taken by a precreation worker,
-    /// or returned to the class's owner — until it is adopted or given back.
+    /// or returned to the class's owner — until it is activated or given back.
     Lent = 6,
     /// No object, for good: the slot reached the generation ceiling and is never reused.
     Retired = 7,
@@ -78,7 +78,7 @@ impl Lifecycle {
     /// Whether the object may move from `self` to `to` under
     /// [`Arena::set_lifecycle`](crate::Arena::set_lifecycle): the first three lines of the
     /// type's diagram. (The vacant states are the arena's own: it enters and leaves them as
-    /// it releases, stows, lends and fills cells.)
+    /// it releases, deactivates, lends and fills cells.)
     pub const fn may_become(self, to: Self) -> bool {
         matches!(
             (self, to),

@@ -12,7 +12,7 @@ use crate::{Lifecycle, ObjectFlags};
 pub enum CellState {
     /// A visible object: handles resolve, `tick` visits it.
     Live,
-    /// Owned by the class's pool: stowed for reuse ([`Lifecycle::InPool`]), taken or returned
+    /// Owned by the class's pool: deactivated for reuse ([`Lifecycle::InPool`]), taken or returned
     /// for a worker to build into ([`Lifecycle::Lent`]), or holding a ready object the pool
     /// will hand out.
     Pooled,

@@ -131,7 +131,7 @@ impl Slot {
 
     /// Ends the slot's object of `generation` (the generation its handle carried, which the
     /// caller checked) for every handle: puts it in the vacant `state` (`Vacant`, `Lent` for
-    /// a returned cell, `InPool` for a stowed one) and moves it to the next
+    /// a returned cell, `InPool` for a deactivated one) and moves it to the next
     /// generation. The flag store comes first, as the reader in [`check`](Self::check)
     /// expects. Below the generation ceiling only: at it, the arena [`retire`](Self::retire)s
     /// the slot instead.

@@ -38,9 +38,9 @@ fn layout_reports_each_state() {
     arena.remove(handles[2]).unwrap();
     assert_eq!(counts(&arena), [7, 0, 2, per_slab - 9, 0]);
 
-    // Stowed for reuse, and a cell taken for a worker: both in the pool.
+    // Deactivated for reuse, and a cell taken for a worker: both in the pool.
     let mut store = arena.store_mut::<Shot>().unwrap();
-    let _stowed = store.stow(handles[3]).unwrap().unwrap();
+    let _deactivated = store.deactivate(handles[3]).unwrap().unwrap();
     let taken = store.take_cell().unwrap();
     assert_eq!(counts(&arena), [6, 2, 2, per_slab - 10, 0]);
 

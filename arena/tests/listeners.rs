@@ -1,5 +1,5 @@
 //! Listeners in the class's record. End listeners: told once for every end, whatever the
-//! arena path (remove, destroy, retain, stow, retirement), with the object still intact;
+//! arena path (remove, destroy, retain, deactivate, retirement), with the object still intact;
 //! `notify_end` tells early and silences the release. Spawn listeners: told when the
 //! object's maker says it is complete (`notify_spawn`, `ClassStore::notify_spawn`, a
 //! store's `releasable` → `notify_end`), not by `insert`. Removal of either kind by one id;
@@ -45,20 +45,20 @@ fn every_arena_end_is_told_once_with_the_object_intact() {
     let b = arena.insert(ship("try_remove", &drops));
     let c = arena.insert(ship("destroy", &drops));
     let d = arena.insert(ship("retain", &drops));
-    let e = arena.insert(ship("stow", &drops));
+    let e = arena.insert(ship("deactivate", &drops));
     let kept = arena.insert(ship("kept", &drops));
 
     assert_eq!(arena.remove(a).unwrap().name, "remove");
     assert_eq!(arena.try_remove(b).unwrap().name, "try_remove");
     arena.destroy(c.raw()).unwrap();
     arena.retain::<Ship>(|s| s.name != "retain");
-    let token = arena.store_mut::<Ship>().unwrap().stow(e).unwrap().expect("not at the ceiling");
-    // SAFETY: `stow` left the ship in the token's cell; dropped once, here.
+    let token = arena.store_mut::<Ship>().unwrap().deactivate(e).unwrap().expect("not at the ceiling");
+    // SAFETY: `deactivate` left the ship in the token's cell; dropped once, here.
     unsafe { std::ptr::drop_in_place(token.cell().cast::<Ship>().as_ptr()) };
     arena.recycle(token).unwrap();
 
     let names: Vec<_> = log.lock().unwrap().iter().map(|(h, n)| (*h, n.clone())).collect();
-    let expected: Vec<_> = [(a, "remove"), (b, "try_remove"), (c, "destroy"), (d, "retain"), (e, "stow")]
+    let expected: Vec<_> = [(a, "remove"), (b, "try_remove"), (c, "destroy"), (d, "retain"), (e, "deactivate")]
         .into_iter()
         .map(|(h, n)| (h, n.to_owned()))
         .collect();

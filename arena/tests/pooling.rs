@@ -1,4 +1,4 @@
-//! The arena's pooling surface: `take_cell`/`adopt` (precreation), `stow` (the `Reuse`
+//! The arena's pooling surface: `take_cell`/`activate` (precreation), `deactivate` (the `Reuse`
 //! release), `recycle`, `store_of` and `insert_permanent`, with every object dropped once.
 
 use respawn_allocator::AllocError;
@@ -55,24 +55,24 @@ fn ids_listed(arena: &Arena) -> Vec<usize> {
 /// Writes `value` into the token's cell.
 ///
 /// # Safety
-/// The token's cell is empty (from `take_cell`, or a stowed cell whose object was moved or
+/// The token's cell is empty (from `take_cell`, or a deactivated cell whose object was moved or
 /// dropped) and belongs to class `T`.
 unsafe fn fill<T>(token: &FreedCell, value: T) {
     // SAFETY: the caller's cell is uninitialised, sized and aligned for `T`, and ours.
     unsafe { token.cell().cast::<T>().as_ptr().write(value) };
 }
 
-/// The token in the compact form `ClassStore::adopt` takes, made by its class's map, as a
+/// The token in the compact form `ClassStore::activate` takes, made by its class's map, as a
 /// pool makes it.
 fn compact(arena: &Arena, token: FreedCell) -> CompactCell {
     let map = arena.cell_map(token.class()).expect("the token's class");
     map.compact(token).unwrap_or_else(|_| panic!("a cell of the class's map"))
 }
 
-/// `take_cell` hands out a `Lent` cell invisible to the arena; `adopt` makes the
+/// `take_cell` hands out a `Lent` cell invisible to the arena; `activate` makes the
 /// object built in it live under the slot's current generation.
 #[test]
-fn take_cell_then_adopt_places_an_object_built_elsewhere() {
+fn take_cell_then_activate_places_an_object_built_elsewhere() {
     let log = Drops::default();
     let mut arena = Arena::with_config(SMALL);
     arena.insert(tracked(&log, 0));
@@ -98,7 +98,7 @@ fn take_cell_then_adopt_places_an_object_built_elsewhere() {
     let token = compact(&arena, token);
     let mut store = arena.store_mut::<Tracked>().unwrap();
     // SAFETY: the token is this arena's, of class `Tracked`, and its cell holds one.
-    let h = unsafe { store.adopt(token) };
+    let h = unsafe { store.activate(token) };
     assert_eq!(store.get(h).unwrap().id, 1);
     assert_eq!(h.index(), slot);
     assert_eq!(arena.get(h).unwrap().id, 1);
@@ -113,33 +113,34 @@ fn take_cell_then_adopt_places_an_object_built_elsewhere() {
     assert_eq!((log.times(0), log.times(1), log.total()), (1, 1, 2));
 }
 
-/// `stow` takes an object out of reach without dropping it; adopting the token brings the
+/// `deactivate` takes an object out of reach without dropping it; activating the token brings the
 /// same object back under a new generation, and the arena drops it once in the end.
 #[test]
-fn stow_hides_without_dropping_and_adopt_brings_the_object_back() {
+fn deactivate_hides_without_dropping_and_activate_brings_the_object_back() {
     let log = Drops::default();
     let mut arena = Arena::with_config(SMALL);
     let keep = arena.insert(tracked(&log, 0));
     let old = arena.insert(tracked(&log, 1));
     let address = arena.get(old).unwrap() as *const Tracked;
 
-    let token = arena.store_mut::<Tracked>().unwrap().stow(old).unwrap().expect("far from the generation ceiling");
+    let token =
+        arena.store_mut::<Tracked>().unwrap().deactivate(old).unwrap().expect("far from the generation ceiling");
     assert_eq!(token.slot(), old.index());
     assert_eq!(token.cell().as_ptr().cast_const(), address.cast::<u8>());
     assert!(arena.get(old).is_none());
     assert!(matches!(arena.try_get(old), Err(ArenaError::Stale)));
     assert!(slot_flags(&arena, old.index()).is_vacant());
-    assert_eq!(log.total(), 0, "stowing drops nothing");
+    assert_eq!(log.total(), 0, "deactivating drops nothing");
     assert_eq!(arena.len::<Tracked>(), 1);
     assert_eq!(ids_ticked(&mut arena), vec![0]);
     assert_eq!(ids_listed(&arena), vec![0]);
 
     let token = compact(&arena, token);
     let mut store = arena.store_mut::<Tracked>().unwrap();
-    // SAFETY: `stow` left the `Tracked` in the token's cell; the arena takes it back.
-    let new = unsafe { store.adopt(token) };
+    // SAFETY: `deactivate` left the `Tracked` in the token's cell; the arena takes it back.
+    let new = unsafe { store.activate(token) };
     assert_eq!(new.index(), old.index());
-    assert_ne!(new.generation(), old.generation(), "a stowed object comes back under a new generation");
+    assert_ne!(new.generation(), old.generation(), "a deactivated object comes back under a new generation");
     assert_eq!(arena.get(new).unwrap().id, 1);
     assert_eq!(arena.get(new).unwrap() as *const Tracked, address, "the same object, in place");
     assert!(matches!(arena.try_get(old), Err(ArenaError::Stale)), "the old handle stays stale");
@@ -152,23 +153,23 @@ fn stow_hides_without_dropping_and_adopt_brings_the_object_back() {
     assert_eq!((log.times(0), log.times(1), log.total()), (1, 1, 2));
 }
 
-/// A stowed object's slot is flagged `IN_POOL` on top of `VACANT`, as `stow` documents,
+/// A deactivated object's slot is flagged `IN_POOL` on top of `VACANT`, as `deactivate` documents,
 /// until `recycle` makes it plain vacant.
 #[test]
-fn stow_flags_the_slot_in_pool() {
+fn deactivate_flags_the_slot_in_pool() {
     let mut arena = Arena::with_config(SMALL);
     let h = arena.insert(7u64);
-    let token = arena.store_mut::<u64>().unwrap().stow(h).unwrap().unwrap();
+    let token = arena.store_mut::<u64>().unwrap().deactivate(h).unwrap().unwrap();
     let slot = token.slot();
     assert_eq!(slot_flags(&arena, slot).lifecycle(), Lifecycle::InPool);
     arena.recycle(token).unwrap();
     assert_eq!(slot_flags(&arena, slot).lifecycle(), Lifecycle::Vacant, "recycling makes it plain vacant");
 }
 
-/// `stow` refuses stale, rooted, guarded, permanent and wrong-class handles, and changes
+/// `deactivate` refuses stale, rooted, guarded, permanent and wrong-class handles, and changes
 /// nothing when it does.
 #[test]
-fn stow_refuses_what_it_may_not_release() {
+fn deactivate_refuses_what_it_may_not_release() {
     let log = Drops::default();
     let mut arena = Arena::with_config(SMALL);
     let stale = arena.insert(tracked(&log, 0));
@@ -187,12 +188,12 @@ fn stow_refuses_what_it_may_not_release() {
     let before = counts(&arena);
 
     let mut store = arena.store_of::<Tracked>(tracked_id).unwrap();
-    assert!(matches!(store.stow(stale), Err(ArenaError::Stale)));
-    assert!(matches!(store.stow(rooted), Err(ArenaError::Rooted)));
-    assert!(matches!(store.stow(guarded), Err(ArenaError::Rooted)));
-    assert!(matches!(store.stow(permanent), Err(ArenaError::Permanent)));
+    assert!(matches!(store.deactivate(stale), Err(ArenaError::Stale)));
+    assert!(matches!(store.deactivate(rooted), Err(ArenaError::Rooted)));
+    assert!(matches!(store.deactivate(guarded), Err(ArenaError::Rooted)));
+    assert!(matches!(store.deactivate(permanent), Err(ArenaError::Permanent)));
     let forged = Handle::<Tracked>::from_raw(other.raw());
-    assert!(matches!(store.stow(forged), Err(ArenaError::WrongClass { .. })));
+    assert!(matches!(store.deactivate(forged), Err(ArenaError::WrongClass { .. })));
     assert!(matches!(arena.store_of::<Other>(tracked_id), Err(ArenaError::WrongClass { .. })));
 
     assert_eq!(counts(&arena), before, "nothing changed");
@@ -206,10 +207,10 @@ fn stow_refuses_what_it_may_not_release() {
     assert_eq!(log.total(), 4);
 }
 
-/// At the generation ceiling `stow` retires the slot and drops the object itself
+/// At the generation ceiling `deactivate` retires the slot and drops the object itself
 /// (`Ok(None)`), once, and no handle to the slot resolves again.
 #[test]
-fn stow_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
+fn deactivate_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
     let log = Drops::default();
     let mut arena =
         Arena::with_config(ArenaConfig { max_generation: 2, slab: SlabConfig::SMALL, ..ArenaConfig::DEFAULT });
@@ -219,15 +220,15 @@ fn stow_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
     let first = store.insert(tracked(&log, 0));
     let mut handles = vec![first];
     let mut h = first;
-    while let Some(token) = store.stow(h).unwrap() {
-        assert_eq!(log.total(), 0, "stowing below the ceiling drops nothing");
-        // SAFETY: `stow` left the `Tracked` in the cell; the arena takes it back.
-        h = unsafe { store.adopt(map.compact(token).ok().unwrap()) };
+    while let Some(token) = store.deactivate(h).unwrap() {
+        assert_eq!(log.total(), 0, "deactivating below the ceiling drops nothing");
+        // SAFETY: `deactivate` left the `Tracked` in the cell; the arena takes it back.
+        h = unsafe { store.activate(map.compact(token).ok().unwrap()) };
         handles.push(h);
-        assert!(handles.len() <= 2, "max_generation 2 allows one stow");
+        assert!(handles.len() <= 2, "max_generation 2 allows one deactivation");
     }
     assert_eq!(handles.len(), 2);
-    assert_eq!(log.times(0), 1, "the retired slot's object was dropped by stow");
+    assert_eq!(log.times(0), 1, "the retired slot's object was dropped by deactivate");
     let stats = arena.stats::<Tracked>().unwrap();
     assert_eq!((stats.retired, stats.len), (1, 0));
     for h in &handles {
@@ -387,30 +388,30 @@ fn every_object_is_dropped_once_whatever_its_pooling_history() {
 
     // 0, 1: live all along.
     let live: Vec<_> = (0..2).map(|id| arena.insert(tracked(&log, id))).collect();
-    // 2: stowed, then adopted back.
+    // 2: deactivated, then activated back.
     let mut store = arena.store_of::<Tracked>(class).unwrap();
     let h = store.insert(tracked(&log, 2));
-    let token = store.stow(h).unwrap().unwrap();
-    // SAFETY: `stow` left object 2 in the cell.
-    let readopted = unsafe { store.adopt(map.compact(token).ok().unwrap()) };
-    // 3: built in a taken cell, adopted.
+    let token = store.deactivate(h).unwrap().unwrap();
+    // SAFETY: `deactivate` left object 2 in the cell.
+    let reactivated = unsafe { store.activate(map.compact(token).ok().unwrap()) };
+    // 3: built in a taken cell, activated.
     let token = store.take_cell().unwrap();
     // SAFETY: a taken cell is empty and of class `Tracked`.
     unsafe { fill(&token, tracked(&log, 3)) };
     // SAFETY: the token is this arena's and its cell holds object 3.
-    let built = unsafe { store.adopt(map.compact(token).ok().unwrap()) };
-    // 4: stowed and adopted until its slot retired: `stow` dropped it.
+    let built = unsafe { store.activate(map.compact(token).ok().unwrap()) };
+    // 4: deactivated and activated until its slot retired: `deactivate` dropped it.
     let h = store.insert(tracked(&log, 4));
-    let token = store.stow(h).unwrap().unwrap();
-    // SAFETY: `stow` left object 4 in the cell.
-    let h = unsafe { store.adopt(map.compact(token).ok().unwrap()) };
-    assert!(store.stow(h).unwrap().is_none(), "max_generation 2: the second stow retires");
-    // 5: stowed and kept by the token's holder, which drops it by hand and drops the token.
+    let token = store.deactivate(h).unwrap().unwrap();
+    // SAFETY: `deactivate` left object 4 in the cell.
+    let h = unsafe { store.activate(map.compact(token).ok().unwrap()) };
+    assert!(store.deactivate(h).unwrap().is_none(), "max_generation 2: the second deactivate retires");
+    // 5: deactivated and kept by the token's holder, which drops it by hand and drops the token.
     let h = store.insert(tracked(&log, 5));
-    let kept = store.stow(h).unwrap().unwrap();
-    // 6: stowed, dropped by hand, the cell recycled, and 7 placed in it.
+    let kept = store.deactivate(h).unwrap().unwrap();
+    // 6: deactivated, dropped by hand, the cell recycled, and 7 placed in it.
     let h = store.insert(tracked(&log, 6));
-    let recycled = store.stow(h).unwrap().unwrap();
+    let recycled = store.deactivate(h).unwrap().unwrap();
     let recycled_slot = recycled.slot();
     // 8: a taken cell never written; the token just goes.
     let unused = store.take_cell().unwrap();
@@ -423,7 +424,7 @@ fn every_object_is_dropped_once_whatever_its_pooling_history() {
     let hidden = arena.insert(tracked(&log, 11));
     arena.set_lifecycle(hidden.raw(), Lifecycle::Garbage).unwrap();
 
-    // SAFETY: `stow` left object 5 in the cell; the arena no longer owns it and this is its
+    // SAFETY: `deactivate` left object 5 in the cell; the arena no longer owns it and this is its
     // one drop. The cell stays mapped while `arena` lives.
     unsafe { std::ptr::drop_in_place(kept.cell().cast::<Tracked>().as_ptr()) };
     abandon(kept);
@@ -437,7 +438,7 @@ fn every_object_is_dropped_once_whatever_its_pooling_history() {
 
     let before_drop: Vec<u32> = (0..12).map(|id| log.times(id)).collect();
     assert_eq!(before_drop, vec![0, 0, 0, 0, 1, 1, 1, 0, 0, 1, 0, 0]);
-    for h in live.iter().chain([&readopted, &built, &reused, &permanent]) {
+    for h in live.iter().chain([&reactivated, &built, &reused, &permanent]) {
         assert!(arena.get(*h).is_some());
     }
     assert_eq!(ids_ticked(&mut arena), vec![0, 1, 2, 3, 7]);
@@ -447,10 +448,10 @@ fn every_object_is_dropped_once_whatever_its_pooling_history() {
     assert_eq!(log.total(), 11);
 }
 
-/// A stow's token compacted by the class's map names the object's cell, which still holds
-/// it, and adopting the compact token brings the object back.
+/// A deactivation's token compacted by the class's map names the object's cell, which still holds
+/// it, and activating the compact token brings the object back.
 #[test]
-fn a_stow_compacted_by_the_class_map_names_the_cell_and_adopts_back() {
+fn a_deactivation_compacted_by_the_class_map_names_the_cell_and_activates_back() {
     #[derive(Debug, PartialEq)]
     struct Shot(u64);
     let mut arena = Arena::with_config(SMALL);
@@ -461,13 +462,13 @@ fn a_stow_compacted_by_the_class_map_names_the_cell_and_adopts_back() {
         let mut store = arena.store_mut::<Shot>().unwrap();
         let address = store.get(h).unwrap() as *const Shot as *mut u8;
         let found = store.releasable(h).unwrap();
-        let cell = map.compact(found.stow().expect("below the ceiling")).expect("a cell of the class");
+        let cell = map.compact(found.deactivate().expect("below the ceiling")).expect("a cell of the class");
         assert!(!cell.is_occupied());
         // SAFETY: the map's arena is alive and the token came from its class.
         assert_eq!(unsafe { map.cell(&cell) }.as_ptr(), address, "object {i}");
-        assert!(arena.get(h).is_none(), "stowed: the handle is stale");
-        // SAFETY: the stowed cell holds the object untouched; adopted back, it is live.
-        let again = unsafe { arena.store_mut::<Shot>().unwrap().adopt(cell) };
+        assert!(arena.get(h).is_none(), "deactivated: the handle is stale");
+        // SAFETY: the deactivated cell holds the object untouched; activated back, it is live.
+        let again = unsafe { arena.store_mut::<Shot>().unwrap().activate(cell) };
         assert_eq!(arena.get(again), Some(&Shot(i as u64)));
     }
 }
@@ -535,7 +536,7 @@ fn keep_at_the_generation_ceiling_retires_the_slot_and_drops_the_object() {
 }
 
 /// `take_kept` hands the kept objects out as compact tokens (the pool's trim and shutdown),
-/// which adopt as a stow's would; `drop_kept` drops them and makes their slots vacant.
+/// which activate as a deactivation's would; `drop_kept` drops them and makes their slots vacant.
 #[test]
 fn kept_objects_leave_as_tokens_or_are_dropped_in_place() {
     let log = Drops::default();
@@ -552,7 +553,7 @@ fn kept_objects_leave_as_tokens_or_are_dropped_in_place() {
     assert_eq!((store.kept(), store.len()), (0, 0));
     let mut store = arena.store_mut::<Tracked>().unwrap();
     // SAFETY: each token was a kept cell holding its `Tracked`, this class's.
-    let back: Vec<_> = taken.into_iter().map(|cell| unsafe { store.adopt(cell) }).collect();
+    let back: Vec<_> = taken.into_iter().map(|cell| unsafe { store.activate(cell) }).collect();
     assert_eq!(ids_ticked(&mut arena), vec![0, 1, 2, 3]);
     assert_eq!(log.total(), 0);
 

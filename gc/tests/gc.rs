@@ -338,7 +338,7 @@ fn a_subtree_is_walked_once_checked_whole_and_ends_by_its_operations() {
     assert!(take_log(&log).is_empty());
 
     // `destroy_sub_objects` ends what lies below, deepest first, and keeps the owner, which
-    // then owns nothing (a `Reuse` pool resets and stows it).
+    // then owns nothing (a `Reuse` pool resets and deactivates it).
     let mut subtree = heap.subtree(tower.raw()).unwrap();
     assert_eq!(subtree.root_mut::<Hooked>().unwrap().name, "tower");
     assert!(subtree.root_mut::<Node>().is_none(), "the root is not a Node");

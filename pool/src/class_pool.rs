@@ -345,7 +345,7 @@ impl<T> std::ops::Deref for Typed<'_, T> {
 }
 
 impl<T: 'static> Typed<'_, T> {
-    /// The class's typed store. The pool owns its class's lifecycle: it adopts, keeps and
+    /// The class's typed store. The pool owns its class's lifecycle: it activates, keeps and
     /// takes back cells beside the collector, and counts each itself.
     #[inline(always)]
     fn store<'h>(&self, heap: &'h mut Heap) -> ClassStore<'h, T> {
@@ -439,12 +439,12 @@ impl<T: Poolable> Typed<'_, T> {
         }
         let object = store.compact_cell(&cell);
         // SAFETY: every cell in the magazines came from this class's arena (take_cell, the
-        // returned list, stow, compacted by its map) and holds an object a worker built or
+        // returned list, deactivate, compacted by its map) and holds an object a worker built or
         // `Reuse` reset.
-        let handle = unsafe { store.adopt(cell) };
+        let handle = unsafe { store.activate(cell) };
         // The class kept nothing: a kept object is taken first.
         self.pool.core.spawned(0);
-        // SAFETY: adopted just now; `&mut Heap` makes it ours for the call.
+        // SAFETY: activated just now; `&mut Heap` makes it ours for the call.
         let object = unsafe { &mut *object.as_ptr() };
         init(object);
         object.on_spawn();
@@ -462,7 +462,7 @@ impl<T: Poolable> Typed<'_, T> {
             let value = unsafe { create_unchecked::<T>(core.recipe()) }();
             let cell = heap.take_cell(class)?;
             // SAFETY: `take_cell` hands over an uninitialised cell of the class, `T`'s
-            // (`Typed`), ours alone until it is adopted; written once, here.
+            // (`Typed`), ours alone until it is activated; written once, here.
             unsafe { cell.cell().cast::<T>().as_ptr().write(value) };
             Ok(compact(core.map(), cell))
         })

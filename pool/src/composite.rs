@@ -8,7 +8,7 @@
 //! own class's store** (a class's cells are one contiguous region, so a part cannot live
 //! in the owner's): the game thread takes a vacant cell of the owner's class and one of
 //! each part's class, queues the set as one token (an [`Assembly`]), and a worker builds
-//! all of them in it. A spawn pops the token, adopts every cell and links each part to the
+//! all of them in it. A spawn pops the token, activates every cell and links each part to the
 //! owner ([`Heap::set_outer`]): a few stores per part, no construction, no allocation.
 //!
 //! ```text
@@ -16,12 +16,12 @@
 //!   take_cell(Tower) + take_cell(Turret) … ──► to_build: Assembly ──► assemble() → (Tower, (Turret, …))
 //!                                                                      write each into its cell
 //!   spawn ◄── pop Assembly ◄── magazines ◄──────────────────────────── publish
-//!     adopt Tower, adopt Turret …, set_outer(part, tower)               (one token per composite)
+//!     activate Tower, activate Turret …, set_outer(part, tower)           (one token per composite)
 //!
 //!   release   Default ─► owner + parts Garbage ─► GC purge ─┐ parts' cells: their classes' own way
 //!             Purge   ─► destroy_now(owner + parts) ────────┴► owner's cell: returned ─► `ended`
 //!                                                                ─► new part cells ─► to_build
-//!             Reuse   ─► parts intact? reset all, stow all ─► magazines as one Assembly (ready at once)
+//!             Reuse   ─► parts intact? reset all, deactivate all ─► magazines as one Assembly (ready at once)
 //!                        a part missing, relinked or added ─► `broken`: ends as Purge
 //! ```
 //!
@@ -73,7 +73,7 @@ pub const MAX_PARTS: usize = 6;
 /// |---|---|---|
 /// | `Default` | owner and parts become garbage together (the sub-object rule); the collector purges them | a set the workers built after the purge |
 /// | `Purge` | owner and parts destroyed now | a set the workers rebuilt |
-/// | `Reuse` | owner and parts reset and stowed as one set, if the owner's sub-objects are, class for class, one visible, unrooted leaf per part; otherwise (a part destroyed or cut loose on its own, another sub-object added) the set is destroyed as under `Purge`, counted in [`CompositeStats::broken`] | the same set, reset, at once |
+/// | `Reuse` | owner and parts reset and deactivated as one set, if the owner's sub-objects are, class for class, one visible, unrooted leaf per part; otherwise (a part destroyed or cut loose on its own, another sub-object added) the set is destroyed as under `Purge`, counted in [`CompositeStats::broken`] | the same set, reset, at once |
 ///
 /// The `Reuse` check goes by class, not by identity: an object of a part's class linked to
 /// the owner in place of a part cut loose is reused as that part (reset, and handed out
@@ -170,10 +170,10 @@ pub struct PartClass {
     register: fn(&mut Heap) -> Result<ClassId, ArenaError>,
     drop: unsafe fn(NonNull<u8>),
     take_cell: fn(&mut Heap, ClassId) -> Result<FreedCell, ArenaError>,
-    adopt: unsafe fn(&mut Heap, ClassId, CompactCell) -> RawHandle,
+    activate: unsafe fn(&mut Heap, ClassId, CompactCell) -> RawHandle,
     on_spawn: unsafe fn(NonNull<u8>),
     on_release: fn(&mut Heap, RawHandle, bool),
-    stow: fn(&mut Heap, ClassId, RawHandle) -> Result<Option<FreedCell>, ArenaError>,
+    deactivate: fn(&mut Heap, ClassId, RawHandle) -> Result<Option<FreedCell>, ArenaError>,
 }
 
 impl fmt::Debug for PartClass {
@@ -192,7 +192,7 @@ impl PartClass {
             register: |heap| heap.class_id::<P>(),
             drop: drop_part::<P>,
             take_cell: |heap, class| heap.store_of::<P>(class)?.take_cell(),
-            adopt: adopt_part::<P>,
+            activate: activate_part::<P>,
             on_spawn: on_spawn_part::<P>,
             on_release: |heap, raw, reset| {
                 if let Some(part) = heap.get_mut(Handle::<P>::from_raw(raw)) {
@@ -202,7 +202,7 @@ impl PartClass {
                     }
                 }
             },
-            stow: |heap, class, raw| heap.store_of::<P>(class)?.stow(Handle::from_raw(raw)),
+            deactivate: |heap, class, raw| heap.store_of::<P>(class)?.deactivate(Handle::from_raw(raw)),
         }
     }
 }
@@ -216,16 +216,16 @@ unsafe fn drop_part<P>(cell: NonNull<u8>) {
     unsafe { std::ptr::drop_in_place(cell.cast::<P>().as_ptr()) }
 }
 
-/// [`PartClass::adopt`] for `P`: the part in `cell` becomes live; returns its handle.
+/// [`PartClass::activate`] for `P`: the part in `cell` becomes live; returns its handle.
 ///
 /// # Safety
 /// `class` is `P`'s in this heap (the id `register` returned), and `cell` is one of its
 /// cells, compacted by its map, holding a built `P` that from now on belongs to the arena.
-unsafe fn adopt_part<P: Poolable>(heap: &mut Heap, class: ClassId, cell: CompactCell) -> RawHandle {
+unsafe fn activate_part<P: Poolable>(heap: &mut Heap, class: ClassId, cell: CompactCell) -> RawHandle {
     // SAFETY: the caller's contract: the class is `P`'s, so its store is typed right.
     let mut store = unsafe { heap.store_of_unchecked::<P>(class) };
     // SAFETY: the caller's contract: a built `P` in one of the class's cells.
-    unsafe { store.adopt(cell) }.raw()
+    unsafe { store.activate(cell) }.raw()
 }
 
 /// [`PartClass::on_spawn`] for `P`, on the part in `cell`.
@@ -557,26 +557,26 @@ impl<O: Composite> CompositePool<O> {
         let mut store = unsafe { heap.store_of_unchecked::<O>(self.classes.owner) };
         let object = store.compact_cell(&owner);
         // SAFETY: every assembly the pool holds has a built `O` in an owner cell of this
-        // class (a worker's build, an inline build or a `Reuse` stow).
-        let h = unsafe { store.adopt(owner) };
+        // class (a worker's build, an inline build or a `Reuse` deactivation).
+        let h = unsafe { store.activate(owner) };
         let mut raws = [RawHandle::new(0, std::num::NonZeroU32::MIN); MAX_PARTS];
         for (i, cell) in parts.into_iter().enumerate() {
             let Some(cell) = cell else { break };
             let (part, id) = self.classes.parts[i].expect("a class per part");
             // SAFETY: `id` is the part's class in this heap (`new` registered it), and the
             // cell is one of its, holding a built part.
-            let raw = unsafe { (part.adopt)(heap, id, cell) };
+            let raw = unsafe { (part.activate)(heap, id, cell) };
             let linked = heap.set_outer(raw, Some(h.raw()));
             debug_assert!(linked.is_ok(), "linking a fresh part failed: {linked:?}");
             raws[i] = raw;
         }
-        // SAFETY: adopted just now; `&mut Heap` makes it ours for the call, and nothing
+        // SAFETY: activated just now; `&mut Heap` makes it ours for the call, and nothing
         // below reaches the heap.
         let object = unsafe { &mut *object.as_ptr() };
         object.attach(O::Parts::handles(&raws));
         init(object);
         for ((part, _), cell) in self.classes.parts().zip(cells) {
-            // SAFETY: each part was adopted into its cell just now, and is borrowed by
+            // SAFETY: each part was activated into its cell just now, and is borrowed by
             // nothing else (`&mut Heap` is ours; the owner's borrow is another cell).
             unsafe { (part.on_spawn)(cell) };
         }
@@ -623,7 +623,7 @@ impl<O: Composite> CompositePool<O> {
         Some(raws)
     }
 
-    /// `Reuse` of an intact composite: every hook, every stow, and the set back among the
+    /// `Reuse` of an intact composite: every hook, every deactivation, and the set back among the
     /// ready ones.
     fn reuse(&mut self, heap: &mut Heap, owner: RawHandle, parts: [RawHandle; MAX_PARTS]) -> Result<(), PoolError> {
         let h = Handle::<O>::from_raw(owner);
@@ -640,15 +640,15 @@ impl<O: Composite> CompositePool<O> {
         let mut whole = true;
         for (i, (part, id)) in self.classes.parts().enumerate() {
             // Checked by `intact_parts` (visible, unrooted) under the same borrow.
-            match (part.stow)(heap, id, parts[i]) {
+            match (part.deactivate)(heap, id, parts[i]) {
                 Ok(Some(cell)) => cells[i] = Some(compact(&map.parts[i].expect("a map per part"), cell)),
                 // Retired at the generation ceiling: the part was dropped, no cell.
                 Ok(None) => whole = false,
-                Err(e) => unreachable!("an intact part refused its stow: {e}"),
+                Err(e) => unreachable!("an intact part refused its deactivation: {e}"),
             }
         }
-        let stowed = heap.store_of::<O>(self.classes.owner)?.stow(h)?;
-        let assembly = match stowed {
+        let deactivated = heap.store_of::<O>(self.classes.owner)?.deactivate(h)?;
+        let assembly = match deactivated {
             Some(owner) => Ok(Assembly { owner: compact(&map.owner, owner), parts: cells }),
             None => Err(cells),
         };
@@ -659,7 +659,7 @@ impl<O: Composite> CompositePool<O> {
                 self.core.retired();
                 let cells = match partial {
                     Ok(assembly) => {
-                        // SAFETY: stowed just now: the owner's cell holds the reset owner.
+                        // SAFETY: deactivated just now: the owner's cell holds the reset owner.
                         unsafe { std::ptr::drop_in_place(self.core.cell(&assembly).cast::<O>().as_ptr()) };
                         recycle_owner::<O>(&self.core, heap, assembly.owner);
                         assembly.parts
@@ -670,7 +670,7 @@ impl<O: Composite> CompositePool<O> {
                     let Some(cell) = cell else { continue };
                     let (part, _) = self.classes.parts[i].expect("a class per part");
                     let part_map = map.parts[i].expect("a map per part");
-                    // SAFETY: stowed just now: the cell holds the reset part, ours alone.
+                    // SAFETY: deactivated just now: the cell holds the reset part, ours alone.
                     unsafe { (part.drop)(part_map.cell(&cell)) };
                     // SAFETY: compacted by this map from this arena's token.
                     let back = heap.recycle(unsafe { part_map.expand(cell) });
@@ -777,9 +777,9 @@ fn recycle<O: Composite>(core: &Core<O>, heap: &mut Heap, assembly: Assembly) {
     }
 }
 
-/// Whether the object `raw` names is visible and may be stowed (neither rooted nor
+/// Whether the object `raw` names is visible and may be deactivated (neither rooted nor
 /// permanent).
-fn may_stow(heap: &Heap, raw: RawHandle) -> bool {
+fn may_deactivate(heap: &Heap, raw: RawHandle) -> bool {
     heap.table().resolve(raw).is_ok_and(|slot| !slot.is_rooted() && !slot.flags().contains(ObjectFlags::PERMANENT))
 }
 
@@ -819,8 +819,8 @@ impl<O: Composite> ErasedComposite for CompositePool<O> {
         let parts = self.intact_parts(heap, raw);
         let policy = self.core.config().policy;
         if policy == Policy::Reuse && self.core.owned() <= self.core.config().max {
-            if let Some(parts) = parts.filter(|_| may_stow(heap, raw)) {
-                // Everything the stows need was checked: the walk below (which allocates)
+            if let Some(parts) = parts.filter(|_| may_deactivate(heap, raw)) {
+                // Everything the deactivations need was checked: the walk below (which allocates)
                 // is not needed. The end listeners hear first, the parts before the owner.
                 tell_ends(heap, &parts[..self.classes.count], raw);
                 self.core.released();
@@ -925,7 +925,7 @@ impl<O: Composite> CompositePool<O> {
 }
 
 impl<O: Composite> CompositePool<O> {
-    /// The pool's counters (a composite's class keeps nothing: its `Reuse` stows sets).
+    /// The pool's counters (a composite's class keeps nothing: its `Reuse` deactivates sets).
     /// `returned`: the owner class's ended objects not taken yet.
     fn pool_stats(&self, returned: Returned) -> PoolStats {
         let stats = self.core.stats(mem::size_of::<Self>(), Kept::default(), returned);
@@ -977,7 +977,7 @@ impl CompositeSlot {
         let mut erased = |owner: NonNull<u8>| {
             if let Some(init) = init.take() {
                 // SAFETY: the pool's owner type is `T` (checked above), and the spawn lends
-                // the adopted owner for the call.
+                // the activated owner for the call.
                 init(unsafe { &mut *owner.cast::<T>().as_ptr() });
             }
         };
@@ -1002,7 +1002,7 @@ fn tell_ends(heap: &mut Heap, parts: &[RawHandle], owner: RawHandle) {
     }
     for &raw in parts.iter().chain([&owner]) {
         let told = heap.notify_end(raw);
-        debug_assert!(told.is_ok(), "checked by `may_stow`: {told:?}");
+        debug_assert!(told.is_ok(), "checked by `may_deactivate`: {told:?}");
     }
 }
 

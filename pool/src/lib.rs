@@ -5,7 +5,7 @@
 //! back for asynchronous rebuilding.
 //!
 //! ```text
-//!             spawn ──► pop loaded magazine ──► adopt cell → Handle      (hit: no construction)
+//!             spawn ──► pop loaded magazine ──► activate cell → Handle      (hit: no construction)
 //!                          │ empty: previous, then a full magazine from the depot
 //!                          │ nothing ready: construct inline (miss), ask workers to grow
 //!   destroy by policy:

@@ -2,13 +2,13 @@
 //! (its depot, workers, recipe and config), the game thread's two magazines, the tallies and
 //! the trim window, and is the only code that moves the count of objects checked out to the
 //! game thread. A class's pool and a composite pool are adapters over it: each says only
-//! how its cells are taken from the arena, adopted into the world and given back. (A
+//! how its cells are taken from the arena, activated into the world and given back. (A
 //! standalone [`Pool`](crate::Pool) shares the crew, with a pair of magazines per thread.)
 //!
 //! ```text
 //!   adapter (ClassPool, CompositePool)          PoolCore
 //!   ──────────────────────────────────          ────────
-//!   spawn:   pop ─► adopt, hooks                pop / refill (depot) ─► spawned
+//!   spawn:   pop ─► activate, hooks                pop / refill (depot) ─► spawned
 //!   miss:    take cells, build inline           spawned_inline (checked out)
 //!   Reuse:   reset ─► put back                  put_back (magazines; dropped when full)
 //!   growth:  take cells from the arena          grow (within max) ─► depot's build queue
@@ -341,7 +341,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
     #[inline(never)]
     fn discard(&mut self, cell: C) {
         // SAFETY: a checked-out token holds what the recipe built (a worker, an inline
-        // build, a `Reuse` stow), the pool's alone; it goes to the spare list right after,
+        // build, a `Reuse` deactivation), the pool's alone; it goes to the spare list right after,
         // vacant, so this is its one drop.
         unsafe { self.crew.recipe().drop_built(&cell, &self.map) };
         self.depot().give_back(cell);

@@ -105,7 +105,7 @@ impl Pools {
     /// # Safety
     /// The caller must not replace the heap (`mem::swap`, `mem::replace`, `mem::take`, an
     /// assignment through the reference): the pools' cells, and the objects their workers
-    /// are building in them, belong to this heap's arena, and the pools adopt them into it
+    /// are building in them, belong to this heap's arena, and the pools activate them into it
     /// unchecked.
     ///
     /// ```compile_fail

@@ -23,7 +23,7 @@ impl WorldBuilder {
 }
 
 impl World {
-    /// Spawns a composite of `O` (see [`Composite`]): pops a set its workers built, adopts
+    /// Spawns a composite of `O` (see [`Composite`]): pops a set its workers built, activates
     /// the owner and each part, and links each part to the owner ([`World::set_outer`]'s
     /// link) — no construction and no allocation on this thread once the pool is warm.
     /// Returns the owner's handle and each part's; the parts are also the owner's

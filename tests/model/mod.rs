@@ -403,7 +403,7 @@ impl Harness {
     }
 
     /// Records a new live object.
-    fn adopt<T: Kind>(&mut self, h: Handle<T>, value: u64, rooted: bool, outer: Option<RawHandle>) {
+    fn activate<T: Kind>(&mut self, h: Handle<T>, value: u64, rooted: bool, outer: Option<RawHandle>) {
         let bits = h.raw().to_bits();
         assert!(self.issued.insert(bits), "handle {:?} issued twice", h.raw());
         let object = self.world.get_mut(h).expect("made just now");
@@ -433,7 +433,7 @@ impl Harness {
             },
             How::Insert => self.world.insert(T::new(&self.drops)),
         };
-        self.adopt(h, value, rooted, None);
+        self.activate(h, value, rooted, None);
     }
 
     fn spawn_sub<T: Kind>(&mut self, outer: RawHandle) {
@@ -444,7 +444,7 @@ impl Harness {
         } else {
             self.world.spawn_sub::<T, ()>(Handle::from_raw(outer)).unwrap()
         };
-        self.adopt(h, 7, false, Some(outer));
+        self.activate(h, 7, false, Some(outer));
     }
 
     /// `h` and every object below it through owner links, live or not.

@@ -12,9 +12,9 @@
 //! ```
 //!
 //! An end's seam is the class entry's `release`, the one place a slot is released: a
-//! remove, a destroy (the collector's purge and `destroy_now` end there), a stow, a
+//! remove, a destroy (the collector's purge and `destroy_now` end there), a deactivation, a
 //! retirement. Each end listener hears of each object at most once: [`Arena::notify_end`]
-//! tells them early (a pool's destroy, before it resets or stows the object) and flags the
+//! tells them early (a pool's destroy, before it resets or deactivates the object) and flags the
 //! slot, and the release that follows stays silent.
 //!
 //! A spawn has no such seam: an object is complete when whoever made it says so (a pool
@@ -57,7 +57,7 @@ impl ListenerId {
 impl Arena {
     /// Adds `listener` to class `T`'s end listeners (UE's `FUObjectDeleteListener`): it is
     /// called with the handle and the object, still intact, whenever an object of `T` ends
-    /// — removed, destroyed, stowed by a pool, purged or destroyed at once by a collector,
+    /// — removed, destroyed, deactivated by a pool, purged or destroyed at once by a collector,
     /// retired — just before its slot is released, or earlier through
     /// [`notify_end`](Self::notify_end); once per object either way. A class may have
     /// several; they run in the order they were added. Registers `T` if needed.

@@ -15,7 +15,7 @@
 //!
 //! Nothing outside this module touches a part's fields. The arena resolves a handle to its
 //! class and calls the entry; the entry moves cells between states
-//! ([`transitions`]): vacant → live (`place`, `adopt`), live → vacant,
+//! ([`transitions`]): vacant → live (`place`, `activate`), live → vacant,
 //! kept, out or retired (`release` and its callers), kept → live (`reuse`), out → vacant
 //! (`recycle`). Each cell of a granted slab is, at any time, exactly one of live, vacant,
 //! kept, out or retired, so [`len`](ClassEntry::len) is derived and the hot insert and

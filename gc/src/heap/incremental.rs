@@ -24,7 +24,7 @@
 //! `par_tick`, `retain`, a `Releasable`'s object), and handles change only through `&mut`
 //! ([`Trace`](crate::Trace) rule 5). So while a mark runs the arena's *write barrier*
 //! ([`Arena::set_barrier`](respawn_arena::Arena::set_barrier)) notes every object lent
-//! mutably, every object made live (`insert`, `adopt`: born non-white, their fields written
+//! mutably, every object made live (`insert`, `activate`: born non-white, their fields written
 //! by the game), and every object rooted, given an owner or re-flagged; the heap notes the
 //! members of clusters made during the mark. A slice begins by visiting each noted object
 //! again: its borrow has ended (the slice holds `&mut Heap`), so the visit reads what the
@@ -112,7 +112,7 @@
 //! from advancing; the flag and gather cursors only move forward.
 //!
 //! **Cost when no mark runs:** one well-predicted branch in `get_mut`, a store's `get_mut`,
-//! `insert`, `adopt`, `tick`: a flag in the arena or the class entry, in cache. During a
+//! `insert`, `activate`, `tick`: a flag in the arena or the class entry, in cache. During a
 //! mark, a note is a `Vec` push (leaf classes are not noted at all: a value with no handle
 //! cannot store one), and the next slice visits the object again; a `tick` of a traced
 //! class notes the class, and the next slice visits its non-white objects again.

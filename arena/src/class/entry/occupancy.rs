@@ -25,8 +25,8 @@ pub(super) struct Occupancy {
     pub(super) kept_total: u64,
     /// Cells of the slabs granted to the class (and not decommitted).
     pub(super) granted: usize,
-    /// Cells whose tokens are out: taken (`take_cell`), stowed, or returned, and not yet
-    /// adopted or recycled (a dropped token stays out for good).
+    /// Cells whose tokens are out: taken (`take_cell`), deactivated, or returned, and not yet
+    /// activated or recycled (a dropped token stays out for good).
     pub(super) out: usize,
     /// Slots retired: the generation ceiling, or a panicking destructor. (A count of slots
     /// fits a `u32`, as a slot index does.)

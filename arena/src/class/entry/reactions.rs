@@ -49,7 +49,7 @@ impl Hooks {
     pub(super) const LISTENING: u8 = 2;
     /// Some object of the class is dormant: a release wakes its cell.
     pub(super) const DORMANT: u8 = 4;
-    /// What a release in place (a stow, a keep, a destroy) stops for.
+    /// What a release in place (a deactivation, a keep, a destroy) stops for.
     pub(super) const RELEASE: u8 = Self::LISTENING | Self::DORMANT;
     /// The class has spawn listeners, told once a spawn is complete.
     pub(super) const SPAWNING: u8 = 8;

@@ -1,4 +1,4 @@
-//! How a class's cells move between states: vacant → live (`place`, `adopt`), live →
+//! How a class's cells move between states: vacant → live (`place`, `activate`), live →
 //! vacant, kept, out or retired (`release` and its callers), kept → live (`reuse`), out →
 //! vacant (`recycle`), and how the class takes a slab when it has no vacant cell (`grow`).
 
@@ -97,7 +97,7 @@ impl ClassEntry {
     }
 
     /// Hands out a vacant cell as a token, its slot [`Lent`](Lifecycle::Lent) until the
-    /// cell comes back through `adopt` or `recycle`.
+    /// cell comes back through `activate` or `recycle`.
     #[inline]
     pub(crate) fn take_cell(&mut self, table: &ObjectTable, alloc: &ChunkAllocator) -> Result<FreedCell, ArenaError> {
         let index = self.pop_vacant(table, alloc)?;
@@ -138,11 +138,11 @@ impl ClassEntry {
     /// The class is `T`'s; `cell` was compacted by its `CellMap` from a token this class
     /// handed out, and holds an initialised `T` that from now on belongs to the arena.
     #[inline(always)]
-    pub(crate) unsafe fn adopt<T>(&mut self, cell: CompactCell) -> Handle<T> {
+    pub(crate) unsafe fn activate<T>(&mut self, cell: CompactCell) -> Handle<T> {
         let n = cell.number();
         debug_assert!(n < self.geometry.capacity, "token of another class");
         let slot = self.geometry.slot(n);
-        debug_assert!(slot.flags().is_vacant(), "adopting occupied slot {}", self.geometry.slot_of(n));
+        debug_assert!(slot.flags().is_vacant(), "activating occupied slot {}", self.geometry.slot_of(n));
         let generation = slot.occupy();
         self.occupancy.set_live(n, true);
         self.occupancy.out -= 1;
@@ -181,7 +181,7 @@ impl ClassEntry {
     /// object. The caller checked that the token is one of this class's.
     pub(crate) fn recycle(&mut self, token: FreedCell) {
         let n = token.slot - self.geometry.start;
-        // A token from `take_cell` or a stow is `Lent` / `InPool`: plain vacant again.
+        // A token from `take_cell` or a deactivation is `Lent` / `InPool`: plain vacant again.
         self.geometry.slot(n).flags.store(Lifecycle::Vacant.flags().bits(), Ordering::Release);
         poison::poison(token.cell.as_ptr(), self.geometry.cell_size);
         self.occupancy.free.push(token.slot);
@@ -189,13 +189,13 @@ impl ClassEntry {
     }
 
     /// Releases the visible object `found` to [`Lifecycle::InPool`], its handles stale, and
-    /// hands its cell out as a token with the object still in it (a stow). `None`: the slot
+    /// hands its cell out as a token with the object still in it (a deactivation). `None`: the slot
     /// reached the generation ceiling and retired, and the object was dropped here.
     ///
     /// # Safety
     /// The class is `T`'s, and `found` is a live `T` of it, releasable.
     #[inline(always)]
-    pub(crate) unsafe fn stow<T>(
+    pub(crate) unsafe fn deactivate<T>(
         &mut self,
         table: &ObjectTable,
         outers: &mut Outers,
@@ -214,7 +214,7 @@ impl ClassEntry {
     /// generation ceiling and retired, and the object was dropped here.
     ///
     /// # Safety
-    /// As [`stow`](Self::stow).
+    /// As [`deactivate`](Self::deactivate).
     #[inline(always)]
     pub(crate) unsafe fn keep<T>(&mut self, table: &ObjectTable, outers: &mut Outers, found: Found) -> bool {
         // SAFETY: the caller's contract.
@@ -227,11 +227,11 @@ impl ClassEntry {
     }
 
     /// Releases the visible `T` `found` to [`Lifecycle::InPool`], the object left in its
-    /// cell for a stow or a keep. `false`: the slot reached the generation ceiling and
+    /// cell for a deactivation or a keep. `false`: the slot reached the generation ceiling and
     /// retired, and the object was dropped here.
     ///
     /// # Safety
-    /// As [`stow`](Self::stow).
+    /// As [`deactivate`](Self::deactivate).
     #[inline(always)]
     unsafe fn release_in_pool<T>(&mut self, table: &ObjectTable, outers: &mut Outers, found: Found) -> bool {
         let max_generation = self.geometry.max_generation;
@@ -346,7 +346,7 @@ impl ClassEntry {
     /// the live bitmap, and out of the sub-object lists when the flags say it is linked (its
     /// own sub-objects are cut loose). Returns whether the slot retired (counted here). What
     /// happens to the cell is the caller's: [`free_cell`](Self::free_cell) it, or keep it
-    /// (a stow).
+    /// (a deactivation).
     ///
     /// The common case — no listener, no dormant object, no link, below the ceiling — is one
     /// test of the class's hooks byte, one of the flags and one of the generation, then two
@@ -459,7 +459,7 @@ impl ClassEntry {
 
 /// The state a released slot takes when it is not retired: `Vacant` for the class's
 /// vacant list, `Lent` for a cell the class returns (`returned`: it belongs to the class's
-/// owner until it comes back through `adopt` or `recycle`, which a layout picture shows).
+/// owner until it comes back through `activate` or `recycle`, which a layout picture shows).
 #[inline(always)]
 fn vacant_state(returned: bool) -> Lifecycle {
     match returned {
