@@ -73,50 +73,32 @@ impl Recipe<CompactCell> for dyn Build {
     }
 }
 
-/// A class's release hooks, as data: a release that knows the object only by its class
-/// calls them ([`Poolable::on_release`], and [`reset`](Poolable::reset) for `Reuse`).
-#[derive(Clone, Copy)]
-struct Hooks {
-    /// The class's type: a typed call checks it (debug builds) or a caller vouches for it.
-    type_id: TypeId,
-    /// `on_release`.
-    release: Hook,
-    /// `reset`.
-    reset: Hook,
-    /// `on_release`, then `reset`: a `Reuse` release of an object the class keeps.
-    reuse: Hook,
-}
-
-/// One of [`Hooks`]: runs on an object of the class, lent to it alone.
-type Hook = unsafe fn(NonNull<u8>);
-
-/// [`Hooks::release`] for `T`.
+/// A release of an object of the pool's class, monomorphised for it when the pool is made:
+/// [`Pools`](crate::Pools), which knows the object's type only as `T: 'static`, calls the
+/// class's own code through it, hooks and all, in one indirect call
+/// ([`ClassPool::destroy_erased`], [`ClassPool::release_erased`]).
 ///
 /// # Safety
-/// `object` is a live `T`, lent to the call alone.
-unsafe fn release_hook<T: Poolable>(object: NonNull<u8>) {
-    // SAFETY: the caller's contract.
-    unsafe { object.cast::<T>().as_mut() }.on_release();
-}
+/// `pool` is the pool that holds the function (so the function is for its class), and
+/// `raw` names an object of that class's range, or a stale or vacant one.
+type ReleaseFn = unsafe fn(pool: &mut ClassPool, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError>;
 
-/// [`Hooks::reset`] for `T`.
+/// [`ReleaseFn`] for `T`: [`Typed::destroy`].
 ///
 /// # Safety
-/// As [`release_hook`].
-unsafe fn reset_hook<T: Poolable>(object: NonNull<u8>) {
-    // SAFETY: the caller's contract.
-    unsafe { object.cast::<T>().as_mut() }.reset();
+/// As [`ReleaseFn`].
+unsafe fn destroy_as<T: Poolable>(pool: &mut ClassPool, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+    // SAFETY: the caller's contract: `pool` is `T`'s.
+    unsafe { pool.typed_unchecked::<T>() }.destroy(heap, Handle::from_raw(raw))
 }
 
-/// [`Hooks::reuse`] for `T`.
+/// [`ReleaseFn`] for `T`: [`Typed::release`], the checked release of an owner.
 ///
 /// # Safety
-/// As [`release_hook`].
-unsafe fn reuse_hooks<T: Poolable>(object: NonNull<u8>) {
-    // SAFETY: the caller's contract.
-    let object = unsafe { object.cast::<T>().as_mut() };
-    object.on_release();
-    object.reset();
+/// As [`ReleaseFn`].
+unsafe fn release_as<T: Poolable>(pool: &mut ClassPool, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+    // SAFETY: the caller's contract: `pool` is `T`'s.
+    unsafe { pool.typed_unchecked::<T>() }.release(heap, raw)
 }
 
 /// What [`Pools`](crate::Pools) needs of a pool whatever its class, for the per-frame
@@ -146,11 +128,16 @@ pub(crate) trait ErasedPool: Send {
 }
 
 /// One class's pool: the shared game-thread side ([`PoolCore`]) over the class's cells,
-/// which its workers build by the class's [`Build`], and the class's release hooks.
+/// which its workers build by the class's [`Build`], and the class's releases.
 pub(crate) struct ClassPool {
     core: PoolCore<CompactCell, dyn Build>,
     class: ClassId,
-    hooks: Hooks,
+    /// The class's type: a typed call checks it (debug builds) or a caller vouches for it.
+    type_id: TypeId,
+    /// [`destroy_as`] for the class's type.
+    destroy: ReleaseFn,
+    /// [`release_as`] for the class's type.
+    release: ReleaseFn,
 }
 
 impl fmt::Debug for ClassPool {
@@ -180,13 +167,8 @@ impl ClassPool {
         heap.set_ended_cells(class, if async_drop { EndedCells::ReturnedUndropped } else { EndedCells::Returned })?;
         // `Reuse`: a released object stays in its cell, kept by the class for the next spawn.
         heap.set_keeping(class, config.policy == Policy::Reuse)?;
-        let hooks = Hooks {
-            type_id: TypeId::of::<T>(),
-            release: release_hook::<T>,
-            reset: reset_hook::<T>,
-            reuse: reuse_hooks::<T>,
-        };
-        let mut pool = Self { core, class, hooks };
+        let mut pool =
+            Self { core, class, type_id: TypeId::of::<T>(), destroy: destroy_as::<T>, release: release_as::<T> };
         if config.precreate {
             pool.grow(heap, config.capacity)?;
         }
@@ -197,7 +179,24 @@ impl ClassPool {
     /// Whether this is class `T`'s pool.
     #[inline(always)]
     pub(crate) fn is<T: 'static>(&self) -> bool {
-        self.hooks.type_id == TypeId::of::<T>()
+        self.type_id == TypeId::of::<T>()
+    }
+
+    /// Takes back the object `raw` names, by the pool's policy, as [`Typed::destroy`] does,
+    /// for a caller that found the pool by the object's type but knows it only as
+    /// `'static`: the class's own code, its hooks called statically, in one indirect call.
+    /// `raw` lies in the class's range or the release refuses it.
+    #[inline(always)]
+    pub(crate) fn destroy_erased(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        // SAFETY: the function is this pool's own, for its class; the release checks `raw`.
+        unsafe { (self.destroy)(self, heap, raw) }
+    }
+
+    /// [`Typed::release`] through the class's own code: the checked release of an object
+    /// the caller resolved as one of the pool's class.
+    pub(crate) fn release_erased(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
+        // SAFETY: the function is this pool's own, for its class.
+        unsafe { (self.release)(self, heap, raw) }
     }
 
     /// Takes up to `n` cells from the arena (within `max`) and queues them for the workers.
@@ -355,14 +354,6 @@ impl<T: 'static> Typed<'_, T> {
         unsafe { heap.store_of_unchecked::<T>(self.pool.class) }
     }
 
-    /// Runs one of the class's hooks on `object`.
-    #[inline(always)]
-    fn hook(&self, hook: Hook, object: &mut T) {
-        // SAFETY: the hooks are the class's, `T`'s (`Typed`), and `object` is lent to the
-        // call alone.
-        unsafe { hook(NonNull::from(object).cast()) }
-    }
-
     /// The same view for a shorter borrow: the calls take the view by value (a cold call
     /// then takes the pool's address, not the view's).
     #[inline(always)]
@@ -500,55 +491,13 @@ impl<T: Poolable> Typed<'_, T> {
     }
 }
 
-/// How a release reaches the class's [`Poolable`] hooks: [`ByData`] when the caller knows
-/// only `T: 'static` (`Pools::destroy`, so `World::destroy`: one indirect call to the
-/// pool's [`Hooks`]), [`ByType`] when it knows `T: Poolable` (the typed view: the hooks
-/// inlined).
-pub(crate) trait ReleaseHooks<T> {
-    /// `on_release`, then `reset`: a `Reuse` release the class keeps.
-    fn reuse(pool: &Typed<'_, T>, object: &mut T);
-    /// `on_release`.
-    fn release(pool: &Typed<'_, T>, object: &mut T);
-}
-
-/// [`ReleaseHooks`] through the pool's [`Hooks`], monomorphised when the pool was made.
-pub(crate) struct ByData;
-
-impl<T: 'static> ReleaseHooks<T> for ByData {
-    #[inline(always)]
-    fn reuse(pool: &Typed<'_, T>, object: &mut T) {
-        pool.hook(pool.pool.hooks.reuse, object);
-    }
-
-    #[inline(always)]
-    fn release(pool: &Typed<'_, T>, object: &mut T) {
-        pool.hook(pool.pool.hooks.release, object);
-    }
-}
-
-/// [`ReleaseHooks`] called statically: `T`'s own methods.
-pub(crate) struct ByType;
-
-impl<T: Poolable> ReleaseHooks<T> for ByType {
-    #[inline(always)]
-    fn reuse(_: &Typed<'_, T>, object: &mut T) {
-        object.on_release();
-        object.reset();
-    }
-
-    #[inline(always)]
-    fn release(_: &Typed<'_, T>, object: &mut T) {
-        object.on_release();
-    }
-}
-
-impl<T: 'static> Typed<'_, T> {
+impl<T: Poolable> Typed<'_, T> {
     /// Takes back the object `h` names by the pool's policy: one resolve for the checks,
-    /// the hooks (reached by `H`) and the keep; no error value on the way to success. An
+    /// the hooks and the keep; no error value on the way to success. An
     /// owner of sub-objects takes the checked release ([`release`](Self::release)): its
     /// sub-objects must be checked before anything changes.
     #[inline(always)]
-    pub(crate) fn destroy<H: ReleaseHooks<T>>(&mut self, heap: &mut Heap, h: Handle<T>) -> Result<(), PoolError> {
+    pub(crate) fn destroy(&mut self, heap: &mut Heap, h: Handle<T>) -> Result<(), PoolError> {
         let mut store = self.store(heap);
         let keeping = store.keeping();
         let mut found = match store.releasable(h) {
@@ -564,18 +513,25 @@ impl<T: 'static> Typed<'_, T> {
         let object = found.object();
         // `Reuse` within `max`: the class keeps the object. (Back within `max` after an
         // overflow — the flag says so without counting — releases keep again from here.)
-        if keeping || (self.pool.core.config().policy == Policy::Reuse && !self.pool.core.above_max()) {
-            H::reuse(self, object);
-            let kept = found.keep();
-            if !keeping {
-                self.store(heap).set_keeping(true);
+        if keeping {
+            object.on_release();
+            object.reset();
+            if !found.keep() {
+                self.pool.kept_retired();
             }
+            return Ok(());
+        }
+        if self.pool.core.config().policy == Policy::Reuse && !self.pool.core.above_max() {
+            object.on_release();
+            object.reset();
+            let kept = found.keep();
+            self.store(heap).set_keeping(true);
             if !kept {
                 self.pool.kept_retired();
             }
             return Ok(());
         }
-        H::release(self, object);
+        object.on_release();
         // `found`'s borrow of the heap ends with its last use above.
         self.pool.end_released(heap, h.raw())
     }
@@ -600,7 +556,7 @@ impl<T: 'static> Typed<'_, T> {
         // Checked: the whole subtree may end. Its end listeners hear first.
         subtree.notify_ends();
         let root = subtree.root_mut::<T>().unwrap_or_else(|| unreachable!("checked just now"));
-        self.hook(self.pool.hooks.release, root);
+        root.on_release();
         match self.pool.core.config().policy {
             Policy::Default => {
                 self.pool.core.released();
@@ -621,7 +577,7 @@ impl<T: 'static> Typed<'_, T> {
                 }
                 let mut store = self.store(heap);
                 let mut found = store.releasable(Handle::<T>::from_raw(raw))?;
-                self.hook(self.pool.hooks.reset, found.object());
+                found.object().reset();
                 // Counted as a release by the class's keep tally.
                 if !found.keep() {
                     self.pool.kept_retired();

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use respawn_arena::{ArenaError, ClassId, DropAll, Handle, RawHandle};
 use respawn_gc::{Heap, Object};
 
-use crate::class_pool::{ByData, ClassPool, ErasedPool};
+use crate::class_pool::{ClassPool, ErasedPool};
 use crate::composite::Composites;
 use crate::error::refusal;
 use crate::{Policy, PoolConfig, PoolError, PoolMut, PoolStats, Poolable};
@@ -364,8 +364,9 @@ impl Pools {
             None => self.pooled_class_of(h),
         };
         if let Some(Some(pool)) = class.and_then(|class| self.pools.get_mut(class)) {
-            // SAFETY: `recent_class` and `pooled_class_of` name `T`'s class, whose pool this is.
-            return unsafe { pool.typed_unchecked::<T>() }.destroy::<ByData>(&mut self.heap, h);
+            // `recent_class` and `pooled_class_of` name `T`'s class, whose pool this is: its
+            // destroy is `T`'s own code, hooks inlined.
+            return pool.destroy_erased(&mut self.heap, h.raw());
         }
         self.destroy_checked(h)
     }
@@ -390,10 +391,10 @@ impl Pools {
         let raw = h.raw();
         let class = self.check_class::<T>(raw)?;
         match self.pools.get_mut(class) {
-            Some(Some(pool)) => match pool.typed::<T>() {
-                Some(pool) => pool.release(&mut self.heap, raw),
-                None => unreachable!("`check_class` found `T`'s class, whose pool this is"),
-            },
+            Some(Some(pool)) => {
+                debug_assert!(pool.is::<T>(), "`check_class` found `T`'s class, whose pool this is");
+                pool.release_erased(&mut self.heap, raw)
+            }
             _ if self.composites.get(class).is_some() => {
                 let composite = self.composites.get_mut(class).expect("looked up just now");
                 composite.erased_mut().release(&mut self.heap, raw)

@@ -11,7 +11,7 @@ use std::fmt;
 use respawn_arena::Handle;
 use respawn_gc::Heap;
 
-use crate::class_pool::{ByType, ClassPool, ErasedPool, Typed};
+use crate::class_pool::{ClassPool, ErasedPool, Typed};
 use crate::{PoolConfig, PoolError, PoolStats, Poolable};
 
 /// One class's pool and the heap it serves, borrowed together: spawn and destroy objects
@@ -132,7 +132,7 @@ impl<'a, T: Poolable> PoolMut<'a, T> {
     /// As [`Pools::destroy`](crate::Pools::destroy); nothing changes on an error.
     #[inline(always)]
     pub fn destroy(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        self.pool.destroy::<ByType>(self.heap, h)
+        self.pool.destroy(self.heap, h)
     }
 
     /// The object `h` names, if it resolves.
