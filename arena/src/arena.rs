@@ -250,6 +250,7 @@ impl Arena {
         let memory = self.alloc.stats(id)?;
         let cells = Cells {
             cell_size: memory.cell_size,
+            #[cfg(not(miri))]
             stride: memory.slab_bytes,
             #[cfg(not(miri))]
             base: self.alloc.region_base(id).expect("a registered class has a region"),

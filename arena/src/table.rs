@@ -261,7 +261,8 @@ impl fmt::Debug for Slot {
 #[cfg(not(loom))]
 pub(crate) struct Cells {
     pub(crate) cell_size: usize,
-    /// Bytes from one slab to the next.
+    /// Bytes from one slab to the next (under Miri, slabs are apart).
+    #[cfg(not(miri))]
     pub(crate) stride: usize,
     /// The class's reservation: slab `s` starts at `base + s × stride`.
     #[cfg(not(miri))]
@@ -402,15 +403,10 @@ impl Range {
     }
 
     /// The range's addressing, for its class's entry.
+    #[cfg(not(miri))]
     pub(crate) fn addressing(&self) -> Addressing {
         let cells = self.cells.as_ref().expect("a class range has cells");
-        Addressing {
-            #[cfg(not(miri))]
-            slots: self.slot_base,
-            #[cfg(not(miri))]
-            cells: cells.base,
-            gap: cells.stride - (cells.cell_size << self.shift),
-        }
+        Addressing { slots: self.slot_base, cells: cells.base, gap: cells.stride - (cells.cell_size << self.shift) }
     }
 }
 
@@ -418,12 +414,10 @@ impl Range {
 /// `cells + (n >> shift) × stride + (n & mask) × cell_size`, computed as
 /// `cells + n × cell_size + (n >> shift) × gap`. (Under Miri slabs and slot
 /// blocks are separate allocations, and the entry asks its range.)
-#[cfg(not(loom))]
+#[cfg(not(any(loom, miri)))]
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Addressing {
-    #[cfg(not(miri))]
     pub(crate) slots: NonNull<Slot>,
-    #[cfg(not(miri))]
     pub(crate) cells: NonNull<u8>,
     /// Bytes a slab spans beyond its cells (`stride − cells_per_slab × cell_size`: the
     /// rounding up to a page; zero for a 64-byte class).

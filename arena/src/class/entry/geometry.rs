@@ -5,7 +5,9 @@ use std::ptr::NonNull;
 
 use respawn_allocator::ClassId;
 
-use crate::table::{Addressing, Range, Slot};
+#[cfg(not(miri))]
+use crate::table::Addressing;
+use crate::table::{Range, Slot};
 
 /// A class's identity and the arithmetic that finds its cells and slots. Set when the
 /// class registers; only the slab bases grow after.
@@ -29,7 +31,9 @@ pub(crate) struct Geometry {
     /// Slots in the range: cell numbers run below it.
     pub(super) capacity: u32,
     /// The range's geometry, copied here so the typed paths compute a slot and a cell from
-    /// the entry alone, without a pointer chase.
+    /// the entry alone, without a pointer chase. (Not under Miri, where slabs and slot
+    /// blocks are separate allocations and the entry asks its range.)
+    #[cfg(not(miri))]
     pub(super) at: Addressing,
     /// The generation ceiling ([`ArenaConfig::max_generation`](crate::ArenaConfig)), copied
     /// here so that the typed paths find everything they test in the entry.
@@ -50,7 +54,10 @@ impl Geometry {
         max_generation: u32,
     ) -> Self {
         // SAFETY: the table owns the range until it drops, after the arena and its entries.
-        let (start, at) = unsafe { (range.as_ref().start, range.as_ref().addressing()) };
+        let start = unsafe { range.as_ref().start };
+        // SAFETY: as above.
+        #[cfg(not(miri))]
+        let at = unsafe { range.as_ref().addressing() };
         Self {
             id,
             type_id: TypeId::of::<T>(),
@@ -63,6 +70,7 @@ impl Geometry {
             range,
             start,
             capacity,
+            #[cfg(not(miri))]
             at,
             max_generation,
         }
