@@ -79,8 +79,8 @@ impl Recipe<CompactCell> for dyn Build {
 /// ([`ClassPool::destroy_erased`], [`ClassPool::release_erased`]).
 ///
 /// # Safety
-/// `pool` is the pool that holds the function (so the function is for its class), and
-/// `raw` names an object of that class's range, or a stale or vacant one.
+/// `pool` is the pool that holds the function (so the function is for its class). `raw`
+/// may be any handle: the release resolves it in the class and refuses what is not there.
 type ReleaseFn = unsafe fn(pool: &mut ClassPool, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError>;
 
 /// [`ReleaseFn`] for `T`: [`Typed::destroy`].
