@@ -18,7 +18,7 @@ use crate::{PoolConfig, PoolError, PoolStats, Poolable};
 /// of `T` with no class lookup and no indirect call. From [`Pools::pool_mut`](crate::Pools::pool_mut),
 /// or a `World`'s `pool_mut` (the same view). A spawn tells the class's spawn listeners
 /// once the object is complete, a destroy its end listeners before the hooks run
-/// (`World::on_spawn`, `World::on_destroy`).
+/// (`Heap::add_spawn_listener` and `add_end_listener`; a World's `on_spawn` and `on_destroy`).
 ///
 /// The view spawns as a `World` does: [`spawn`](Self::spawn) and
 /// [`spawn_with`](Self::spawn_with) give a handle (an overflow object past `max`, a panic
