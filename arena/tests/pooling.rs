@@ -424,8 +424,8 @@ fn every_object_is_dropped_once_whatever_its_pooling_history() {
     let hidden = arena.insert(tracked(&log, 11));
     arena.set_lifecycle(hidden.raw(), Lifecycle::Garbage).unwrap();
 
-    // SAFETY: `deactivate` left object 5 in the cell; the arena no longer owns it and this is its
-    // one drop. The cell stays mapped while `arena` lives.
+    // SAFETY: `deactivate` left object 5 in the cell, owned by the token's holder, not the
+    // arena: this is its one drop. The cell stays mapped while `arena` lives.
     unsafe { std::ptr::drop_in_place(kept.cell().cast::<Tracked>().as_ptr()) };
     abandon(kept);
     // SAFETY: as for object 5, with object 6.

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use respawn_arena::{
     ArenaError, CellMap, ClassId, ClassStore, CompactCell, EndedCells, FreedCell, Handle, ObjectFlags, RawHandle,
+    Releasable,
 };
 use respawn_gc::Heap;
 
@@ -509,29 +510,25 @@ impl<T: Poolable> Typed<'_, T> {
         }
         // The class's end listeners hear first, whatever the policy: before the hooks.
         found.notify_end();
-        // Lent once for both hooks: one barrier test.
-        let object = found.object();
-        // `Reuse` within `max`: the class keeps the object. (Back within `max` after an
-        // overflow — the flag says so without counting — releases keep again from here.)
+        // `Reuse` within `max`: the class keeps the object. A class that keeps already takes
+        // the first branch, alone (one test on the hot path); the second starts keeping (the
+        // first release, or back within `max` after an overflow: the flag says so without
+        // counting).
         if keeping {
-            object.on_release();
-            object.reset();
-            if !found.keep() {
+            if !reset_and_keep(found) {
                 self.pool.kept_retired();
             }
             return Ok(());
         }
         if self.pool.core.config().policy == Policy::Reuse && !self.pool.core.above_max() {
-            object.on_release();
-            object.reset();
-            let kept = found.keep();
+            let kept = reset_and_keep(found);
             self.store(heap).set_keeping(true);
             if !kept {
                 self.pool.kept_retired();
             }
             return Ok(());
         }
-        object.on_release();
+        found.object().on_release();
         // `found`'s borrow of the heap ends with its last use above.
         self.pool.end_released(heap, h.raw())
     }
@@ -586,6 +583,17 @@ impl<T: Poolable> Typed<'_, T> {
         }
         Ok(())
     }
+}
+
+/// A `Reuse` release the class keeps: `on_release` and `reset` on the object (lent once for
+/// both: one barrier test), then the keep. `false`: the slot retired instead (the object
+/// dropped).
+#[inline(always)]
+fn reset_and_keep<T: Poolable>(mut found: Releasable<'_, T>) -> bool {
+    let object = found.object();
+    object.on_release();
+    object.reset();
+    found.keep()
 }
 
 /// Class `T`'s constructor, from its pool's recipe, for a build on the game thread (a miss,

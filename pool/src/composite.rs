@@ -168,9 +168,12 @@ pub struct PartClass {
     name: &'static str,
     type_id: TypeId,
     register: fn(&mut Heap) -> Result<ClassId, ArenaError>,
+    /// [`drop_part`], with its safety contract.
     drop: unsafe fn(NonNull<u8>),
     take_cell: fn(&mut Heap, ClassId) -> Result<FreedCell, ArenaError>,
+    /// [`activate_part`], with its safety contract.
     activate: unsafe fn(&mut Heap, ClassId, CompactCell) -> RawHandle,
+    /// [`on_spawn_part`], with its safety contract.
     on_spawn: unsafe fn(NonNull<u8>),
     on_release: fn(&mut Heap, RawHandle, bool),
     deactivate: fn(&mut Heap, ClassId, RawHandle) -> Result<Option<FreedCell>, ArenaError>,

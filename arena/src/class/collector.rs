@@ -7,12 +7,22 @@ use std::fmt;
 
 /// A class's trace function: reads the object at the first pointer and reports the handles
 /// it holds to the collector's tracer at the second (`respawn-gc`'s `Tracer`).
+///
+/// # Safety
+/// The first pointer is a live object of the entry's type, shared for the call; the second
+/// is what the collector that made the entry passes there ([`CollectorEntry::new`]).
 pub type TraceFn = unsafe fn(*const u8, *mut ());
 
 /// A class's object hook: `begin_destroy` or `finish_destroy`, on the object at the pointer.
+///
+/// # Safety
+/// The pointer is a live object of the entry's type, lent to the call alone.
 pub type ObjectFn = unsafe fn(*mut u8);
 
 /// A class's readiness test: `is_ready_for_finish_destroy`, on the object at the pointer.
+///
+/// # Safety
+/// As [`ObjectFn`].
 pub type ReadyFn = unsafe fn(*mut u8) -> bool;
 
 /// A class's entry points for the collector, type-erased (its vtable), and the two facts the
