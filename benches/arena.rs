@@ -319,6 +319,16 @@ fn tick(c: &mut Criterion) {
         || churned(Arena::new(), |a, p| a.insert(p), |a, h: Handle<Projectile>| consume(&a.remove(h).expect("live")));
 
     {
+        let mut state: Option<hecs::World> = None;
+        g.bench_function("hecs_par_batched", |b| {
+            let world = state.get_or_insert_with(|| {
+                churned(hecs::World::new(), |w, p| w.spawn((p,)), |w, e| w.despawn(e).expect("live entity"))
+            });
+            b.iter(|| par_query(world, step));
+        });
+    }
+
+    {
         let mut state: Option<Arena> = None;
         g.bench_function("respawn_tick", |b| {
             let arena = state.get_or_insert_with(churned_arena);
@@ -337,5 +347,183 @@ fn tick(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, churn, burst, tick);
+/// hecs's parallel query, as its docs show it: batches of 64 entities bridged to rayon.
+fn par_query<C: hecs::Component>(world: &mut hecs::World, f: impl Fn(&mut C) + Sync + Send) {
+    use rayon::iter::{ParallelBridge, ParallelIterator};
+    world.query_mut::<&mut C>().into_iter_batched(64).par_bridge().for_each(|batch| batch.for_each(&f));
+}
+
+// ---------------------------------------------------------------------------------------
+// heavy: 1 000 objects that each do about 3 µs of math per tick, as the public ECS
+// benchmark suite's `heavy_compute` does (100 4×4 matrix inversions). One slab holds them
+// all, so a split by slab runs them on one thread.
+// ---------------------------------------------------------------------------------------
+
+const HEAVY_LIVE: usize = 1_000;
+
+/// An object with a 4×4 transform to invert, and a position it moves.
+struct Heavy {
+    transform: [[f32; 4]; 4],
+    pos: [f32; 3],
+}
+
+impl Heavy {
+    fn new(i: usize) -> Self {
+        let mut transform = [[0.0; 4]; 4];
+        for (k, row) in transform.iter_mut().enumerate() {
+            row[k] = 1.0 + (i % 7) as f32;
+        }
+        transform[0][3] = 0.5;
+        Heavy { transform, pos: [i as f32, 0.0, 0.0] }
+    }
+}
+
+/// The per-object work: invert the transform 100 times, then move by its last column.
+fn heavy_step(h: &mut Heavy) {
+    for _ in 0..100 {
+        h.transform = invert(std::hint::black_box(h.transform));
+    }
+    h.pos[0] += h.transform[0][3];
+}
+
+/// The inverse of a 4×4 matrix by cofactors (the identity if it is singular).
+fn invert(m: [[f32; 4]; 4]) -> [[f32; 4]; 4] {
+    let a = |r: usize, c: usize| m[r][c];
+    let s0 = a(0, 0) * a(1, 1) - a(1, 0) * a(0, 1);
+    let s1 = a(0, 0) * a(1, 2) - a(1, 0) * a(0, 2);
+    let s2 = a(0, 0) * a(1, 3) - a(1, 0) * a(0, 3);
+    let s3 = a(0, 1) * a(1, 2) - a(1, 1) * a(0, 2);
+    let s4 = a(0, 1) * a(1, 3) - a(1, 1) * a(0, 3);
+    let s5 = a(0, 2) * a(1, 3) - a(1, 2) * a(0, 3);
+    let c5 = a(2, 2) * a(3, 3) - a(3, 2) * a(2, 3);
+    let c4 = a(2, 1) * a(3, 3) - a(3, 1) * a(2, 3);
+    let c3 = a(2, 1) * a(3, 2) - a(3, 1) * a(2, 2);
+    let c2 = a(2, 0) * a(3, 3) - a(3, 0) * a(2, 3);
+    let c1 = a(2, 0) * a(3, 2) - a(3, 0) * a(2, 2);
+    let c0 = a(2, 0) * a(3, 1) - a(3, 0) * a(2, 1);
+    let det = s0 * c5 - s1 * c4 + s2 * c3 + s3 * c2 - s4 * c1 + s5 * c0;
+    if det == 0.0 {
+        let mut id = [[0.0; 4]; 4];
+        (0..4).for_each(|k| id[k][k] = 1.0);
+        return id;
+    }
+    let inv = 1.0 / det;
+    [
+        [
+            (a(1, 1) * c5 - a(1, 2) * c4 + a(1, 3) * c3) * inv,
+            (-a(0, 1) * c5 + a(0, 2) * c4 - a(0, 3) * c3) * inv,
+            (a(3, 1) * s5 - a(3, 2) * s4 + a(3, 3) * s3) * inv,
+            (-a(2, 1) * s5 + a(2, 2) * s4 - a(2, 3) * s3) * inv,
+        ],
+        [
+            (-a(1, 0) * c5 + a(1, 2) * c2 - a(1, 3) * c1) * inv,
+            (a(0, 0) * c5 - a(0, 2) * c2 + a(0, 3) * c1) * inv,
+            (-a(3, 0) * s5 + a(3, 2) * s2 - a(3, 3) * s1) * inv,
+            (a(2, 0) * s5 - a(2, 2) * s2 + a(2, 3) * s1) * inv,
+        ],
+        [
+            (a(1, 0) * c4 - a(1, 1) * c2 + a(1, 3) * c0) * inv,
+            (-a(0, 0) * c4 + a(0, 1) * c2 - a(0, 3) * c0) * inv,
+            (a(3, 0) * s4 - a(3, 1) * s2 + a(3, 3) * s0) * inv,
+            (-a(2, 0) * s4 + a(2, 1) * s2 - a(2, 3) * s0) * inv,
+        ],
+        [
+            (-a(1, 0) * c3 + a(1, 1) * c1 - a(1, 2) * c0) * inv,
+            (a(0, 0) * c3 - a(0, 1) * c1 + a(0, 2) * c0) * inv,
+            (-a(3, 0) * s3 + a(3, 1) * s1 - a(3, 2) * s0) * inv,
+            (a(2, 0) * s3 - a(2, 1) * s1 + a(2, 2) * s0) * inv,
+        ],
+    ]
+}
+
+fn heavy(c: &mut Criterion) {
+    let mut g = c.benchmark_group("heavy");
+    g.sample_size(30).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+
+    let mut hecs = hecs::World::new();
+    for i in 0..HEAVY_LIVE {
+        hecs.spawn((Heavy::new(i),));
+    }
+    g.bench_function("hecs", |b| b.iter(|| hecs.query_mut::<&mut Heavy>().into_iter().for_each(heavy_step)));
+    g.bench_function("hecs_par_batched", |b| b.iter(|| par_query(&mut hecs, heavy_step)));
+
+    let mut arena = Arena::new();
+    for i in 0..HEAVY_LIVE {
+        arena.insert(Heavy::new(i));
+    }
+    g.bench_function("respawn_tick", |b| b.iter(|| arena.tick::<Heavy>(heavy_step)));
+    g.bench_function("respawn_par_tick", |b| b.iter(|| arena.par_tick::<Heavy>(heavy_step)));
+
+    g.finish();
+}
+
+// ---------------------------------------------------------------------------------------
+// small_classes: 26 classes of 20 objects each, ticked one class after another, as a game
+// with many kinds of small things does every frame. What it measures is the set-up of each
+// class's tick: its lookup and the start of its walk.
+// ---------------------------------------------------------------------------------------
+
+const SMALL_CLASSES: usize = 26;
+const SMALL_LIVE: usize = 20;
+
+/// A class of its own for each `K`, 64 bytes like a projectile.
+struct Kind<const K: usize>(Projectile);
+
+/// Expands `$then!(K)` for each of the 26 kinds.
+macro_rules! each_kind {
+    ($then:ident) => {
+        each_kind!(@ $then 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25)
+    };
+    (@ $then:ident $($k:literal)*) => {
+        $( $then!($k); )*
+    };
+}
+
+fn small_classes(c: &mut Criterion) {
+    let mut g = c.benchmark_group("small_classes");
+    g.sample_size(50).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    g.throughput(Throughput::Elements((SMALL_CLASSES * SMALL_LIVE) as u64));
+
+    let mut vecs: Vec<Vec<Projectile>> = (0..SMALL_CLASSES)
+        .map(|k| (0..SMALL_LIVE).map(|i| Projectile::new((k * SMALL_LIVE + i) as u32)).collect())
+        .collect();
+    g.bench_function("dense_vecs", |b| b.iter(|| vecs.iter_mut().for_each(|v| v.iter_mut().for_each(step))));
+
+    let mut world = hecs::World::new();
+    let mut arena = Arena::new();
+    macro_rules! fill {
+        ($k:literal) => {
+            for i in 0..SMALL_LIVE {
+                world.spawn((Kind::<$k>(Projectile::new(i as u32)),));
+                arena.insert(Kind::<$k>(Projectile::new(i as u32)));
+            }
+        };
+    }
+    each_kind!(fill);
+
+    g.bench_function("hecs", |b| {
+        b.iter(|| {
+            macro_rules! tick {
+                ($k:literal) => {
+                    world.query_mut::<&mut Kind<$k>>().into_iter().for_each(|k| step(&mut k.0))
+                };
+            }
+            each_kind!(tick);
+        })
+    });
+    g.bench_function("respawn_tick", |b| {
+        b.iter(|| {
+            macro_rules! tick {
+                ($k:literal) => {
+                    arena.tick::<Kind<$k>>(|k| step(&mut k.0))
+                };
+            }
+            each_kind!(tick);
+        })
+    });
+
+    g.finish();
+}
+
+criterion_group!(benches, churn, burst, tick, heavy, small_classes);
 criterion_main!(benches);

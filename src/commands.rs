@@ -478,7 +478,6 @@ struct Lease<'a> {
 impl<'a> Lease<'a> {
     fn take(spare: &'a Mutex<Vec<Queue>>, chunk: usize) -> Self {
         // Allocates only a queue the world never had: more tasks at once than before.
-        // Allocates only a queue the world never had: more tasks at once than before.
         let queue = spare.lock().unwrap_or_else(PoisonError::into_inner).pop().unwrap_or_default();
         let start = queue.buffer.len();
         Lease { spare, queue, chunk, start }
@@ -620,7 +619,7 @@ impl World {
         applied
     }
 
-    /// [`tick_with`](Self::tick_with) split across rayon's threads slab by slab, as
+    /// [`tick_with`](Self::tick_with) split across rayon's threads by work, as
     /// [`par_tick`](Self::par_tick): each task records into a command queue of its own (the
     /// world keeps the queues between calls), and when the tick ends the world applies
     /// them **in the order `tick_with` would have recorded them** — chunk by chunk in
@@ -671,7 +670,7 @@ impl World {
             self.commands.queues.resize_with(threads, Queue::default);
         }
         let spare = Mutex::new(mem::take(&mut self.commands.queues));
-        self.heap_mut().par_tick_slabs(
+        self.heap_mut().par_tick_chunks(
             |chunk| Lease::take(&spare, chunk),
             |lease, h, object| f(h, object, &mut lease.queue.buffer),
         );

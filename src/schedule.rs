@@ -193,7 +193,7 @@ impl<T: 'static> TickFunction<T> {
 }
 
 impl<T: Send + 'static> TickFunction<T> {
-    /// `f` over every awake object of `T`, split across rayon's threads slab by slab (as
+    /// `f` over every awake object of `T`, split across rayon's threads by work (as
     /// [`World::par_tick`]). With a [`budget`](Self::budget), the round-robin runs on this
     /// thread.
     pub fn parallel(f: impl Fn(&mut T, &TickContext) + Send + Sync + 'static) -> Self {

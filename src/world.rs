@@ -1012,7 +1012,9 @@ impl World {
         self.heap_mut().tick(f);
     }
 
-    /// [`tick`](Self::tick) split across rayon's threads, slab by slab.
+    /// [`tick`](Self::tick) split across rayon's threads by work: chunks of cells holding
+    /// about equal numbers of objects, a few a thread, so a thousand heavy objects use every
+    /// core as a million light ones do.
     ///
     /// # Examples
     ///
@@ -1084,7 +1086,7 @@ impl World {
         self.heap_mut().tick_reading(f);
     }
 
-    /// [`tick_reading`](Self::tick_reading) split across rayon's threads slab by slab;
+    /// [`tick_reading`](Self::tick_reading) split across rayon's threads by work;
     /// every thread reads through the one view.
     pub fn par_tick_reading<T: Send + 'static>(&mut self, f: impl Fn(&mut T, &View<'_>) + Sync + Send) {
         self.heap_mut().par_tick_reading(f);

@@ -8,7 +8,6 @@ use std::marker::PhantomData;
 use std::num::NonZeroU32;
 use std::ptr::{self, NonNull};
 
-use rayon::prelude::*;
 use respawn_allocator::sync::{Arc, Ordering};
 use respawn_allocator::{ChunkAllocator, ClassId, ClassStats, PermanentPool, Rejected, SlabConfig};
 
@@ -974,21 +973,21 @@ impl Arena {
         }
     }
 
-    /// Like [`tick`](Self::tick), split across rayon's threads slab by slab.
+    /// Like [`tick`](Self::tick), split across rayon's threads by work: the class is cut
+    /// into chunks of consecutive cells that hold about equal numbers of awake objects, a
+    /// few a thread, so a thousand heavy objects in one slab use every core.
     pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
         let Some(id) = self.class_of::<T>() else { return };
         let entry = &mut self.classes[id.index()];
         entry.note_all();
         let entry = &*entry;
-        let words_per_slab = (entry.geometry().cells_per_slab() / 64).max(1);
-        let (shift, bases, dormancy) =
-            (entry.geometry().shift(), SharedBases(entry.geometry().bases()), entry.dormancy());
-        entry.live().par_chunks(words_per_slab).enumerate().for_each(|(i, words)| {
+        let live = entry.live();
+        let (shift, bases) = (entry.geometry().shift(), SharedBases(entry.geometry().bases()));
+        ticks::par_chunks(live, entry.dormancy().words(0, live.len()), |_, first, words, dormant| {
             let bases = &bases;
-            let dormant = dormancy.words(i * words_per_slab, words.len());
-            // SAFETY: the geometry is class `T`'s; each object's live bit lies in exactly one
-            // chunk, so each `&mut T` is handed to one task; `&mut self` excludes others.
-            unsafe { visit_words::<T>(shift, bases.0, i * words_per_slab, words, dormant, &mut |t| f(t)) };
+            // SAFETY: the geometry is class `T`'s; the chunks do not overlap, so each
+            // `&mut T` is handed to one task; `&mut self` excludes others.
+            unsafe { visit_words::<T>(shift, bases.0, first, words, dormant, &mut |t| f(t)) };
         });
     }
 

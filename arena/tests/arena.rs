@@ -385,6 +385,51 @@ fn par_tick_matches_tick_in_pool() {
 }
 
 #[test]
+fn par_tick_chunks_cut_one_slab_by_work_in_memory_order() {
+    in_joined_pool(2, || {
+        let mut arena = Arena::new();
+        // One default slab's worth: a split by slab would make one chunk of them all.
+        let n: u64 = if cfg!(miri) { 300 } else { 1000 };
+        let hs: Vec<_> = (0..n).map(|i| arena.insert(i)).collect();
+        for h in hs.iter().step_by(7) {
+            arena.set_dormant(h.raw(), true).unwrap();
+        }
+        /// One chunk's objects, handed in when the chunk's walk ends.
+        struct Chunk<'a>(usize, Vec<u64>, &'a Mutex<Vec<(usize, Vec<u64>)>>);
+        impl Drop for Chunk<'_> {
+            fn drop(&mut self) {
+                self.2.lock().unwrap().push((self.0, std::mem::take(&mut self.1)));
+            }
+        }
+        let seen = Mutex::new(Vec::new());
+        arena.par_tick_chunks::<u64, _>(
+            |chunk| Chunk(chunk, Vec::new(), &seen),
+            |chunk, h, v| {
+                assert_eq!(h.raw(), hs[*v as usize].raw(), "the handle of the object lent");
+                chunk.1.push(*v);
+                *v += n;
+            },
+        );
+        let mut chunks = seen.into_inner().unwrap();
+        chunks.sort_by_key(|c| c.0);
+        assert!(chunks.len() >= 2, "one slab of objects cut into {} chunk(s)", chunks.len());
+        assert!(chunks.iter().enumerate().all(|(k, c)| c.0 == k && !c.1.is_empty()), "chunks 0.., none empty");
+        // In memory order, chunk after chunk: every awake object once, no dormant one.
+        let awake: Vec<u64> = (0..n).filter(|i| i % 7 != 0).collect();
+        assert_eq!(chunks.iter().flat_map(|c| c.1.iter().copied()).collect::<Vec<_>>(), awake);
+        let mean = awake.len() / chunks.len();
+        assert!(chunks.iter().all(|c| c.1.len() <= 2 * mean + 64), "about even shares");
+        // `par_tick` and `par_tick_reading` cut the same way and lend each object once.
+        arena.par_tick::<u64>(|v| *v += n);
+        arena.par_tick_reading::<u64>(|v, _| *v += n);
+        for (i, h) in (0..n).zip(&hs) {
+            let ticks = if i % 7 == 0 { 0 } else { 3 };
+            assert_eq!(arena.get(*h), Some(&(i + ticks * n)), "object {i}");
+        }
+    });
+}
+
+#[test]
 fn small_slabs_tick_across_shared_bitmap_words() {
     // 16 cells a slab: one bitmap word covers four slabs.
     let cfg = SlabConfig { cells_per_slab: 16, spare_slabs: 1, max_slabs: 64, huge_pages: false };

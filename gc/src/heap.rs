@@ -555,7 +555,7 @@ impl Heap {
         self.arena.tick(f);
     }
 
-    /// Like [`tick`](Self::tick), split across rayon's threads slab by slab.
+    /// Like [`tick`](Self::tick), split across rayon's threads by work (see [`Arena::par_tick`]).
     pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
         self.in_threads(|heap| heap.arena.par_tick(f));
     }
@@ -566,7 +566,7 @@ impl Heap {
         self.arena.tick_reading(f);
     }
 
-    /// [`tick_reading`](Self::tick_reading) split across the heap's threads slab by slab.
+    /// [`tick_reading`](Self::tick_reading) split across the heap's threads by work.
     /// As [`Arena::par_tick_reading`].
     pub fn par_tick_reading<T: Send + 'static>(&mut self, f: impl Fn(&mut T, &View<'_>) + Sync + Send) {
         self.in_threads(|heap| heap.arena.par_tick_reading(f));
@@ -606,13 +606,13 @@ impl Heap {
     }
 
     /// [`tick_handles`](Self::tick_handles) split across the heap's threads chunk by chunk,
-    /// with a per-chunk state from `begin`; see [`Arena::par_tick_slabs`].
-    pub fn par_tick_slabs<T: Send + 'static, S>(
+    /// with a per-chunk state from `begin`; see [`Arena::par_tick_chunks`].
+    pub fn par_tick_chunks<T: Send + 'static, S>(
         &mut self,
         begin: impl Fn(usize) -> S + Sync + Send,
         f: impl Fn(&mut S, Handle<T>, &mut T) + Sync + Send,
     ) {
-        self.in_threads(|heap| heap.arena.par_tick_slabs(begin, f));
+        self.in_threads(|heap| heap.arena.par_tick_chunks(begin, f));
     }
 
     /// Runs `work` on this thread with rayon's calls inside it going to the heap's own pool,

@@ -13,7 +13,6 @@ use std::fmt;
 use std::hash::BuildHasherDefault;
 use std::marker::PhantomData;
 
-use rayon::prelude::*;
 use respawn_allocator::ClassId;
 
 use super::{locate_typed, visit_words, Arena, Iter, LiveCells, SharedBases, TypeIdHasher};
@@ -148,7 +147,7 @@ impl Arena {
         unsafe { visit_words::<T>(geometry.shift(), geometry.bases(), 0, entry.live(), dormant, &mut |t| f(t, &view)) };
     }
 
-    /// [`tick_reading`](Self::tick_reading) split across rayon's threads slab by slab, as
+    /// [`tick_reading`](Self::tick_reading) split across rayon's threads by work, as
     /// [`par_tick`](Self::par_tick) splits; every thread reads through the same view.
     ///
     /// # Examples
@@ -174,14 +173,12 @@ impl Arena {
         let entry = &arena.classes[id.index()];
         let view = View::of(arena, id);
         let geometry = entry.geometry();
-        let words_per_slab = (geometry.cells_per_slab() / 64).max(1);
-        let (shift, bases, dormancy) = (geometry.shift(), SharedBases(geometry.bases()), entry.dormancy());
-        entry.live().par_chunks(words_per_slab).enumerate().for_each(|(i, words)| {
+        let (shift, bases, live) = (geometry.shift(), SharedBases(geometry.bases()), entry.live());
+        super::ticks::par_chunks(live, entry.dormancy().words(0, live.len()), |_, first, words, dormant| {
             let bases = &bases;
-            let dormant = dormancy.words(i * words_per_slab, words.len());
-            // SAFETY: as in `par_tick`: each live bit lies in exactly one chunk, so each
-            // `&mut T` goes to one task; the view lends no object of class `T`.
-            unsafe { visit_words::<T>(shift, bases.0, i * words_per_slab, words, dormant, &mut |t| f(t, &view)) };
+            // SAFETY: as in `par_tick`: the chunks do not overlap, so each `&mut T` goes to
+            // one task; the view lends no object of class `T`.
+            unsafe { visit_words::<T>(shift, bases.0, first, words, dormant, &mut |t| f(t, &view)) };
         });
     }
 }
