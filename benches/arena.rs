@@ -1,7 +1,8 @@
 //! respawn's arena beside its peers (slab, slotmap, `Box`, a free-list `Vec`, hecs, and
 //! `floor`, respawn's per-object invariants alone: `common::Floor`) on the workloads of the
 //! targets in `benches/README.md`: `churn`, `burst` and `tick`, one 64-byte projectile per
-//! object.
+//! object; `heavy` (1,000 objects of ~3 µs each, serial and parallel), `small_classes` (26
+//! classes of 20 ticked in turn) and `new` (a container made and dropped).
 //!
 //! Run with `cargo bench --bench arena`; see `benches/LOG.md` for the reference figures.
 
@@ -466,6 +467,9 @@ fn heavy(c: &mut Criterion) {
 const SMALL_CLASSES: usize = 26;
 const SMALL_LIVE: usize = 20;
 
+/// A game system's tick over a hecs world.
+type SystemFn = Box<dyn FnMut(&mut hecs::World)>;
+
 /// A class of its own for each `K`, 64 bytes like a projectile.
 struct Kind<const K: usize>(Projectile);
 
@@ -491,12 +495,21 @@ fn small_classes(c: &mut Criterion) {
 
     let mut world = hecs::World::new();
     let mut arena = Arena::new();
+    // The same classes in slabs of 64 cells (`SlabConfig::SMALL`, for classes with few
+    // objects): a tick's walk is one bitmap word, not a default slab's 16.
+    let mut small = Arena::new();
+    // hecs's kept queries, one a class, each behind a call as a game's systems would be.
+    let mut prepared: Vec<SystemFn> = Vec::new();
     macro_rules! fill {
         ($k:literal) => {
+            small.register_with::<Kind<$k>>(respawn::SlabConfig::SMALL).expect("a new class");
             for i in 0..SMALL_LIVE {
                 world.spawn((Kind::<$k>(Projectile::new(i as u32)),));
                 arena.insert(Kind::<$k>(Projectile::new(i as u32)));
+                small.insert(Kind::<$k>(Projectile::new(i as u32)));
             }
+            let mut query = hecs::PreparedQuery::<&mut Kind<$k>>::new();
+            prepared.push(Box::new(move |w| query.query_mut(w).for_each(|k| step(&mut k.0))));
         };
     }
     each_kind!(fill);
@@ -511,6 +524,7 @@ fn small_classes(c: &mut Criterion) {
             each_kind!(tick);
         })
     });
+    g.bench_function("hecs_prepared", |b| b.iter(|| prepared.iter_mut().for_each(|tick| tick(&mut world))));
     g.bench_function("respawn_tick", |b| {
         b.iter(|| {
             macro_rules! tick {
@@ -521,9 +535,47 @@ fn small_classes(c: &mut Criterion) {
             each_kind!(tick);
         })
     });
+    g.bench_function("respawn_tick_small_slabs", |b| {
+        b.iter(|| {
+            macro_rules! tick {
+                ($k:literal) => {
+                    small.tick::<Kind<$k>>(|k| step(&mut k.0))
+                };
+            }
+            each_kind!(tick);
+        })
+    });
 
     g.finish();
 }
 
-criterion_group!(benches, churn, burst, tick, heavy, small_classes);
+// ---------------------------------------------------------------------------------------
+// new: making a container and dropping it, as tools and tests do many times. An arena or
+// world with no class starts no thread; the first class starts the slab preparation thread.
+// ---------------------------------------------------------------------------------------
+
+fn new(c: &mut Criterion) {
+    let mut g = c.benchmark_group("new");
+    g.sample_size(50).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    g.bench_function("hecs", |b| b.iter(|| drop(std::hint::black_box(hecs::World::new()))));
+    g.bench_function("respawn_arena", |b| b.iter(|| drop(std::hint::black_box(Arena::new()))));
+    g.bench_function("respawn_world", |b| b.iter(|| drop(std::hint::black_box(respawn::World::new()))));
+    g.bench_function("hecs_one_object", |b| {
+        b.iter(|| {
+            let mut world = hecs::World::new();
+            world.spawn((Projectile::new(0),));
+            world
+        })
+    });
+    g.bench_function("respawn_arena_one_object", |b| {
+        b.iter(|| {
+            let mut arena = Arena::new();
+            arena.insert(Projectile::new(0));
+            arena
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, churn, burst, tick, heavy, small_classes, new);
 criterion_main!(benches);

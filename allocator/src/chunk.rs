@@ -233,11 +233,14 @@ impl Shared {
 ///   a per-class lock, with an allocated-bit per cell that turns double and wrong-class
 ///   frees into errors in every build.
 ///
-/// Dropping the allocator stops and joins the preparation thread, then unmaps every region:
-/// whatever was placed in the cells must have been dropped by then.
+/// The preparation thread starts with the first class, so an allocator that never
+/// registers one (a tool's, a test's) costs no thread. Dropping the allocator stops and
+/// joins the thread, then unmaps every region: whatever was placed in the cells must have
+/// been dropped by then.
 pub struct ChunkAllocator {
     shared: Arc<Shared>,
-    worker: Option<std::thread::JoinHandle<()>>,
+    /// The preparation thread, started by the first [`register_class`](Self::register_class).
+    worker: OnceLock<std::thread::JoinHandle<()>>,
 }
 
 impl fmt::Debug for ChunkAllocator {
@@ -253,10 +256,7 @@ impl Default for ChunkAllocator {
 }
 
 impl ChunkAllocator {
-    /// An allocator with no classes, and its preparation thread.
-    ///
-    /// # Panics
-    /// If the OS cannot start a thread.
+    /// An allocator with no classes. Its preparation thread starts with the first class.
     pub fn new() -> Self {
         let shared = Arc::new(Shared {
             classes: (0..MAX_CLASSES).map(|_| OnceLock::new()).collect(),
@@ -264,12 +264,7 @@ impl ChunkAllocator {
             register: Mutex::new(()),
             shutdown: AtomicBool::new(false),
         });
-        let worker = {
-            let shared = Arc::clone(&shared);
-            crate::sync::spawn_running("respawn-prepare".into(), move || prepare_loop(&shared))
-                .expect("failed to start the slab preparation thread")
-        };
-        Self { shared, worker: Some(worker) }
+        Self { shared, worker: OnceLock::new() }
     }
 
     /// Registers a class of cells that hold `layout`, with its own reservation.
@@ -278,6 +273,9 @@ impl ChunkAllocator {
     /// [`AllocError::ZeroSized`], [`AllocError::OverAligned`] (beyond [`MAX_ALIGN`]),
     /// [`AllocError::BadConfig`], [`AllocError::TooManyClasses`], or
     /// [`AllocError::Os`] if the address space cannot be reserved.
+    ///
+    /// # Panics
+    /// If this is the first class and the OS cannot start the preparation thread.
     pub fn register_class(&self, layout: Layout, config: SlabConfig) -> Result<ClassId, AllocError> {
         if layout.size() == 0 {
             return Err(AllocError::ZeroSized);
@@ -315,6 +313,17 @@ impl ChunkAllocator {
             unreachable!("class slot {index} filled twice under the register lock");
         }
         self.shared.count.store(index + 1, Ordering::Release);
+        if self.worker.get().is_none() {
+            // Under the register lock: one thread, however many register at once. It is
+            // waited for (`spawn_running`), so its start-up lands here, at set-up, and
+            // never in the middle of a frame's allocation.
+            let shared = Arc::clone(&self.shared);
+            let worker = crate::sync::spawn_running("respawn-prepare".into(), move || prepare_loop(&shared))
+                .expect("failed to start the slab preparation thread");
+            if self.worker.set(worker).is_err() {
+                unreachable!("the preparation thread started twice under the register lock");
+            }
+        }
         self.wake();
         Ok(id)
     }
@@ -622,7 +631,7 @@ impl ChunkAllocator {
     }
 
     fn wake(&self) {
-        if let Some(w) = &self.worker {
+        if let Some(w) = self.worker.get() {
             w.thread().unpark();
         }
     }

@@ -34,11 +34,10 @@ mod trim;
 /// Needs the `world` feature (on by default).
 pub struct Pools {
     /// By class index; `None` for classes without a pool.
-    /// A typed call (`spawn`, `destroy`) finds `T`'s class as the arena's
-    /// [`recent_class`](respawn_arena::Arena::recent_class), the class its last typed call
-    /// used (a pool's spawn or destroy makes it `T`'s): one `TypeId` compare. That is always
-    /// `T`'s own class, so the pool at its index, if any, is `T`'s; classes are never
-    /// unregistered, so it never goes stale.
+    /// A typed call (`spawn`, `destroy`) finds `T`'s class in the arena's class cache
+    /// ([`cached_class`](respawn_arena::Arena::cached_class); a pool's spawn or destroy
+    /// caches it): one `TypeId` compare. That is always `T`'s own class, so the pool at its
+    /// index, if any, is `T`'s; classes are never unregistered, so it never goes stale.
     pools: Vec<Option<ClassPool>>,
     /// The composite pools ([`add_composite`](Self::add_composite)), by owner class: apart
     /// from `pools`, so a typed call that finds a pool there never meets a composite.
@@ -52,10 +51,10 @@ pub struct Pools {
 
 /// Why [`Pools::reuse`] did not spawn, with the initialiser it gives back.
 enum NotReused<F> {
-    /// `T`'s pool is the recent class's (at this index), and its class keeps nothing.
+    /// `T`'s pool is the cached class's (at this index), and its class keeps nothing.
     NothingKept(F, usize),
-    /// `T` is not the arena's recent class, or has no pool.
-    NotRecent(F),
+    /// `T`'s class is not in the arena's cache, or has no pool.
+    NotCached(F),
 }
 
 impl fmt::Debug for Pools {
@@ -224,7 +223,7 @@ impl Pools {
         match self.reuse(init) {
             Ok(h) => Ok(h),
             Err(NotReused::NothingKept(init, class)) => self.spawn_ready(class, init),
-            Err(NotReused::NotRecent(init)) => self.spawn_in(false, init),
+            Err(NotReused::NotCached(init)) => self.spawn_in(false, init),
         }
     }
 
@@ -237,25 +236,25 @@ impl Pools {
         self.spawn_in(true, init)
     }
 
-    /// The spawn of an object of the recent class that keeps one (`Reuse`), if `T` is it:
+    /// The spawn of an object of `T`'s class, cached, that keeps one (`Reuse`):
     /// one `TypeId` compare, one index, and no call but `init` and `on_spawn`, so the
     /// caller pays no frame for it. Gives `init` back for every other spawn, with what it
     /// found.
     #[inline(always)]
     fn reuse<T: Poolable, F: FnOnce(&mut T)>(&mut self, init: F) -> Result<Handle<T>, NotReused<F>> {
-        let Some(class) = self.heap.arena().recent_class::<T>() else {
-            return Err(NotReused::NotRecent(init));
+        let Some(class) = self.heap.arena().cached_class::<T>() else {
+            return Err(NotReused::NotCached(init));
         };
         let Self { pools, heap, .. } = self;
         let Some(Some(pool)) = pools.get_mut(class.index()) else {
-            return Err(NotReused::NotRecent(init));
+            return Err(NotReused::NotCached(init));
         };
-        // SAFETY: `recent_class` names `T`'s class, and the pool at a class's index is that class's.
+        // SAFETY: `cached_class` names `T`'s class, and the pool at a class's index is that class's.
         let mut pool = unsafe { pool.typed_unchecked::<T>() };
         pool.reuse(heap, init).map_err(|init| NotReused::NothingKept(init, class.index()))
     }
 
-    /// A spawn from `T`'s pool, the recent class's, which kept nothing: a ready object,
+    /// A spawn from `T`'s pool, the cached class's, which kept nothing: a ready object,
     /// else one built inline.
     #[inline(never)]
     fn spawn_ready<T: Poolable>(&mut self, class: usize, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
@@ -263,12 +262,12 @@ impl Pools {
         match pools.get_mut(class) {
             // SAFETY: `class` is `T`'s, as in `reuse`, which found this pool there.
             Some(Some(pool)) => unsafe { pool.typed_unchecked::<T>() }.spawn_ready(heap, false, init),
-            _ => unreachable!("`reuse` found the recent class's pool"),
+            _ => unreachable!("`reuse` found the cached class's pool"),
         }
     }
 
     /// A spawn neither [`reuse`](Self::reuse) nor [`spawn_ready`](Self::spawn_ready) takes:
-    /// `T` is not the recent class, has no pool or a composite one, or the spawn is strict.
+    /// `T`'s class is not cached, has no pool or a composite one, or the spawn is strict.
     #[inline(never)]
     fn spawn_in<T: Poolable>(&mut self, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
         let class = self.class_index::<T>();
@@ -304,17 +303,17 @@ impl Pools {
     }
 
     /// `T`'s class index, or `usize::MAX` if `T` is not registered yet: one compare when
-    /// `T` is the arena's recent class, else the directory.
+    /// the arena's class cache holds `T`'s class, else the directory.
     #[inline(always)]
     fn class_index<T: 'static>(&self) -> usize {
-        match self.heap.arena().recent_class::<T>() {
+        match self.heap.arena().cached_class::<T>() {
             Some(id) => id.index(),
             None => self.find_class::<T>(),
         }
     }
 
-    /// [`class_index`](Self::class_index) through the directory: `T` is not the recent
-    /// class. (The pool's call that follows makes it the recent one.)
+    /// [`class_index`](Self::class_index) through the directory: `T`'s class is not
+    /// cached. (The pool's call that follows caches it.)
     #[cold]
     #[inline(never)]
     fn find_class<T: 'static>(&self) -> usize {
@@ -356,23 +355,23 @@ impl Pools {
     /// [`ArenaError::Permanent`] (for the object or one of its sub-objects).
     #[inline]
     pub fn destroy<T: 'static>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
-        // The typed path: `T`'s class is the recent one (one compare), or the handle's index
+        // The typed path: `T`'s class is cached (one compare), or the handle's index
         // names it (the table's directory); the class's pool, if it is `T`'s, releases the
         // object with one resolve, which also checks that the handle lies in the class.
-        let class = match self.heap.arena().recent_class::<T>() {
+        let class = match self.heap.arena().cached_class::<T>() {
             Some(id) => Some(id.index()),
             None => self.pooled_class_of(h),
         };
         if let Some(Some(pool)) = class.and_then(|class| self.pools.get_mut(class)) {
-            // `recent_class` and `pooled_class_of` name `T`'s class, whose pool this is: its
+            // `cached_class` and `pooled_class_of` name `T`'s class, whose pool this is: its
             // destroy is `T`'s own code, hooks inlined.
             return pool.destroy_erased(&mut self.heap, h.raw());
         }
         self.destroy_checked(h)
     }
 
-    /// `T`'s class when `T` is not the recent class: the one whose range holds `h`, if its
-    /// pool is `T`'s (the pool's destroy then makes it the recent class).
+    /// `T`'s class when the cache does not hold it: the one whose range holds `h`, if its
+    /// pool is `T`'s (the pool's destroy then caches it).
     #[inline(never)]
     fn pooled_class_of<T: 'static>(&self, h: Handle<T>) -> Option<usize> {
         let class = usize::from(self.heap.table().class_at(h.index())?);
