@@ -39,7 +39,7 @@ if [[ $only == all || $only == arena ]]; then
   for t in "${RAYON_TESTS[@]}"; do
     MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-arena --test arena -- "$t"
   done
-  MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-arena --doc par_tick_slabs
+  MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-arena --doc par_tick_chunks
 fi
 if [[ $only == all || $only == arena || $only == quick ]]; then
   # The split borrow of a tick that reads the rest of the arena: `&mut` objects of the

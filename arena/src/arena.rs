@@ -1931,6 +1931,33 @@ mod tests {
     struct Kind<const K: usize>(#[allow(dead_code)] u64);
 
     #[test]
+    fn the_live_bitmap_is_walked_as_far_as_cells_were_used() {
+        let mut arena = Arena::new();
+        let words = |arena: &Arena| arena.classes[arena.class_of::<u64>().expect("registered").index()].live().len();
+        let mut hs: Vec<_> = (0..20u64).map(|i| arena.insert(i)).collect();
+        assert_eq!(words(&arena), 1, "20 objects of a 1,024-cell slab: one word");
+        hs.extend((20..1000u64).map(|i| arena.insert(i)));
+        assert_eq!(words(&arena), 16);
+        // Past the first slab: the second's words as its cells are used.
+        hs.extend((1000..1100u64).map(|i| arena.insert(i)));
+        assert_eq!(words(&arena), 18);
+        let mut sum = 0;
+        arena.tick::<u64>(|v| sum += *v);
+        assert_eq!(sum, (0..1100).sum::<u64>());
+        // Emptied, the slabs go back; taken again, every object is still walked.
+        for h in hs.drain(..) {
+            arena.remove(h).expect("live");
+        }
+        let class = arena.class_of::<u64>().expect("registered");
+        assert_eq!(arena.decommit_empty_slabs(class).expect("decommits"), 2);
+        hs.extend((0..1100u64).map(|i| arena.insert(i)));
+        let (mut sum, mut count) = (0, 0);
+        arena.tick::<u64>(|v| (sum, count) = (sum + *v, count + 1));
+        assert_eq!((sum, count), ((0..1100).sum::<u64>(), 1100));
+        assert_eq!(arena.len::<u64>(), 1100);
+    }
+
+    #[test]
     fn the_class_cache_keeps_alternating_classes_and_never_names_a_wrong_one() {
         let mut arena = Arena::new();
         macro_rules! kinds {

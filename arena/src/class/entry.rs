@@ -112,7 +112,7 @@ impl ClassEntry {
     /// The live bitmap: one bit per cell number, set while the cell's object is visible.
     #[inline(always)]
     pub(crate) fn live(&self) -> &[u64] {
-        &self.occupancy.live
+        &self.occupancy.live[..self.occupancy.reach]
     }
 
     /// Whether cell `n` holds a visible object.
@@ -143,13 +143,13 @@ impl ClassEntry {
     /// Vacant cells, ready for the class's next objects.
     #[inline]
     pub(crate) fn vacant(&self) -> usize {
-        self.occupancy.free.len()
+        self.occupancy.vacant()
     }
 
     /// Room for new objects without a new slab: the vacant cells and the cells of the
     /// decommitted slabs, which `grow` takes back first.
     pub(crate) fn room(&self) -> usize {
-        self.occupancy.free.len() + self.occupancy.decommitted.len() * self.geometry.cells_per_slab()
+        self.occupancy.vacant() + self.occupancy.decommitted.len() * self.geometry.cells_per_slab()
     }
 
     /// Slots retired for good.

@@ -8,10 +8,19 @@
 #[derive(Default)]
 pub(super) struct Occupancy {
     /// One bit per cell number: set while the cell holds an object that is visible
-    /// (constructed, not garbage, not in its pool). `tick` and `iter` walk these words.
+    /// (constructed, not garbage, not in its pool). `tick` and `iter` walk these words, up
+    /// to `reach`.
     pub(super) live: Vec<u64>,
+    /// Words of `live` that a set bit can be in: every cell ever put on `free` lies below
+    /// `reach × 64`, so the words past it are zero and the walks stop there. A class of 20
+    /// objects walks one word, not its slab's 16.
+    pub(super) reach: usize,
     /// Vacant slots, reused last in first out (the warmest cell first).
     pub(super) free: Vec<u32>,
+    /// The newest slab's vacant slots not yet on `free`, `fresh.0..fresh.1`: handed to it
+    /// a bitmap word's worth at a time, front to back, when it runs dry (a cold path), so
+    /// that `reach` grows with the cells used, not with the slabs taken.
+    pub(super) fresh: (u32, u32),
     /// Released objects the class keeps for its next spawns, reset and still in their cells
     /// (a `Reuse` pool's stock): their cell numbers, the most recent last, each slot
     /// [`InPool`](crate::Lifecycle::InPool) and a generation on, so no handle reaches them.
@@ -44,7 +53,44 @@ impl Occupancy {
     /// Objects in the class's cells whose slots are live (visible or hidden, not vacant).
     #[inline]
     pub(super) fn len(&self) -> usize {
-        self.granted - self.free.len() - self.kept.len() - self.out - self.retired as usize
+        self.granted - self.vacant() - self.kept.len() - self.out - self.retired as usize
+    }
+
+    /// Vacant cells: on `free`, or fresh.
+    #[inline]
+    pub(super) fn vacant(&self) -> usize {
+        self.free.len() + (self.fresh.1 - self.fresh.0) as usize
+    }
+
+    /// Puts the next word's worth of fresh slots on `free` (reversed, so they are taken front
+    /// to back) and extends `reach` over them; `false` if none is left. `start` is the
+    /// class's first slot index (cell number 0).
+    pub(super) fn hand_out_fresh(&mut self, start: u32) -> bool {
+        let (next, end) = self.fresh;
+        if next == end {
+            return false;
+        }
+        // To the end of the bitmap word `next` is in (or of the slab).
+        let upto = end.min(start + ((next - start + 64) & !63));
+        self.free.extend((next..upto).rev());
+        self.fresh.0 = upto;
+        self.reach_to(upto - start);
+        true
+    }
+
+    /// Puts every fresh slot on `free`.
+    pub(super) fn hand_out_all_fresh(&mut self, start: u32) {
+        let (next, end) = self.fresh;
+        if next < end {
+            self.free.extend((next..end).rev());
+            self.fresh = (end, end);
+            self.reach_to(end - start);
+        }
+    }
+
+    /// Extends `reach` over the cells numbered below `cells`.
+    pub(super) fn reach_to(&mut self, cells: u32) {
+        self.reach = self.reach.max((cells as usize).div_ceil(64));
     }
 
     #[inline]

@@ -49,9 +49,12 @@ impl ClassEntry {
     }
 
     /// Takes a prepared slab (or commits a decommitted one again) and makes its cells
-    /// vacant slots.
+    /// vacant slots: a new slab's become fresh (`Occupancy::fresh`), the first word's worth
+    /// of them on the vacant list.
     #[cold]
     pub(crate) fn grow(&mut self, table: &ObjectTable, alloc: &ChunkAllocator) -> Result<(), ArenaError> {
+        // What is left of the last slab goes on the list first: `fresh` holds one slab.
+        self.occupancy.hand_out_all_fresh(self.geometry.start);
         if !self.occupancy.decommitted.is_empty() {
             return self.recommit(alloc);
         }
@@ -75,17 +78,20 @@ impl ClassEntry {
         // SAFETY: the range is this class's, and a slab is granted once, so its block of slots
         // was never set up.
         let first = unsafe { table.set_up_block(range, grant.index, class, Lifecycle::Vacant.flags()) };
-        // Reversed, so the slab fills front to back.
-        self.occupancy.free.extend((first..first + grant.cells).rev());
+        self.occupancy.fresh = (first, first + grant.cells);
         self.occupancy.granted += grant.cells as usize;
+        self.occupancy.hand_out_fresh(self.geometry.start);
         Ok(())
     }
 
-    /// [`grow`](Self::grow), then the vacant slot the caller needs.
+    /// The vacant list ran dry: the next word's worth of fresh cells, or [`grow`](Self::grow),
+    /// then the vacant slot the caller needs.
     #[cold]
     #[inline(never)]
     fn grow_for_one(&mut self, table: &ObjectTable, alloc: &ChunkAllocator) -> Result<u32, ArenaError> {
-        self.grow(table, alloc)?;
+        if !self.occupancy.hand_out_fresh(self.geometry.start) {
+            self.grow(table, alloc)?;
+        }
         Ok(self.occupancy.free.pop().expect("a granted slab has cells"))
     }
 

@@ -55,7 +55,7 @@ impl ClassEntry {
         let (geometry, occupancy) = (&self.geometry, &mut self.occupancy);
         let per_slab = geometry.cells_per_slab();
         let mut vacant = vec![0u32; geometry.bases.len()];
-        for &index in &occupancy.free {
+        for index in occupancy.free.iter().copied().chain(occupancy.fresh.0..occupancy.fresh.1) {
             vacant[((index - geometry.start) >> geometry.shift) as usize] += 1;
         }
         let mut gone = vec![false; geometry.bases.len()];
@@ -87,6 +87,10 @@ impl ClassEntry {
         if !slabs.is_empty() {
             let (start, shift) = (geometry.start, geometry.shift);
             occupancy.free.retain(|&index| !gone[((index - start) >> shift) as usize]);
+            let (next, end) = occupancy.fresh;
+            if next < end && gone[((next - start) >> shift) as usize] {
+                occupancy.fresh = (end, end);
+            }
             // The spike's vacant list need not keep its buffer either (4 bytes a cell).
             if occupancy.free.capacity() > 4 * occupancy.free.len().max(per_slab) {
                 occupancy.free.shrink_to(2 * occupancy.free.len().max(per_slab));
@@ -117,6 +121,7 @@ impl ClassEntry {
         let first = self.geometry.start + (slab << self.geometry.shift);
         // Reversed, so the slab fills front to back (as a new slab does).
         self.occupancy.free.extend((first..first + per_slab).rev());
+        self.occupancy.reach_to(first + per_slab - self.geometry.start);
         self.occupancy.granted += per_slab as usize;
         Ok(())
     }
