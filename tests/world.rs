@@ -898,3 +898,80 @@ fn reuse_keeps_released_objects_in_their_class_until_spawned_or_shut_down() {
     drop(world);
     drops.assert_each_once();
 }
+
+/// What the `Slow` objects' hooks and drops did, in order.
+static SLOW_LOG: std::sync::Mutex<Vec<&str>> = std::sync::Mutex::new(Vec::new());
+/// Whether `Slow` objects are ready for `finish_destroy`.
+static SLOW_READY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Not ready for `finish_destroy` until `SLOW_READY`; logs its hooks and, once spawned, its
+/// drop.
+#[derive(Trace)]
+struct Slow {
+    #[trace(skip)]
+    spawned: bool,
+}
+
+impl Object for Slow {
+    fn begin_destroy(&mut self) {
+        SLOW_LOG.lock().unwrap().push("begin_destroy");
+    }
+    fn is_ready_for_finish_destroy(&mut self) -> bool {
+        SLOW_READY.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    fn finish_destroy(&mut self) {
+        SLOW_LOG.lock().unwrap().push("finish_destroy");
+    }
+}
+
+impl Drop for Slow {
+    fn drop(&mut self) {
+        if self.spawned {
+            SLOW_LOG.lock().unwrap().push("drop");
+        }
+    }
+}
+
+impl Poolable for Slow {
+    fn create() -> Self {
+        Self { spawned: false }
+    }
+}
+
+#[test]
+fn a_purged_object_not_ready_to_finish_waits_hidden_and_ends_once_it_is() {
+    let config = PoolConfig {
+        capacity: 0,
+        max: 8,
+        low_watermark: 0,
+        grow_by: 0,
+        policy: Policy::Purge,
+        precreate: false,
+        workers: 0,
+        idle_trim: None,
+    };
+    let mut world = World::builder()
+        .pool::<Slow>(config)
+        .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
+        .build()
+        .unwrap();
+    let h = world.spawn_with(|s: &mut Slow| s.spawned = true);
+    world.destroy(h).unwrap();
+    // Its end began: hidden at once, the handle refused, and nothing dropped yet.
+    assert!(world.get(h).is_none());
+    assert!(matches!(world.destroy(h), Err(PoolError::Stale | PoolError::AlreadyReleased)));
+    assert_eq!(*SLOW_LOG.lock().unwrap(), ["begin_destroy"]);
+    assert_eq!(world.pool_stats::<Slow>().unwrap().in_use, 1, "its cell has not come back");
+    world.collect_garbage();
+    assert_eq!(*SLOW_LOG.lock().unwrap(), ["begin_destroy"], "still not ready: it waits");
+    SLOW_READY.store(true, std::sync::atomic::Ordering::Relaxed);
+    world.collect_garbage();
+    assert_eq!(*SLOW_LOG.lock().unwrap(), ["begin_destroy", "finish_destroy", "drop"], "each hook once, then the drop");
+    world.pools_mut().maintain();
+    assert_eq!(world.pool_stats::<Slow>().unwrap().in_use, 0, "its cell came back");
+    // Its cell came back to the pool: the next spawn takes it, and ends at once.
+    let next = world.spawn_with(|s: &mut Slow| s.spawned = true);
+    world.destroy(next).unwrap();
+    assert_eq!(SLOW_LOG.lock().unwrap().len(), 6);
+    assert_eq!(world.heap().stats::<Slow>().map(|s| (s.len, s.retired)), Some((0, 0)));
+}

@@ -1561,6 +1561,43 @@ impl<T: 'static> Releasable<'_, T> {
         unsafe { self.entry.keep::<T>(self.table, self.outers, found) }
     }
 
+    /// Whether the object's class registered with a collector ([`CollectorEntry`]): its
+    /// end runs the collector's hooks.
+    #[inline]
+    pub fn is_collected(&self) -> bool {
+        self.entry.collector().is_some()
+    }
+
+    /// Begins the object's end, as the collector does before an object's `begin_destroy`
+    /// hook: it becomes [`Destroying`](Lifecycle::Destroying), hidden from lookups, ticks
+    /// and iterators, while its handle still names it. Then [`destroy`](Self::destroy) ends
+    /// it — or, if its end must wait, the caller lets go and ends it later by its handle
+    /// ([`Arena::destroy_for`]).
+    #[inline]
+    pub fn begin_destroy(&mut self) {
+        self.entry.begin_destroy(self.n, self.index);
+    }
+
+    /// Ends the object now, as [`Arena::destroy_for`] would without resolving it again: its
+    /// slot is released (every handle to it goes stale), the object dropped — or handed back
+    /// undropped, to a class whose ended cells are returned so — and its cell freed as the
+    /// class's [`EndedCells`](crate::EndedCells) say, `ended` telling its owner why. A slot at
+    /// the generation ceiling retires.
+    #[inline]
+    pub fn destroy(self, ended: Ended) {
+        let max_generation = self.entry.geometry().max_generation();
+        // SAFETY: `releasable` found a live `T` in slot `index`, and the borrow kept it so
+        // (`begin_destroy` only hid it).
+        unsafe { self.entry.destroy_at(self.table, self.outers, self.index, max_generation, ended) };
+    }
+
+    /// [`destroy`](Self::destroy), the slot retired for good: for an object whose end went
+    /// wrong (a `begin_destroy` hook panicked), as [`Arena::retire`].
+    pub fn retire(self, ended: Ended) {
+        // SAFETY: as in `destroy`; a ceiling of 0 retires the slot.
+        unsafe { self.entry.destroy_at(self.table, self.outers, self.index, 0, ended) };
+    }
+
     #[inline(always)]
     fn found(&self) -> Found {
         let (index, n, cell, flags) = (self.index, self.n, self.cell.cast(), self.flags);

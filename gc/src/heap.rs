@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use respawn_allocator::sync::{AtomicU32, Ordering};
 use respawn_arena::{
     Arena, ArenaClassStats, ArenaConfig, ArenaError, ClassId, ClassLayout, CollectorEntry, Ended, EndedCells, Freed,
-    Handle, Iter, Lifecycle, ObjectFlags, ObjectTable, RawHandle, Rejected, Root, SlabConfig, Slot, View,
+    Handle, Iter, Lifecycle, ObjectFlags, ObjectTable, RawHandle, Rejected, Releasable, Root, SlabConfig, Slot, View,
 };
 
 use crate::cluster::{ClusterId, Clusters};
@@ -1239,6 +1239,48 @@ impl Heap {
             // A hook rooted it: keep it (hidden; the next collection judges it again).
             Err(_) => Ending::Kept,
         }
+    }
+
+    /// Ends a leaf object a caller found releasable in its class's typed store, now, as
+    /// [`destroy_now`](Self::destroy_now) ends a leaf, but from that one resolve: it becomes
+    /// `Destroying`, `T`'s `begin_destroy` runs (a panic retires the slot and goes on, as in
+    /// a purge), then, if `is_ready_for_finish_destroy`, `finish_destroy`, and the arena
+    /// drops it and frees its cell (`Ended::DestroyedNow`). A class that did not register
+    /// with the collector runs no hooks, as in a purge. A pool's `Purge` release of a
+    /// leaf goes this way. The caller checked that the object owns no sub-objects
+    /// (`HAS_SUBOBJECTS`).
+    ///
+    /// Returns `Err` with the object's handle if it is not ready: it waits, `Destroying`,
+    /// and the caller hands it to [`wait_to_finish`](Self::wait_to_finish), which finishes
+    /// it when it is, as a purge's waiting objects are.
+    #[inline(never)]
+    pub fn destroy_found<T: Object>(mut found: Releasable<'_, T>) -> Result<(), RawHandle> {
+        debug_assert!(!found.flags().contains(ObjectFlags::HAS_SUBOBJECTS), "a leaf");
+        if !found.is_collected() {
+            // No collector hooks, as `end_life` runs none for such a class.
+            found.destroy(Ended::DestroyedNow);
+            return Ok(());
+        }
+        found.begin_destroy();
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| found.object().begin_destroy())) {
+            // As `end_life`: the object ends now, its slot retired (the hook may have left
+            // it half torn down), then the panic goes on.
+            found.retire(Ended::DestroyedNow);
+            panic::resume_unwind(payload);
+        }
+        if !found.object().is_ready_for_finish_destroy() {
+            return Err(found.handle().raw());
+        }
+        found.object().finish_destroy();
+        found.destroy(Ended::DestroyedNow);
+        Ok(())
+    }
+
+    /// An object whose end began ([`destroy_found`](Self::destroy_found)) and that is not
+    /// ready for `finish_destroy` yet: the heap finishes it at a later purge step or
+    /// collection, once it is.
+    pub fn wait_to_finish(&mut self, raw: RawHandle) {
+        self.waiting.push((raw, Ended::DestroyedNow));
     }
 
     /// Tries to finish a waiting object; `None` while it is not ready.

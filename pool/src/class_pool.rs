@@ -529,8 +529,29 @@ impl<T: Poolable> Typed<'_, T> {
             return Ok(());
         }
         found.object().on_release();
+        if self.pool.core.config().policy == Policy::Purge {
+            // `found`'s borrow ends here: handed on, it would live in memory on every path.
+            return self.reborrow().purge_leaf(heap, h);
+        }
         // `found`'s borrow of the heap ends with its last use above.
         self.pool.end_released(heap, h.raw())
+    }
+
+    /// `Purge` of a leaf that [`destroy`](Self::destroy) found releasable and ran
+    /// `on_release` on: the collector's end of it ([`Heap::destroy_found`]: its hooks, the
+    /// drop, the cell returned), then a batch of returned cells to the workers. Out of line,
+    /// resolving the handle once more, so that the `Reuse` release keeps its code as it was.
+    #[inline(never)]
+    fn purge_leaf(self, heap: &mut Heap, h: Handle<T>) -> Result<(), PoolError> {
+        let mut store = self.store(heap);
+        let found = store.releasable(h).unwrap_or_else(|_| unreachable!("found releasable just now"));
+        let ended = Heap::destroy_found(found);
+        self.pool.core.released();
+        if let Err(raw) = ended {
+            heap.wait_to_finish(raw);
+        }
+        self.pool.take_returned_batch(heap);
+        Ok(())
     }
 
     /// [`destroy`](Self::destroy) of an owner of sub-objects, which `destroy` found

@@ -76,6 +76,12 @@ impl Geometry {
         }
     }
 
+    /// The generation ceiling: a slot released at it retires.
+    #[inline]
+    pub(crate) fn max_generation(&self) -> u32 {
+        self.max_generation
+    }
+
     /// `size_of::<T>()` of the class's type.
     pub(crate) fn object_size(&self) -> usize {
         self.object_size

@@ -313,6 +313,19 @@ impl ClassEntry {
         unwinding.disarm().free_cell(index, cell, returned, retired, ended);
     }
 
+    /// Begins the end of the visible object in cell `n` (slot `index`): `Destroying`, its
+    /// live bit cleared, noted for a running mark (as [`Arena::set_lifecycle`] does).
+    ///
+    /// [`Arena::set_lifecycle`]: crate::Arena::set_lifecycle
+    #[inline]
+    pub(crate) fn begin_destroy(&mut self, n: u32, index: u32) {
+        self.geometry.slot(n).set_lifecycle(Lifecycle::Destroying);
+        self.occupancy.set_live(n, false);
+        if self.barrier() {
+            self.note(index);
+        }
+    }
+
     /// Keeps the visible objects for which `keep` returns `true` and destroys the others,
     /// in one pass in memory order; rooted objects are kept whatever `keep` says.
     ///
