@@ -226,8 +226,9 @@ impl ClassPool {
         Some(cell)
     }
 
-    /// The end of a release the class does not keep, once `on_release` ran: by the pool's
-    /// policy.
+    /// The end of a leaf's release the class does not keep, once `on_release` ran, under
+    /// `Default` (garbage for the next collection) or `Reuse` above `max`. (`Purge` ends a
+    /// leaf from the release's own resolve: `Typed::purge_leaf`.)
     #[inline]
     fn end_released(&mut self, heap: &mut Heap, raw: RawHandle) -> Result<(), PoolError> {
         match self.core.config().policy {
@@ -235,11 +236,8 @@ impl ClassPool {
                 self.core.released();
                 heap.mark_as_garbage(raw).map(drop).map_err(refusal)
             }
-            Policy::Purge => {
-                self.core.released();
-                self.purge(heap, raw)
-            }
             Policy::Reuse => self.release_overflow(heap, raw),
+            Policy::Purge => unreachable!("a `Purge` release of a leaf ends in `Typed::purge_leaf`"),
         }
     }
 

@@ -1,10 +1,11 @@
 //! Which of a class's cells hold what, and how many of each.
 
 /// A class's cells by state. Each cell of the slabs granted to the class is, at any time,
-/// exactly one of: live (its slot holds an object, visible or hidden), vacant (on `free`),
-/// kept (on `kept`), out (a token for it is on the returned list or held by a pool or a
-/// worker) or retired. So the class's object count is derived ([`len`](Self::len)) and
-/// the hot insert and remove, which move a cell between live and vacant, count nothing.
+/// exactly one of: live (its slot holds an object, visible or hidden), vacant (on `free`,
+/// or `fresh`), kept (on `kept`), out (a token for it is on the returned list or held by a
+/// pool or a worker) or retired. So the class's object count is derived
+/// ([`len`](Self::len)) and the hot insert and remove, which move a cell between live and
+/// vacant, count nothing.
 #[derive(Default)]
 pub(super) struct Occupancy {
     /// One bit per cell number: set while the cell holds an object that is visible
