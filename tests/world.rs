@@ -395,26 +395,25 @@ fn spawn_sub_with_initialises_links_and_shows_in_the_layout() {
 /// A slot retired at the generation ceiling takes its object out of the pool's `in_use` on
 /// every path (the fuzzer found `Purge` and `Default` leaking it, so a pool at `max`
 /// refused spawns while empty; reproducer `fuzz/artifacts/world/retired-slot-in-use-leak`).
+/// A pool of at most `max` objects, none built ahead and no workers: each spawn builds its
+/// object inline, each release ends by `policy` on this thread.
+fn inline_pool(policy: Policy, max: usize) -> PoolConfig {
+    PoolConfig { capacity: 0, max, low_watermark: 0, grow_by: 0, policy, precreate: false, workers: 0, idle_trim: None }
+}
+
+/// Collections only when a test asks, on this thread.
+const ON_REQUEST: GcSettings = GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED };
+
 /// With `max_generation: 1` every release retires its slot.
 #[test]
 fn a_retired_slot_leaves_the_pool_in_use_count() {
     for policy in Policy::ALL {
         let drops = Drops::default();
         let d = drops.clone();
-        let config = PoolConfig {
-            capacity: 0,
-            max: 1,
-            low_watermark: 0,
-            grow_by: 0,
-            policy,
-            precreate: false,
-            workers: 0,
-            idle_trim: None,
-        };
         let mut world = World::builder()
             .arena(ArenaConfig { max_generation: 1, ..ArenaConfig::DEFAULT })
-            .pool_with::<Shot>(config, move || Shot::new(&d))
-            .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
+            .pool_with::<Shot>(inline_pool(policy, 1), move || Shot::new(&d))
+            .gc(ON_REQUEST)
             .build()
             .unwrap();
         for round in 0..5 {
@@ -454,21 +453,7 @@ impl Poolable for Fragile {
 /// retired, and the pool no longer counts the object in use.
 fn a_panicking_end_leaves_the_pool_in_use_count<T: Poolable>(arm: impl Fn(&mut T)) {
     for policy in [Policy::Purge, Policy::Default] {
-        let config = PoolConfig {
-            capacity: 0,
-            max: 1,
-            low_watermark: 0,
-            grow_by: 0,
-            policy,
-            precreate: false,
-            workers: 0,
-            idle_trim: None,
-        };
-        let mut world = World::builder()
-            .pool::<T>(config)
-            .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
-            .build()
-            .unwrap();
+        let mut world = World::builder().pool::<T>(inline_pool(policy, 1)).gc(ON_REQUEST).build().unwrap();
         let h = world.try_spawn::<T>().unwrap();
         arm(world.get_mut(h).unwrap());
         let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -940,21 +925,7 @@ impl Poolable for Slow {
 
 #[test]
 fn a_purged_object_not_ready_to_finish_waits_hidden_and_ends_once_it_is() {
-    let config = PoolConfig {
-        capacity: 0,
-        max: 8,
-        low_watermark: 0,
-        grow_by: 0,
-        policy: Policy::Purge,
-        precreate: false,
-        workers: 0,
-        idle_trim: None,
-    };
-    let mut world = World::builder()
-        .pool::<Slow>(config)
-        .gc(GcSettings { time_between_collections: None, ..GcSettings::SINGLE_THREADED })
-        .build()
-        .unwrap();
+    let mut world = World::builder().pool::<Slow>(inline_pool(Policy::Purge, 8)).gc(ON_REQUEST).build().unwrap();
     let h = world.spawn_with(|s: &mut Slow| s.spawned = true);
     world.destroy(h).unwrap();
     // Its end began: hidden at once, the handle refused, and nothing dropped yet.
