@@ -130,9 +130,9 @@ const CACHED_CLASSES: usize = 256;
 /// `T`'s slot in the class cache: bits of its `TypeId`, which are uniformly distributed. A
 /// constant once inlined, so a cached lookup is one `TypeId` compare at a fixed offset.
 ///
-/// One slot a type, not two: a second slot to look in (measured, `benches/resolve.rs`) cost
-/// the `World`'s churn pair 12 instructions and the `Arena`'s 15, for every class, to spare
-/// the few classes that share a slot a directory lookup.
+/// One slot a type, not two: a second slot to look in would cost the `World`'s churn pair
+/// 12 instructions and the `Arena`'s 15 (measured, `benches/resolve.rs`), for every class,
+/// to spare the few classes that share a slot a directory lookup.
 #[inline(always)]
 fn cache_slot<T: 'static>() -> usize {
     let mut hasher = TypeIdHasher::default();
@@ -172,9 +172,10 @@ pub struct Arena {
     /// The classes typed calls found, each with its type in its type's slot
     /// ([`cache_slot`]; direct-mapped: of two types that share a slot, the last one found
     /// holds it): a typed call compares one `TypeId` instead of probing `by_type` or the
-    /// table's directory, whichever classes the calls alternate between. Every pair is a registered class and
-    /// its own type (set by `find_or_register`, `class_by_range` and every typed store,
-    /// `store_of_unchecked`); classes are never unregistered, so no pair goes stale.
+    /// table's directory, whichever classes the calls alternate between. Every pair is a
+    /// registered class and its own type (set by `find_or_register`, `class_by_range` and
+    /// every typed store, `store_of_unchecked`); classes are never unregistered, so no pair
+    /// goes stale.
     cache: [(TypeId, ClassId); CACHED_CLASSES],
     config: ArenaConfig,
     alloc: ChunkAllocator,
@@ -365,9 +366,8 @@ impl Arena {
         // Every typed view caches its class, so that the arena's own typed calls (a `get`
         // between a pool's spawns and releases) find it with one compare. (The cache pairs
         // a class with its own type, so the id alone tells a change.)
-        let cached = &mut self.cache[cache_slot::<T>()];
-        if cached.1 != id {
-            *cached = (TypeId::of::<T>(), id);
+        if self.cache[cache_slot::<T>()].1 != id {
+            self.cache_class::<T>(id);
         }
         // SAFETY: the caller's `id` is a class of this arena (classes are never removed).
         let entry = unsafe { self.classes.get_unchecked_mut(id.index()) };
@@ -377,9 +377,10 @@ impl Arena {
     /// `T`'s class if the arena's class cache holds it: one `TypeId` compare at a slot
     /// fixed by `T`, no directory. A typed call (a typed view, an insert, a remove) caches
     /// its class. The cache is direct-mapped, a slot a type among 256, so classes that
-    /// alternate stay cached unless two share a slot; then the last one used holds it. `None` says only "not cached": look it
-    /// up with [`class_of`](Self::class_of). For a layer that keeps its own per-class data
-    /// by class index (a pool per class) and finds it on every call.
+    /// alternate stay cached unless two share a slot; then the last one used holds it.
+    /// `None` says only "not cached": look it up with [`class_of`](Self::class_of). For a
+    /// layer that keeps its own per-class data by class index (a pool per class) and finds
+    /// it on every call.
     ///
     /// ```
     /// use respawn_arena::Arena;
@@ -1480,8 +1481,9 @@ impl<T> fmt::Debug for Iter<'_, T> {
 
 /// An object [`ClassStore::releasable`] found releasable (visible, of the store's class,
 /// not rooted, not permanent), held with its store borrowed: nothing can release it, or
-/// touch the class, between the check and [`deactivate`](Self::deactivate), so a release path resolves
-/// the handle once and deactivates without a second look. Dropping it changes nothing.
+/// touch the class, between the check and [`deactivate`](Self::deactivate), so a release
+/// path resolves the handle once and deactivates without a second look. Dropping it
+/// changes nothing.
 pub struct Releasable<'s, T> {
     // The store's parts, reborrowed (not the store: holding `&mut ClassStore` would make
     // the caller keep the store in memory).
@@ -1513,8 +1515,9 @@ impl<T: 'static> Releasable<'_, T> {
     #[inline]
     pub fn object(&mut self) -> &mut T {
         if self.entry.barrier() {
-            // Usually deactivated next (then kept unscanned, as pooled objects are); but dropped
-            // before its deactivation, the object stays live with what the hooks wrote.
+            // Usually deactivated next (then kept unscanned, as pooled objects are); but
+            // dropped before its deactivation, the object stays live with what the hooks
+            // wrote.
             self.entry.note(self.index);
         }
         // SAFETY: the cell holds the live `T` that `releasable` found, and the store stays
@@ -2005,7 +2008,8 @@ mod tests {
                     $(
                         let h = arena.insert(Kind::<$k>(round));
                         assert!(arena.get(h).is_some());
-                        assert_eq!(arena.cached_class::<Kind<$k>>(), arena.class_of::<Kind<$k>>(), "the last used is cached");
+                        let class = arena.class_of::<Kind<$k>>();
+                        assert_eq!(arena.cached_class::<Kind<$k>>(), class, "the last used is cached");
                     )*
                 }
                 // Cached or not, never another class's id.

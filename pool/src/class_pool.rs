@@ -538,7 +538,8 @@ impl<T: Poolable> Typed<'_, T> {
     /// `Purge` of a leaf that [`destroy`](Self::destroy) found releasable and ran
     /// `on_release` on: the collector's end of it ([`Heap::destroy_found`]: its hooks, the
     /// drop, the cell returned), then a batch of returned cells to the workers. Out of line,
-    /// resolving the handle once more, so that the `Reuse` release keeps its code as it was.
+    /// resolving the handle once more: handed the `Releasable`, the release would keep it in
+    /// memory on its `Reuse` path too (measured: benches/LOG.md).
     #[inline(never)]
     fn purge_leaf(self, heap: &mut Heap, h: Handle<T>) -> Result<(), PoolError> {
         let mut store = self.store(heap);

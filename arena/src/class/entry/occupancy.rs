@@ -81,12 +81,7 @@ impl Occupancy {
 
     /// Puts every fresh slot on `free`.
     pub(super) fn hand_out_all_fresh(&mut self, start: u32) {
-        let (next, end) = self.fresh;
-        if next < end {
-            self.free.extend((next..end).rev());
-            self.fresh = (end, end);
-            self.reach_to(end - start);
-        }
+        while self.hand_out_fresh(start) {}
     }
 
     /// Extends `reach` over the cells numbered below `cells`.
