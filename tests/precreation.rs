@@ -168,3 +168,54 @@ fn an_idle_worker_hands_over_its_partial_magazine() {
     assert_eq!(log.on(thread::current().id()), 0, "nothing built on the spawning thread");
     drop(shots);
 }
+
+/// A plain object whose `create` takes well under a microsecond.
+#[derive(Trace, Object, Default)]
+struct Quick {
+    n: u64,
+}
+
+impl Poolable for Quick {
+    fn create() -> Self {
+        Self::default()
+    }
+}
+
+/// A worker times objects that build in under a microsecond sixteen at a time (a clock read
+/// costs about what such a `create` does), and slower ones alone: one slow `create` among
+/// hundreds of quick ones still shows in `create_max`, and each object is counted once.
+#[test]
+fn one_slow_create_among_quick_ones_shows_in_create_max() {
+    const SLOW: Duration = Duration::from_millis(3);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&calls);
+    let config = PoolConfig {
+        capacity: 600,
+        max: 1024,
+        low_watermark: 0,
+        grow_by: 64,
+        policy: Policy::Purge,
+        precreate: true,
+        workers: 1,
+        idle_trim: None,
+    };
+    let world = World::builder()
+        .pool_with::<Quick>(config, move || {
+            if c.fetch_add(1, Ordering::Relaxed) == 300 {
+                thread::sleep(SLOW);
+            }
+            Quick { n: 1 }
+        })
+        .build()
+        .unwrap();
+    wait_for(|| {
+        let s = world.pool_stats::<Quick>().unwrap();
+        s.building == 0 && s.held == 0 && s.precreated == 600
+    });
+    let stats = world.pool_stats::<Quick>().unwrap();
+    assert_eq!(calls.load(Ordering::Relaxed), 600);
+    assert_eq!(stats.available(), 600, "{stats:?}");
+    assert!(stats.create_max >= SLOW, "{stats:?}");
+    // The mean is over all 600: at least the slow one's share.
+    assert!(stats.create_mean >= SLOW / 600, "{stats:?}");
+}

@@ -28,7 +28,7 @@
 //! | game thread: growth and upkeep | [`on_the_way`](Depot::on_the_way), [`request_growth`](Depot::request_growth), [`request`](Depot::request), [`wake_workers`](Depot::wake_workers), [`drain_spare`](Depot::drain_spare), [`wake_if_needed`](Depot::wake_if_needed), [`snapshot`](Depot::snapshot), [`side_bytes`](Depot::side_bytes) |
 //! | game thread: shutdown | [`stop`](Depot::stop), then (workers joined) [`drain`](Depot::drain) |
 //! | returned cells | [`returned`](Depot::returned) (a World's pool), [`purged`](Depot::purged) (a standalone pool's `Purge` drop), [`give_back`](Depot::give_back), [`count_returned`](Depot::count_returned) |
-//! | worker ([`work_with`]) | `enlist` (once, at start), `stopping`, `take_to_build`, `built` or `build_failed`, `take_empty`, `publish`, `wants_partial`, `park`, `abandon_held` |
+//! | worker ([`work_with`]) | `enlist` (once, at start), `stopping`, `take_to_build`, `build_failed`, `built` (once a run), `take_empty`, `publish`, `wants_partial`, `park`, `abandon_held` |
 //!
 //! (A standalone pool has no single game thread: any thread that pulls and returns plays
 //! that part with its own magazines, and the pool counts its cells itself, so `checked_out`
@@ -44,8 +44,8 @@
 //! | `empty` | the game thread pushes (`return_empty`); workers and the game thread pop | the queue's own | only buffers move; no object |
 //! | `spare` | returned cells (`give_back`) and workers (`build_failed`, by `worker_lock`: one push); drained by the game thread | the lock | rare; the lock also keeps the vector's buffer between drains |
 //! | `ready` | `publish_local` (+n after the push, Release); `take_full` (−n after the pop, Relaxed) | Release / Acquire in `published` | whoever reads a count can pop the magazine it counts; a pop overtaking its publish's count dips the sum below zero, read through `non_negative` |
-//! | `building` | `request` (+1 before the push, Relaxed); a worker (−1 after `held` +1, Release; −1 on a failed `create`, after its cell is on the spare list and counted, Release; −1 at shutdown, Relaxed) | Release / Acquire in `on_the_way` and `snapshot` | an object moves downstream (`building` → `held` → `ready`), each move Released on the counter it leaves and read upstream first: a moving object is counted twice, never missed |
-//! | `held` | a worker (+1 Relaxed per build; −n Release in `publish`, Relaxed at exit) | as `building` | as `building` |
+//! | `building` | `request` (+1 before the push, Relaxed); a worker (−n at the end of a run of n builds, after `held` +n, Release; −1 on a failed `create`, after its cell is on the spare list and counted, Release; −1 at shutdown, Relaxed) | Release / Acquire in `on_the_way` and `snapshot` | an object moves downstream (`building` → `held` → `ready`), each move Released on the counter it leaves and read upstream first: a moving object is counted twice, never missed |
+//! | `held` | a worker (+n Relaxed per run of n builds; −n Release in `publish`, Relaxed at exit) | as `building` | as `building` |
 //! | `deepest` | `request` (Relaxed `fetch_max`, only when exceeded) | Relaxed | a high-water tally; nothing is ordered by it |
 //! | `checked_out` | the game thread alone (`count_checked_out`, `arrived`: load and store, no read-modify-write) | Relaxed | one writer; its readers (`returned`'s `max` check, growth, stats) run on the game thread too. A spawn from a magazine and a `Reuse` release into one leave it alone. On a cache line of its own, so the game thread never waits for a worker's core |
 //! | `flush_requested` | the game thread (`request_flush` sets, `take_full` clears); workers read | Relaxed | a hint: the wake-up it needs travels with the [`wake_workers`](Depot::wake_workers) that follows it (SeqCst fence) |
@@ -765,24 +765,40 @@ impl<C: Token> Depot<C> {
             return;
         }
         self.building.fetch_add(1, Ordering::Relaxed);
-        if let Err(cell) = self.to_build.push(cell) {
-            self.deepest.fetch_max(self.to_build.capacity(), Ordering::Relaxed);
-            // (`building` counts this cell already.)
-            if self.pooled() <= self.stock {
-                // A burst (a collection's purge) while the stock is short: rebuild it all.
-                let mut backlog = self.backlog.lock();
-                backlog.push(cell);
-                self.burst.fetch_max(backlog.len(), Ordering::Relaxed);
-                drop(backlog);
-                self.backlogged.fetch_add(1, Ordering::Relaxed);
-                self.wake_workers();
-                return;
-            }
-            // A release burst beyond the queue and the stock: back to the arena.
-            self.building.fetch_sub(1, Ordering::Relaxed);
-            self.give_back(cell);
-            return;
+        if self.enqueue(cell, 0) {
+            self.note_queued();
         }
+    }
+
+    /// Pushes a cell `building` already counts onto `to_build`; `pending`: cells of the same
+    /// batch counted too, not pushed yet. A cell that finds `to_build` full waits in the
+    /// backlog while the pool's stock is short (waking the workers), else goes back to the
+    /// arena. Returns whether it went onto `to_build`.
+    #[inline]
+    fn enqueue(&self, cell: C, pending: usize) -> bool {
+        let Err(cell) = self.to_build.push(cell) else { return true };
+        self.deepest.fetch_max(self.to_build.capacity(), Ordering::Relaxed);
+        // (`building` counts this cell, and the batch's pending ones, already.)
+        if self.pooled().saturating_sub(pending) <= self.stock {
+            // A burst (a collection's purge) while the stock is short: rebuild it all.
+            let mut backlog = self.backlog.lock();
+            backlog.push(cell);
+            self.burst.fetch_max(backlog.len(), Ordering::Relaxed);
+            drop(backlog);
+            self.backlogged.fetch_add(1, Ordering::Relaxed);
+            self.wake_workers();
+            return false;
+        }
+        // A release burst beyond the queue and the stock: back to the arena.
+        self.building.fetch_sub(1, Ordering::Relaxed);
+        self.give_back(cell);
+        false
+    }
+
+    /// Cells went onto `to_build`: the high-water mark, and a worker woken once a
+    /// magazine's worth waits.
+    #[inline]
+    fn note_queued(&self) {
         let queued = self.to_build.len();
         if queued > self.deepest.load(Ordering::Relaxed) {
             self.deepest.fetch_max(queued, Ordering::Relaxed);
@@ -994,18 +1010,20 @@ impl<C: Token> Depot<C> {
         low || self.flush_requested.load(Ordering::Relaxed)
     }
 
-    /// A worker finished building an object (it goes into the worker's magazine next),
-    /// `nanos` spent in `create`. Counted as held before it stops counting as building, so
-    /// whoever sees `building` drop sees the object (Release, paired with the Acquire of
-    /// `on_the_way` and `snapshot`).
+    /// A worker finished a run of builds (the objects are in its magazine). Counted as
+    /// held before they stop counting as building, so whoever sees `building` drop sees
+    /// the objects (Release, paired with the Acquire of `on_the_way` and `snapshot`).
     #[inline]
-    fn built(&self, nanos: u64) {
+    fn built(&self, run: &Run) {
+        if run.objects == 0 {
+            return;
+        }
         let c = &self.counters;
-        c.precreated.fetch_add(1, Ordering::Relaxed);
-        c.create_nanos.fetch_add(nanos, Ordering::Relaxed);
-        c.create_max_nanos.fetch_max(nanos, Ordering::Relaxed);
-        self.held.fetch_add(1, Ordering::Relaxed);
-        self.building.fetch_sub(1, Ordering::Release);
+        c.precreated.fetch_add(run.objects as u64, Ordering::Relaxed);
+        c.create_nanos.fetch_add(run.nanos, Ordering::Relaxed);
+        c.create_max_nanos.fetch_max(run.max_nanos, Ordering::Relaxed);
+        self.held.fetch_add(run.objects, Ordering::Relaxed);
+        self.building.fetch_sub(run.objects, Ordering::Release);
     }
 
     /// A worker's `create` panicked: the cell, still empty, goes back to the arena (as
@@ -1221,14 +1239,38 @@ impl Depot<CompactCell> {
     /// [arrives](Self::arrived), and each cell goes to the workers for rebuilding — or back
     /// to the arena when the pool is at `max` or shutting down (or has no workers).
     pub(crate) fn returned(&self, freed: impl ExactSizeIterator<Item = Freed>) {
+        // The room within `max` once the batch's objects leave the checked-out count (as
+        // `arrived` counts them): that many cells go to the workers, the rest back. They
+        // are counted as building at once, before the first push (a worker may build one
+        // and uncount it as soon as it is pushed), and what the batch did not queue (a
+        // retired slot brings no cell) is uncounted at its end: one add to the counter the
+        // workers write, not one per cell.
+        let n = freed.len();
         let stopping = self.shutdown.load(Ordering::Relaxed);
+        let counted = if stopping || self.workers == 0 {
+            0
+        } else {
+            let owned = self.checked_out().saturating_sub(n) + self.pooled();
+            self.max.saturating_sub(owned).min(n)
+        };
+        if counted > 0 {
+            self.building.fetch_add(counted, Ordering::Relaxed);
+        }
+        let (mut pending, mut queued) = (counted, false);
         self.arrived(freed, &self.map, |cell| {
-            if stopping || self.owned() >= self.max {
+            if pending == 0 {
                 self.give_back(cell);
-            } else {
-                self.request(cell);
+                return;
             }
+            pending -= 1;
+            queued |= self.enqueue(cell, pending);
         });
+        if pending > 0 {
+            self.building.fetch_sub(pending, Ordering::Relaxed);
+        }
+        if queued {
+            self.note_queued();
+        }
     }
 }
 
@@ -1319,6 +1361,69 @@ impl<T: Send + 'static, C: Token> Recipe<C> for dyn Fn() -> T + Send + Sync {
     }
 }
 
+/// What a worker built in one run (see [`work_with`]), counted into the depot at its end.
+#[derive(Debug, Default)]
+struct Run {
+    /// Objects built.
+    objects: usize,
+    /// Nanoseconds their `create` calls took, summed, and the longest one.
+    nanos: u64,
+    max_nanos: u64,
+}
+
+/// A `create` taking this long or longer is timed alone: a clock read beside it is
+/// negligible.
+const TIME_ALONE_NANOS: u64 = 1_000;
+
+/// Faster objects are timed this many together.
+const TIMED_TOGETHER: usize = 16;
+
+/// A worker's timing of its builds: each object alone while they take
+/// [`TIME_ALONE_NANOS`] or more, else [`TIMED_TOGETHER`] at a time, each group's total
+/// taken as its longest `create` (an upper bound: a slow one among fast ones shows as
+/// itself plus a few fast ones). A group a panicking `create` ends counts that call's time
+/// too.
+#[derive(Debug)]
+struct Clock {
+    since: Instant,
+    /// Objects built since `since`.
+    objects: usize,
+    /// Objects to time together.
+    group: usize,
+}
+
+impl Clock {
+    fn start() -> Self {
+        Self { since: Instant::now(), objects: 0, group: 1 }
+    }
+
+    /// One more object built: the group's time is read once it is complete.
+    #[inline]
+    fn built(&mut self, run: &mut Run) {
+        self.objects += 1;
+        if self.objects == self.group {
+            let nanos = self.stop(run);
+            self.group = if nanos >= TIME_ALONE_NANOS * self.group as u64 { 1 } else { TIMED_TOGETHER };
+        }
+    }
+
+    /// Reads the clock for the objects built since it was last read, if any, and counts
+    /// them into `run`; returns the nanoseconds they took.
+    fn stop(&mut self, run: &mut Run) -> u64 {
+        if self.objects == 0 {
+            return 0;
+        }
+        let now = Instant::now();
+        let nanos = now.saturating_duration_since(self.since).as_nanos() as u64;
+        run.objects += self.objects;
+        run.nanos += nanos;
+        run.max_nanos = run.max_nanos.max(nanos);
+        self.since = now;
+        self.objects = 0;
+        nanos
+    }
+}
+
 /// A precreation worker, the loop every pool's workers run: builds by `recipe` in each cell
 /// from `to_build`, fills magazines, publishes them; parks when there is nothing to do;
 /// returns at shutdown.
@@ -1345,39 +1450,61 @@ pub(crate) fn work_with<C: Token, R: Recipe<C> + ?Sized>(depot: Arc<Depot<C>>, r
             continue;
         };
         idle = false;
-        // An ended object still in the cell (`async_purge`): its destructor runs here, in
-        // the pass that rebuilds the cell, not on the game thread.
-        let cell = if cell.occupied() {
-            // SAFETY: the class returned the object with the cell; it is this worker's
-            // alone now (the token is), and dropped once.
-            let (cell, panicked) = unsafe { recipe.drop_occupant(cell, &depot.map) };
-            depot.dropped(panicked, true);
-            cell
-        } else {
-            cell
-        };
-        let start = Instant::now();
-        // SAFETY: the token owns its cells, uninitialised (an occupied one was vacated
-        // above); the recipe builds in them once, before anyone else sees them.
-        match panic::catch_unwind(AssertUnwindSafe(|| unsafe { recipe.build(&cell, &depot.map) })) {
-            Ok(()) => {
-                depot.built(start.elapsed().as_nanos() as u64);
-                let magazine = current.get_or_insert_with(|| depot.take_empty());
-                magazine.push(cell);
-                if magazine.is_full() {
-                    let mut full = current.take().expect("just filled");
-                    while let Err(back) = depot.publish(full) {
-                        // The depot is full only while the game thread is behind; wait for it.
-                        if depot.stopping() {
-                            current = Some(back);
-                            break;
-                        }
-                        full = back;
-                        back_off(Duration::from_micros(100));
-                    }
+        // A run: this cell and the next ones queued, built into one magazine until it is
+        // full or the queue is empty, counted into the depot once at the run's end (the
+        // counters share a cache line with the game thread's hand-over: per object, the
+        // worker spent more on them than on building). Objects are timed in groups
+        // ([`Clock`]): a clock read costs about what a small object's `create` does.
+        let magazine = current.get_or_insert_with(|| depot.take_empty());
+        let mut run = Run::default();
+        let mut clock = Clock::start();
+        let mut next = Some(cell);
+        while let Some(cell) = next {
+            // An ended object still in the cell (`async_purge`): its destructor runs here,
+            // in the pass that rebuilds the cell, not on the game thread (and not timed
+            // as a `create`).
+            let cell = if cell.occupied() {
+                clock.stop(&mut run);
+                // SAFETY: the class returned the object with the cell; it is this worker's
+                // alone now (the token is), and dropped once.
+                let (cell, panicked) = unsafe { recipe.drop_occupant(cell, &depot.map) };
+                depot.dropped(panicked, true);
+                clock = Clock::start();
+                cell
+            } else {
+                cell
+            };
+            // SAFETY: the token owns its cells, uninitialised (an occupied one was vacated
+            // above); the recipe builds in them once, before anyone else sees them.
+            match panic::catch_unwind(AssertUnwindSafe(|| unsafe { recipe.build(&cell, &depot.map) })) {
+                Ok(()) => {
+                    clock.built(&mut run);
+                    magazine.push(cell);
+                }
+                Err(_) => {
+                    clock.stop(&mut run);
+                    depot.build_failed(cell);
+                    clock = Clock::start();
                 }
             }
-            Err(_) => depot.build_failed(cell),
+            if magazine.is_full() || depot.stopping() {
+                break;
+            }
+            next = depot.take_to_build();
+        }
+        clock.stop(&mut run);
+        depot.built(&run);
+        if magazine.is_full() {
+            let mut full = current.take().expect("just filled");
+            while let Err(back) = depot.publish(full) {
+                // The depot is full only while the game thread is behind; wait for it.
+                if depot.stopping() {
+                    current = Some(back);
+                    break;
+                }
+                full = back;
+                back_off(Duration::from_micros(100));
+            }
         }
     }
     // Shutdown: the objects this worker holds are dropped here (the game thread drops the
