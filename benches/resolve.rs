@@ -9,6 +9,7 @@
 //!         hand-written: `common::ReuseFloor`) | store | arena | world (a `Reuse` pool's
 //!         spawn/destroy) | view (the same through `World::pool_mut`) | pop (a `Purge` pool
 //!         without workers, prefilled: each spawn pops a ready object; cachegrind runs only)
+//!         | miss (the same pool not prefilled: each spawn misses and builds inline)
 //!   mode: chase  — `ops` lookups, each one's key chosen by the object the one before read:
 //!                  a chain, so the time per op is the latency of one resolve (a container
 //!                  whose resolve takes two *dependent* misses, `box`, pays two latencies;
@@ -288,13 +289,24 @@ impl Poolable for Projectile {
 /// in the game thread's magazines for the next spawn), a frame ended every 1 000 pairs: the
 /// pooled path a game takes, as `benches/pool.rs`'s `pool_churn/respawn_reuse`.
 ///
-/// With `POP`, the `pop` peer: a `Purge` pool without workers, prefilled with
+/// With [`KIND_POP`], the `pop` peer: a `Purge` pool without workers, prefilled with
 /// [`WorldPeer::READY`] objects on the game thread. Each destroy ends its object at once (the
 /// collector's destroy pipeline, cells back to the class) and each spawn pops a ready object
 /// from the magazines: the spawn of a class that keeps nothing. Cachegrind only
 /// (`resolve pop churn 10000 N`): runs of up to `READY - live` pairs.
-struct WorldPeer<const POP: bool = false>(World, Vec<Handle<Projectile>>, usize);
-impl<const POP: bool> WorldPeer<POP> {
+///
+/// With [`KIND_MISS`], the `miss` peer: the same pool, nothing prefilled, so every spawn misses
+/// and builds its object inline: a `Purge` pool whose workers cannot keep up, beside
+/// `arena`'s unpooled insert.
+struct WorldPeer<const KIND: u8 = KIND_REUSE>(World, Vec<Handle<Projectile>>, usize);
+
+/// [`WorldPeer`]'s kinds: a `Reuse` pool, a prefilled `Purge` pool without workers, and the
+/// same not prefilled.
+const KIND_REUSE: u8 = 0;
+const KIND_POP: u8 = 1;
+const KIND_MISS: u8 = 2;
+
+impl<const KIND: u8> WorldPeer<KIND> {
     /// `pop`'s objects built before the run: enough for 100 000 pairs over 10 000 live.
     const READY: usize = 120_000;
     const REUSE: PoolConfig = PoolConfig {
@@ -308,16 +320,16 @@ impl<const POP: bool> WorldPeer<POP> {
         idle_trim: None,
     };
 }
-impl<const POP: bool> Peer for WorldPeer<POP> {
+impl<const KIND: u8> Peer for WorldPeer<KIND> {
     type Key = Handle<Projectile>;
     fn fill(live: usize) -> Self {
         let gc = GcSettings { time_between_collections: None, purge_budget: None, ..GcSettings::SINGLE_THREADED };
-        let config = match POP {
-            false => PoolConfig { capacity: live + 2048, max: (live + 2048).max(1 << 16), ..Self::REUSE },
-            true => PoolConfig { policy: Policy::Purge, capacity: 0, max: 1 << 20, ..Self::REUSE },
+        let config = match KIND {
+            KIND_REUSE => PoolConfig { capacity: live + 2048, max: (live + 2048).max(1 << 16), ..Self::REUSE },
+            _ => PoolConfig { policy: Policy::Purge, capacity: 0, max: 1 << 20, ..Self::REUSE },
         };
         let mut world = World::builder().pool::<Projectile>(config).gc(gc).build().expect("a valid pool");
-        if POP {
+        if KIND == KIND_POP {
             world.prefill::<Projectile>(Self::READY).expect("memory for the ready objects");
         }
         let spawn = |world: &mut World, i: u32| world.spawn_with(move |q: &mut Projectile| *q = Projectile::new(i));
@@ -389,7 +401,7 @@ fn run<P: Peer>(mode: &str, live: usize, ops: usize) -> f64 {
 /// every 1 000 pairs: the view borrows the world; a `Reuse` pool without workers has no
 /// upkeep a frame would do on this path.)
 fn run_view(mode: &str, live: usize, ops: usize) -> f64 {
-    let WorldPeer(mut world, keys, _) = WorldPeer::<false>::fill(live);
+    let WorldPeer(mut world, keys, _) = WorldPeer::<KIND_REUSE>::fill(live);
     let view = world.pool_mut::<Projectile>().expect("a pooled class");
     measure(ViewPeer(view, keys, 0), mode, live, ops)
 }
@@ -462,10 +474,11 @@ fn run_peer(peer: &str, mode: &str, live: usize, ops: usize) -> f64 {
         "store" => run_store(mode, live, ops),
         "world" => run::<WorldPeer>(mode, live, ops),
         "view" => run_view(mode, live, ops),
-        "pop" => run::<WorldPeer<true>>(mode, live, ops),
+        "pop" => run::<WorldPeer<KIND_POP>>(mode, live, ops),
+        "miss" => run::<WorldPeer<KIND_MISS>>(mode, live, ops),
         other => {
             panic!(
-                "unknown peer {other:?}: vec, box, slab, slotmap, floor, reusefloor, arena, store, world, view or pop"
+                "unknown peer {other:?}: vec, box, slab, slotmap, floor, reusefloor, arena, store, world, view, pop or miss"
             )
         }
     }
@@ -524,7 +537,7 @@ fn churner_for(peer: &str, burst: bool, live: usize) -> Churner {
         "floor" => churner(FloorPeer::fill(live), burst, live),
         "reusefloor" => churner(ReuseFloorPeer::fill(live), burst, live),
         "arena" => churner(ArenaPeer::fill(live), burst, live),
-        "world" => churner(WorldPeer::<false>::fill(live), burst, live),
+        "world" => churner(WorldPeer::<KIND_REUSE>::fill(live), burst, live),
         "store" => {
             let ArenaPeer(mut arena, mut keys) = ArenaPeer::fill(live);
             let (seq, mut k) = (sequence(live), 0);
@@ -536,7 +549,7 @@ fn churner_for(peer: &str, burst: bool, live: usize) -> Churner {
             })
         }
         "view" => {
-            let WorldPeer(mut world, mut keys, _) = WorldPeer::<false>::fill(live);
+            let WorldPeer(mut world, mut keys, _) = WorldPeer::<KIND_REUSE>::fill(live);
             let (seq, mut k) = (sequence(live), 0);
             Box::new(move |ops| {
                 let view = world.pool_mut::<Projectile>().expect("a pooled class");

@@ -462,16 +462,16 @@ impl<T: Poolable> Typed<'_, T> {
     #[cold]
     #[inline(never)]
     fn miss(&mut self, heap: &mut Heap, strict: bool, init: impl FnOnce(&mut T)) -> Result<Handle<T>, PoolError> {
-        let at_max = match self.pool.core.admit_miss(strict) {
-            Ok(false) => false,
-            // At `max` by the pool's count: the objects that ended since its last call
-            // leave the count first (their cells go to the workers), then it is judged again.
-            _ => {
-                self.pool.take_returned(heap);
-                self.pool.core.admit_miss(strict)?
-            }
+        // At `max` by the pool's count: the objects that ended since its last call leave
+        // the count first (their cells go to the workers), then it is judged again.
+        let at_max = self.pool.core.at_max() && {
+            self.pool.take_returned(heap);
+            self.pool.core.admit_miss(strict)?
         };
-        self.pool.grow(heap, self.pool.core.miss_growth(at_max))?;
+        let growth = self.pool.core.miss_growth(at_max);
+        if growth > 0 {
+            self.pool.grow(heap, growth)?;
+        }
         self.pool.recycle_spare(heap);
         // Counted once the object exists: a panicking `create` spawned nothing.
         let value = self.create()();

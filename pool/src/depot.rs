@@ -42,7 +42,7 @@
 //! | `backlog`, `backlogged`, `burst` | growth (`request_growth`: what `to_build` has no room for) and `request` (a burst beyond `to_build` while the stock is short) push under the lock, then count (Relaxed) before their `wake_workers`; workers pop under the lock after `to_build` is empty (taken by `worker_lock`: a pop and a count; the buffer's trim allocates and frees outside it); `drain` after the join | the lock; `backlogged` is a hint read before taking it | the lock hands the token over; the count rises before the wake-up's fence, so a parking worker sees it (the same Dekker as `to_build`) |
 //! | `full` | workers and the game thread push (`publish`, `publish_local`); the game thread pops (`take_full`) | the queue's own | a worker's writes into the magazine's cells happen before its push, so whoever pops sees built objects (loom model `magazine_exchange`) |
 //! | `empty` | the game thread pushes (`return_empty`); workers and the game thread pop | the queue's own | only buffers move; no object |
-//! | `spare` | returned cells (`give_back`) and workers (`build_failed`, by `worker_lock`: one push); drained by the game thread | the lock | rare; the lock also keeps the vector's buffer between drains |
+//! | `spare`, `spared` | returned cells (`give_back`) and workers (`build_failed`, by `worker_lock`: one push) push and raise `spared`; the game thread's drain lowers it and drains, all under the lock | the lock; `spared` is a hint read before taking it | rare; the lock also keeps the vector's buffer between drains. A drain that misses a raised `spared` finds the cell at the next one (a failed `create`'s is counted after it, Release, so a reader of the count sees the flag) |
 //! | `ready` | `publish_local` (+n after the push, Release); `take_full` (−n after the pop, Relaxed) | Release / Acquire in `published` | whoever reads a count can pop the magazine it counts; a pop overtaking its publish's count dips the sum below zero, read through `non_negative` |
 //! | `building` | `request` (+1 before the push, Relaxed); a worker (−n at the end of a run of n builds, after `held` +n, Release; −1 on a failed `create`, after its cell is on the spare list and counted, Release; −1 at shutdown, Relaxed) | Release / Acquire in `on_the_way` and `snapshot` | an object moves downstream (`building` → `held` → `ready`), each move Released on the counter it leaves and read upstream first: a moving object is counted twice, never missed |
 //! | `held` | a worker (+n Relaxed per run of n builds; −n Release in `publish`, Relaxed at exit) | as `building` | as `building` |
@@ -306,6 +306,11 @@ impl<C: Token> Magazines<C> {
             mem::swap(&mut self.loaded, &mut self.previous);
             return Refilled::Previous;
         }
+        // Nothing counted as published: no pop (a magazine whose count is still on its way
+        // is found at the next refill).
+        if depot.published() == 0 {
+            return Refilled::Nothing;
+        }
         let Some(full) = depot.take_full() else { return Refilled::Nothing };
         depot.return_empty(mem::replace(&mut self.loaded, full));
         Refilled::Depot
@@ -426,6 +431,9 @@ pub(crate) struct Depot<C: Token> {
     /// full build queue, a failed `create`). Behind a lock: rare, and drained by the game
     /// thread alone.
     spare: Mutex<Vec<C>>,
+    /// Whether `spare` may hold cells: set with each push, cleared by the drain, both
+    /// under the lock, so a drain with nothing given back takes no lock.
+    spared: AtomicBool,
     /// Objects in `full`. Counted after the push that publishes them and uncounted after
     /// the pop that takes them, so it never counts a magazine not yet in `full`, and dips
     /// below zero (wrapping) while a pop overtakes its publish's count: read it through
@@ -594,6 +602,7 @@ impl<C: Token> Depot<C> {
             full: ArrayQueue::new(full),
             empty,
             spare: Mutex::new(Vec::new()),
+            spared: AtomicBool::new(false),
             ready: AtomicUsize::new(0),
             building: AtomicUsize::new(0),
             held: AtomicUsize::new(0),
@@ -690,7 +699,11 @@ impl<C: Token> Depot<C> {
     /// the lock, so the vector keeps its buffer: a later give-back does not allocate.
     /// `recycle` must not give a cell back itself.
     pub(crate) fn drain_spare(&self, mut recycle: impl FnMut(C)) {
+        if !self.spared.load(Ordering::Relaxed) {
+            return;
+        }
         let mut spare = self.spare.lock();
+        self.spared.store(false, Ordering::Relaxed);
         for cell in spare.drain(..) {
             recycle(cell);
         }
@@ -831,7 +844,9 @@ impl<C: Token> Depot<C> {
     /// Hands a cell back to the arena (at the game thread's next maintenance).
     pub(crate) fn give_back(&self, cell: C) {
         self.counters.returned.fetch_add(1, Ordering::Relaxed);
-        self.spare.lock().push(cell);
+        let mut spare = self.spare.lock();
+        spare.push(cell);
+        self.spared.store(true, Ordering::Relaxed);
     }
 
     /// Wakes the workers that are parked. Cheap when none is: one fence and a load per
@@ -1032,7 +1047,10 @@ impl<C: Token> Depot<C> {
     /// `snapshot`), so whoever sees the panic counted, or `building` drop, and then runs
     /// the upkeep finds the cell there.
     fn build_failed(&self, cell: C) {
-        worker_lock(&self.spare).push(cell);
+        let mut spare = worker_lock(&self.spare);
+        spare.push(cell);
+        self.spared.store(true, Ordering::Relaxed);
+        drop(spare);
         self.counters.returned.fetch_add(1, Ordering::Relaxed);
         self.counters.create_panics.fetch_add(1, Ordering::Release);
         self.building.fetch_sub(1, Ordering::Release);

@@ -250,7 +250,9 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
                 true
             }
             Refilled::Nothing => {
-                self.depot().request_flush();
+                if self.config().workers > 0 {
+                    self.depot().request_flush();
+                }
                 return None;
             }
         };
