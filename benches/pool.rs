@@ -3,7 +3,8 @@
 //!
 //! - `pool_churn`: 10 000 live objects; each iteration destroys a random live one and
 //!   spawns one (slab, slotmap, `Box`, and a `World` under each policy: `Reuse`, `Purge`,
-//!   `Default`; `Reuse` again through `World::pool_mut`'s typed view). The same index
+//!   `Default`; a `Purge` pool whose every spawn misses, `purge_inline`, beside `arena`'s
+//!   unpooled pairs; `Reuse` again through `World::pool_mut`'s typed view). The same index
 //!   sequence and loop as `arena.rs`'s `churn`, so the figures compare.
 //! - `pool_construct`: an object whose constructor takes 20 µs, built inline or spawned from
 //!   a pool one worker keeps warm; then a paced run (one spawn per 40 µs) prints spawn
@@ -25,7 +26,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use respawn::{GcSettings, Handle, Object, Policy, PoolConfig, PoolStats, Poolable, Trace, World};
+use respawn::{Arena, GcSettings, Handle, Object, Policy, PoolConfig, PoolStats, Poolable, Trace, World};
 
 mod common;
 use common::{churn_sequence, consume, Projectile, CHURN_LIVE, CHURN_SEQ};
@@ -97,6 +98,12 @@ const PURGE: PoolConfig = PoolConfig {
 
 /// `Default`: the `Purge` pool, recycled through the collector.
 const DEFAULT: PoolConfig = PoolConfig { policy: Policy::Default, ..PURGE };
+
+/// `Purge` with no workers and nothing precreated: every spawn misses and builds its object
+/// inline, as the spawns of a `Purge` pool whose workers cannot keep up do. Beside it,
+/// `arena`: the same pairs unpooled (`Arena::remove`, `Arena::insert`).
+const INLINE: PoolConfig =
+    PoolConfig { capacity: 0, low_watermark: 0, grow_by: 0, precreate: false, workers: 0, ..PURGE };
 
 /// A world churning `CHURN_LIVE` projectiles.
 struct ChurnWorld {
@@ -227,7 +234,12 @@ fn pool_churn(c: &mut Criterion) {
 
     common::bench_churn_peers(&mut g, seq);
 
-    for (name, config) in [("respawn_reuse", REUSE), ("respawn_purge", PURGE), ("respawn_default", DEFAULT)] {
+    for (name, config) in [
+        ("respawn_reuse", REUSE),
+        ("respawn_purge", PURGE),
+        ("respawn_default", DEFAULT),
+        ("respawn_purge_inline", INLINE),
+    ] {
         let mut state: Option<ChurnWorld> = None;
         g.bench_function(name, |b| {
             let world = state.get_or_insert_with(|| ChurnWorld::new(config));
@@ -238,6 +250,23 @@ fn pool_churn(c: &mut Criterion) {
         }
         // Dropping the world here joins its worker before the next bench starts.
     }
+    // The unpooled pairs `respawn_purge_inline`'s misses are measured against.
+    g.bench_function("arena", |b| {
+        let mut arena = Arena::new();
+        let mut live: Vec<_> = (0..CHURN_LIVE as u32).map(|i| arena.insert(Projectile::new(i))).collect();
+        let mut pos = 0usize;
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                let k = pos;
+                pos = k.wrapping_add(1);
+                let i = seq[k & (CHURN_SEQ - 1)] as usize;
+                consume(&arena.remove(live[i]).expect("live projectile"));
+                live[i] = arena.insert(Projectile::new(k as u32));
+            }
+            start.elapsed()
+        });
+    });
     // The `Reuse` pairs again through the typed view: what the pool lookup per call costs.
     let mut state: Option<ChurnWorld> = None;
     g.bench_function("respawn_reuse_view", |b| {

@@ -230,6 +230,43 @@ fn bad_handles_get_clear_errors_and_change_nothing() {
     drops.assert_each_once();
 }
 
+/// A `Purge` pool without workers has nothing to rebuild its ended objects' cells with:
+/// its class makes them vacant at once, counted as returned, and its misses reuse them
+/// without growing the class; `max` counts only the objects alive.
+#[test]
+fn a_purge_pool_without_workers_hands_ended_cells_straight_back() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let config = PoolConfig { capacity: 0, max: 100, policy: Policy::Purge, ..PoolConfig::ON_DEMAND };
+    let mut world = World::builder().pool_with::<Shot>(config, move || Shot::new(&d)).build().unwrap();
+    let mut first_cells = 0;
+    for round in 0..3u64 {
+        let shots: Vec<Handle<Shot>> = (0..100).map(|_| world.try_spawn().unwrap()).collect();
+        if round == 0 {
+            assert!(matches!(world.try_spawn::<Shot>(), Err(PoolError::Exhausted { max: 100, .. })));
+        }
+        for h in shots {
+            world.destroy(h).unwrap();
+        }
+        world.end_frame();
+        let stats = world.pool_stats::<Shot>().unwrap();
+        let ended = 100 * (round + 1);
+        assert_eq!((stats.in_use, stats.ready, stats.waiting), (0, 0, 0), "{stats:?}");
+        assert_eq!((stats.misses, stats.recycled_purge, stats.returned), (ended, ended, ended), "{stats:?}");
+        assert_eq!(drops.count(), ended as usize);
+        // The class holds no more cells than the first round took: each round's misses
+        // took the cells the one before made vacant.
+        let class = world.heap().stats::<Shot>().unwrap();
+        let cells = class.len + class.vacant;
+        if round == 0 {
+            first_cells = cells;
+        }
+        assert_eq!((class.len, cells), (0, first_cells), "round {round}");
+    }
+    drop(world);
+    drops.assert_each_once();
+}
+
 #[test]
 fn try_spawn_refuses_at_max_and_spawn_overflows_then_shrinks_back() {
     let drops = Drops::default();

@@ -714,6 +714,23 @@ impl Arena {
         Ok(entry.drain_returned())
     }
 
+    /// Makes class `id`'s returned cells vacant again for its next objects, as
+    /// [`recycle`](Self::recycle) would each, in one pass that shows `seen` every entry it
+    /// takes (so an owner counts what ended, and why): for an owner with no use for the
+    /// cells (a pool without workers to rebuild them), in place of
+    /// [`drain_returned`](Self::drain_returned) and a `recycle` per cell. Entries whose
+    /// object came back undropped ([`Freed::Occupied`]) stay on the list.
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] if `id` is not a class of this arena.
+    pub fn recycle_returned(&mut self, id: ClassId, seen: impl FnMut(&Freed)) -> Result<(), ArenaError> {
+        let Some(entry) = self.classes.get_mut(id.index()) else {
+            return Err(ArenaError::Unregistered("an unknown class"));
+        };
+        entry.recycle_returned(seen);
+        Ok(())
+    }
+
     /// How many of class `id`'s ended objects wait on its returned list (0 for a class
     /// this arena does not know).
     #[inline]

@@ -225,6 +225,62 @@ fn a_returned_class_returns_a_retired_slot() {
     assert_eq!(arena.stats::<Projectile>().unwrap().retired, 1);
 }
 
+/// `recycle_returned` makes a returned class's cells vacant in one pass, showing each entry
+/// to its caller (a retired slot's too); entries whose object came back undropped stay on
+/// the list for `drain_returned`.
+#[test]
+fn recycle_returned_makes_the_returned_cells_vacant_and_shows_each_entry() {
+    let mut arena =
+        Arena::with_config(ArenaConfig { slab: SlabConfig::SMALL, max_generation: 2, ..ArenaConfig::DEFAULT });
+    let class = arena.register::<Projectile>().unwrap();
+    arena.set_ended_cells(class, EndedCells::Returned).unwrap();
+    let mut live: Vec<_> = (0..10).map(|i| arena.insert(projectile(i))).collect();
+    let vacant = arena.stats::<Projectile>().unwrap().vacant;
+    // Five ended by hand, one of them a second time at its slot's ceiling (retired).
+    let first = live.remove(0);
+    arena.remove(first).unwrap();
+    let token = returned::<Projectile>(&mut arena).pop().unwrap().into_cell().unwrap();
+    arena.recycle(token).unwrap();
+    let again = arena.insert(projectile(10));
+    assert_eq!(again.index(), first.index());
+    arena.destroy(again.raw()).unwrap();
+    for h in live.drain(..4) {
+        arena.destroy(h.raw()).unwrap();
+    }
+    assert_eq!(arena.returned(class), 5);
+    let mut seen = Vec::new();
+    arena.recycle_returned(class, |freed| seen.push((freed.ended(), matches!(freed, Freed::Retired { .. })))).unwrap();
+    assert_eq!(seen.len(), 5);
+    assert_eq!(seen.iter().filter(|(_, retired)| *retired).count(), 1, "{seen:?}");
+    assert!(seen.iter().all(|(ended, _)| *ended == Ended::Removed), "{seen:?}");
+    assert_eq!(arena.returned(class), 0);
+    // The four cells are vacant again (the retired slot's is gone for good): the next
+    // four inserts take them without growing the class.
+    let stats = arena.stats::<Projectile>().unwrap();
+    assert_eq!((stats.vacant, stats.retired), (vacant + 4, 1));
+    let slabs = stats.memory.granted_slabs;
+    for i in 0..4 {
+        live.push(arena.insert(projectile(20 + i)));
+    }
+    assert_eq!(arena.stats::<Projectile>().unwrap().memory.granted_slabs, slabs);
+    assert!(live.iter().all(|&h| arena.get(h).is_some()));
+
+    // Undropped objects stay on the list, for the owner that drops them.
+    let drops = Arc::new(AtomicUsize::new(0));
+    let counted = arena.register::<Counted>().unwrap();
+    arena.set_ended_cells(counted, EndedCells::ReturnedUndropped).unwrap();
+    let h = arena.insert(Counted(Arc::clone(&drops), 1));
+    arena.destroy(h.raw()).unwrap();
+    assert_eq!(drops.load(Ordering::SeqCst), 0, "returned undropped");
+    let mut shown = 0;
+    arena.recycle_returned(counted, |_| shown += 1).unwrap();
+    assert_eq!((shown, arena.returned(counted)), (0, 1));
+    assert!(matches!(arena.returned_cells(counted), [Freed::Occupied(..)]));
+
+    let unknown = respawn_arena::ClassId::from_index(200);
+    assert!(matches!(arena.recycle_returned(unknown, |_| {}), Err(ArenaError::Unregistered(_))));
+}
+
 /// Panics in its destructor while armed; counts its drops either way.
 struct Grenade {
     armed: bool,

@@ -280,7 +280,8 @@ impl ClassPool {
 
     /// Takes the cells the class returned (its objects that ended: a collection's purge, a
     /// `Purge` release, a sub-object's end): each object counted out of `in_use`, each cell
-    /// queued for the workers to rebuild (or handed back to the arena at `max`).
+    /// queued for the workers to rebuild (or handed back to the arena at `max`, or made
+    /// vacant at once without workers).
     #[inline(always)]
     fn take_returned(&mut self, heap: &mut Heap) {
         if heap.arena().returned(self.class) != 0 {
@@ -291,6 +292,15 @@ impl ClassPool {
     /// [`take_returned`](Self::take_returned) of a class that returned something.
     #[inline(never)]
     fn take_returned_now(&mut self, heap: &mut Heap) {
+        if self.core.config().workers == 0 {
+            // No worker would rebuild the cells: the class makes them vacant at once, in one
+            // pass, and the depot counts them as given back.
+            let mut tally = Returned::default();
+            let recycled = heap.recycle_returned(self.class, |freed| tally.count(freed));
+            debug_assert!(recycled.is_ok(), "the pool's own class");
+            self.core.depot().recycled(tally);
+            return;
+        }
         match heap.drain_returned(self.class) {
             Ok(returned) => self.core.depot().returned(returned),
             Err(_) => debug_assert!(false, "the pool's own class"),

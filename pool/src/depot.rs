@@ -1183,7 +1183,8 @@ impl Returned {
         returned
     }
 
-    fn count(&mut self, freed: &Freed) {
+    /// One entry of a returned list.
+    pub(crate) fn count(&mut self, freed: &Freed) {
         match freed {
             Freed::Retired { .. } => self.retired += 1,
             _ => self.ended(freed.ended()),
@@ -1242,6 +1243,21 @@ impl<C: Token> Depot<C> {
             // The list is the class's own: its cells are the map's.
             place(cell.unwrap_or_else(|_| unreachable!("a cell of another class on a pool's returned list")));
         }
+        self.count_ended(tally);
+    }
+
+    /// Cells whose objects ended, which the pool's class made vacant again itself, as one
+    /// batch (a pool without workers: nothing would rebuild them, see
+    /// `Arena::recycle_returned`): the objects leave the checked-out count and are tallied
+    /// as [`arrived`](Self::arrived) tallies them, and their cells count as given back.
+    pub(crate) fn recycled(&self, tally: Returned) {
+        self.count_checked_out(-(tally.total() as isize));
+        self.counters.returned.fetch_add(tally.cells() as u64, Ordering::Relaxed);
+        self.count_ended(tally);
+    }
+
+    /// Adds a batch's tally to the counters: one add per kind, not per object.
+    fn count_ended(&self, tally: Returned) {
         let c = &self.counters;
         for (counter, n) in [(&c.ended_purge, tally.purge), (&c.ended_gc, tally.gc), (&c.retired, tally.retired)] {
             if n > 0 {

@@ -6,7 +6,9 @@
 //! collector's per-class entries (each class's trace and destroy hooks, by class id) and
 //! the purge thread's cells belong to the arena the heap was made with.
 
-use respawn_arena::{ArenaError, ClassId, ClassStore, CompactCell, FreedCell, Handle, IterMut, ListenerId, RawHandle};
+use respawn_arena::{
+    ArenaError, ClassId, ClassStore, CompactCell, Freed, FreedCell, Handle, IterMut, ListenerId, RawHandle,
+};
 
 use super::Heap;
 use crate::Object;
@@ -53,6 +55,16 @@ impl Heap {
     #[inline]
     pub fn recycle(&mut self, token: FreedCell) -> Result<(), ArenaError> {
         self.arena.recycle(token)
+    }
+
+    /// Makes class `class`'s returned cells vacant again in one pass, showing `seen` each
+    /// entry ([`Arena::recycle_returned`](respawn_arena::Arena::recycle_returned)).
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] if `class` is not a class of this heap.
+    #[inline]
+    pub fn recycle_returned(&mut self, class: ClassId, seen: impl FnMut(&Freed)) -> Result<(), ArenaError> {
+        self.arena.recycle_returned(class, seen)
     }
 
     /// Whether releases keep class `class`'s objects for reuse

@@ -194,6 +194,28 @@ impl ClassEntry {
         self.occupancy.out -= 1;
     }
 
+    /// Makes the cells on the returned list vacant again, as [`recycle`](Self::recycle)
+    /// does each, showing `seen` every entry it takes first (a retired slot's brings no
+    /// cell). Entries whose object came back undropped ([`Freed::Occupied`]) stay on the
+    /// list. The list keeps its buffer.
+    pub(crate) fn recycle_returned(&mut self, mut seen: impl FnMut(&Freed)) {
+        let mut returned = std::mem::take(&mut self.reactions.returned);
+        returned.retain(|freed| match *freed {
+            Freed::Occupied(..) => true,
+            Freed::Cell(ref token, _) => {
+                seen(freed);
+                // The list's own token, made vacant here: the entry goes with it.
+                self.recycle(FreedCell { class: token.class, slot: token.slot, cell: token.cell });
+                false
+            }
+            Freed::Retired { .. } => {
+                seen(freed);
+                false
+            }
+        });
+        self.reactions.returned = returned;
+    }
+
     /// Releases the visible object `found` to [`Lifecycle::InPool`], its handles stale, and
     /// hands its cell out as a token with the object still in it (a deactivation). `None`: the slot
     /// reached the generation ceiling and retired, and the object was dropped here.
