@@ -99,6 +99,32 @@ fn bench_respawn(
     });
 }
 
+/// Where one peer's collection time goes: the median of each phase (flag, reach, gather,
+/// purge) over `runs` collections of fresh heaps, printed under the group's figures.
+fn report_phases(name: &str, g: &Graph, settings: GcSettings, pool: Option<&rayon::ThreadPool>, runs: usize) {
+    let mut phases: [Vec<Duration>; 5] = Default::default();
+    for _ in 0..runs {
+        let (mut heap, roots) = respawn_heap(g, settings);
+        let start = Instant::now();
+        match pool {
+            Some(pool) => pool.install(|| respawn_collect(&mut heap, &roots)),
+            None => respawn_collect(&mut heap, &roots),
+        };
+        let whole = start.elapsed();
+        let s = heap.gc_stats();
+        for (phase, time) in phases.iter_mut().zip([whole, s.mark_time, s.reach_time, s.gather_time, s.purge_time]) {
+            phase.push(time);
+        }
+    }
+    let [whole, flag, reach, gather, purge] = phases.map(|mut times| {
+        times.sort_unstable();
+        times[times.len() / 2]
+    });
+    println!(
+        "{name}: {whole:?} in all; flag {flag:?}, reach {reach:?}, gather {gather:?}, purge {purge:?} (medians of {runs})"
+    );
+}
+
 /// The hand-written peer: a fresh `PlainHeap` per iteration, the collection timed.
 fn bench_plain(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, g: &Graph) {
     group.bench_function("hand-written mark-sweep", |b| {
@@ -214,7 +240,9 @@ fn gc_100k(c: &mut Criterion) {
     let mut group = c.benchmark_group("gc/100k");
     group.sample_size(30);
     bench_respawn(&mut group, "respawn single-thread", &g, GcSettings::SINGLE_THREADED, None);
+    report_phases("gc/100k/respawn single-thread", &g, GcSettings::SINGLE_THREADED, None, 11);
     bench_respawn(&mut group, "respawn parallel", &g, PARALLEL, None);
+    report_phases("gc/100k/respawn parallel", &g, PARALLEL, None, 11);
     bench_plain(&mut group, &g);
     // rust-gc's heap is thread-local: no automatic collection while the graph is built,
     // and whatever is left from one sample is collected in the next setup, untimed.
@@ -244,7 +272,9 @@ fn gc_scaling(c: &mut Criterion) {
     group.sample_size(10);
     for threads in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        bench_respawn(&mut group, &format!("respawn {threads} thread(s)"), &g, PARALLEL, Some(&pool));
+        let name = format!("respawn {threads} thread(s)");
+        bench_respawn(&mut group, &name, &g, PARALLEL, Some(&pool));
+        report_phases(&format!("gc_scaling/1M/{name}"), &g, PARALLEL, Some(&pool), 5);
     }
     bench_plain(&mut group, &g);
     group.finish();

@@ -23,10 +23,15 @@ use respawn_arena::{CollectorEntries, CollectorEntry, ObjectFlags, ObjectTable};
 
 use crate::cluster::Clusters;
 use crate::frontier::Frontier;
-use crate::trace::{call_trace, LocalStack, Tracer};
+use crate::trace::{call_prefetch, call_trace, LocalStack, Tracer};
 
 /// Length of the FIFO between a task's stack and its visits.
-const RING: usize = 8;
+const RING: usize = 16;
+
+/// How many visits ahead of its own an object's class is asked to prefetch what its trace
+/// will read ([`Trace::prefetch`](crate::Trace::prefetch)): its cell, prefetched when it
+/// was claimed, has had `RING - AHEAD` visits to arrive.
+const AHEAD: usize = 8;
 
 #[derive(Default)]
 struct Ring {
@@ -41,6 +46,12 @@ impl Ring {
         debug_assert!(self.len < RING, "ring overfilled");
         self.items[(self.head + self.len) % RING] = index;
         self.len += 1;
+    }
+
+    /// The entry `k` places after the next one to pop.
+    #[inline]
+    fn peek(&self, k: usize) -> Option<u32> {
+        (k < self.len).then(|| self.items[(self.head + k) % RING])
     }
 
     #[inline]
@@ -129,6 +140,9 @@ impl Marker<'_> {
                 }
             }
             let Some(index) = ring.pop() else { return done };
+            if let Some(ahead) = ring.peek(AHEAD - 1) {
+                self.prefetch_for(ahead, &mut tracer);
+            }
             done.traced += usize::from(self.visit(index, &mut tracer));
             done.visited += 1;
             if stop(&done) {
@@ -139,6 +153,24 @@ impl Marker<'_> {
                 return done;
             }
         }
+    }
+
+    /// Asks the class of the claimed object in slot `index` to start loading what its
+    /// trace will read (a vector's buffer, the slots of its handles).
+    #[inline]
+    fn prefetch_for(&self, index: u32, tracer: &mut Tracer<'_>) {
+        // SAFETY: only indices of handed-out slots are ever claimed.
+        let slot = unsafe { self.table.slot_unchecked(index) };
+        if self.checked && slot.flags().intersects(UNVISITABLE) {
+            return;
+        }
+        let Some(trace) = self.classes.get(usize::from(slot.class())).and_then(CollectorEntry::trace) else {
+            return;
+        };
+        let Some(cell) = self.table.cell(index) else { return };
+        // SAFETY: as in `visit`: a live object of this class, which nobody mutates during
+        // the mark.
+        unsafe { call_prefetch(trace, cell.as_ptr(), tracer) };
     }
 
     /// Traces one claimed object: its owner (an implicit reference, as UE's Outer), its

@@ -47,6 +47,16 @@ pub unsafe trait Trace {
 
     /// Visits the handles this value holds.
     fn trace(&self, tracer: &mut Tracer<'_>);
+
+    /// Starts loading what [`trace`](Self::trace) will read for this value's handles (the
+    /// slots they name): a container calls it on the elements a few ahead of the one it
+    /// traces, so that their cache misses overlap instead of following one another. A hint:
+    /// it reports nothing and reads only the value. The default does nothing; a
+    /// [`Handle`]'s starts loading its slot.
+    #[inline(always)]
+    fn prefetch(&self, tracer: &Tracer<'_>) {
+        let _ = tracer;
+    }
 }
 
 /// A class the collector manages: traced, with UE's lifecycle hooks, each a no-op by
@@ -97,6 +107,9 @@ pub struct Tracer<'a> {
     /// Outside a collection only ([`Tracer::recording`]): the handles reported go here and
     /// nothing is claimed, so a diagnostic reads the collector's edges without a flag write.
     record: Option<&'a mut Vec<RawHandle>>,
+    /// Set only for the length of a [`call_prefetch`]: the class's trace function then
+    /// calls `Trace::prefetch`, not `trace`.
+    prefetching: bool,
 }
 
 impl std::fmt::Debug for Tracer<'_> {
@@ -120,7 +133,7 @@ impl<'a> Tracer<'a> {
         spill: &'a Frontier<'a>,
         exclusive: bool,
     ) -> Self {
-        Tracer { table, classes, stack, spill, exclusive, record: None }
+        Tracer { table, classes, stack, spill, exclusive, record: None, prefetching: false }
     }
 
     /// A tracer that claims nothing: every handle reported to it is appended to `edges`
@@ -133,7 +146,7 @@ impl<'a> Tracer<'a> {
         spill: &'a Frontier<'a>,
         edges: &'a mut Vec<RawHandle>,
     ) -> Self {
-        Tracer { table, classes, stack, spill, exclusive: true, record: Some(edges) }
+        Tracer { table, classes, stack, spill, exclusive: true, record: Some(edges), prefetching: false }
     }
 
     /// Reports a handle the value holds: if it names an object this collection has not
@@ -147,6 +160,14 @@ impl<'a> Tracer<'a> {
         }
         if let Some(slot) = self.slot_of(raw) {
             self.claim(raw.index(), slot);
+        }
+    }
+
+    /// Starts loading the slot `raw` names (see [`Trace::prefetch`]).
+    #[inline]
+    pub(crate) fn prefetch_slot(&self, raw: RawHandle) {
+        if let Some(slot) = self.table.slot(raw.index()) {
+            prefetch(std::ptr::from_ref(slot).cast());
         }
     }
 
@@ -249,6 +270,9 @@ impl LocalStack {
     }
 }
 
+/// A class's trace function: `T::trace`, or `T::prefetch` for a tracer in prefetch mode
+/// ([`call_prefetch`]).
+///
 /// # Safety
 /// `p` points to a live `T` that nobody mutates for the call's duration, and `tracer` is a
 /// `&mut Tracer` passed by [`call_trace`].
@@ -256,7 +280,26 @@ unsafe fn trace_as<T: Trace>(p: *const u8, tracer: *mut ()) {
     // SAFETY: as the function's contract says. The tracer's lifetime is erased on the way
     // through the entry; `T::trace` takes a tracer of any lifetime, and can put nothing of
     // its own into it (its fields are private; it only reports handles).
-    unsafe { (*p.cast::<T>()).trace(&mut *tracer.cast::<Tracer<'_>>()) }
+    let (value, tracer) = unsafe { (&*p.cast::<T>(), &mut *tracer.cast::<Tracer<'_>>()) };
+    if tracer.prefetching {
+        value.prefetch(tracer);
+    } else {
+        value.trace(tracer);
+    }
+}
+
+/// Calls a class's trace function (from its [`CollectorEntry`]) on the object at `p` in
+/// prefetch mode: the object's [`Trace::prefetch`] runs, not its `trace` (one function
+/// per class serves both, so the class record holds one). Reports nothing.
+///
+/// # Safety
+/// As [`call_trace`].
+#[inline(always)]
+pub(crate) unsafe fn call_prefetch(trace: TraceFn, p: *const u8, tracer: &mut Tracer<'_>) {
+    tracer.prefetching = true;
+    // SAFETY: the caller's contract; `trace_as` reads the mode off the tracer.
+    unsafe { call_trace(trace, p, tracer) };
+    tracer.prefetching = false;
 }
 
 /// Calls a class's trace function (from its [`CollectorEntry`]) on the object at `p`.
@@ -308,6 +351,11 @@ unsafe impl<T> Trace for Handle<T> {
     fn trace(&self, tracer: &mut Tracer<'_>) {
         tracer.handle(self.raw());
     }
+
+    #[inline]
+    fn prefetch(&self, tracer: &Tracer<'_>) {
+        tracer.prefetch_slot(self.raw());
+    }
 }
 
 // SAFETY: as for `Handle`.
@@ -315,6 +363,11 @@ unsafe impl Trace for RawHandle {
     #[inline]
     fn trace(&self, tracer: &mut Tracer<'_>) {
         tracer.handle(*self);
+    }
+
+    #[inline]
+    fn prefetch(&self, tracer: &Tracer<'_>) {
+        tracer.prefetch_slot(*self);
     }
 }
 
@@ -379,16 +432,41 @@ unsafe impl<T: Trace> Trace for Option<T> {
             tracer.trace(value);
         }
     }
+
+    #[inline]
+    fn prefetch(&self, tracer: &Tracer<'_>) {
+        if let Some(value) = self {
+            value.prefetch(tracer);
+        }
+    }
 }
 
-// SAFETY: visits every element; needs tracing exactly when `T` does.
+/// How many elements ahead of the one it traces a slice prefetches ([`Trace::prefetch`]).
+const PREFETCH_AHEAD: usize = 8;
+
+// SAFETY: visits every element; needs tracing exactly when `T` does. (Prefetching reports
+// nothing.)
 unsafe impl<T: Trace> Trace for [T] {
     const NEEDS_TRACE: bool = T::NEEDS_TRACE;
     #[inline]
     fn trace(&self, tracer: &mut Tracer<'_>) {
         if T::NEEDS_TRACE {
-            for value in self {
+            self.prefetch(tracer);
+            for (i, value) in self.iter().enumerate() {
+                if let Some(ahead) = self.get(i + PREFETCH_AHEAD) {
+                    ahead.prefetch(tracer);
+                }
                 value.trace(tracer);
+            }
+        }
+    }
+
+    /// The first elements': what tracing the slice reads first.
+    #[inline]
+    fn prefetch(&self, tracer: &Tracer<'_>) {
+        if T::NEEDS_TRACE {
+            for value in self.iter().take(PREFETCH_AHEAD) {
+                value.prefetch(tracer);
             }
         }
     }
@@ -401,6 +479,11 @@ unsafe impl<T: Trace, const N: usize> Trace for [T; N] {
     fn trace(&self, tracer: &mut Tracer<'_>) {
         self.as_slice().trace(tracer);
     }
+
+    #[inline]
+    fn prefetch(&self, tracer: &Tracer<'_>) {
+        self.as_slice().prefetch(tracer);
+    }
 }
 
 // SAFETY: as for slices.
@@ -409,6 +492,14 @@ unsafe impl<T: Trace> Trace for Vec<T> {
     #[inline]
     fn trace(&self, tracer: &mut Tracer<'_>) {
         self.as_slice().trace(tracer);
+    }
+
+    /// The buffer's first line: its elements live apart from the vector.
+    #[inline]
+    fn prefetch(&self, _: &Tracer<'_>) {
+        if T::NEEDS_TRACE {
+            prefetch(self.as_ptr().cast());
+        }
     }
 }
 
@@ -429,6 +520,14 @@ unsafe impl<T: Trace + ?Sized> Trace for Box<T> {
     #[inline]
     fn trace(&self, tracer: &mut Tracer<'_>) {
         (**self).trace(tracer);
+    }
+
+    /// The boxed value's first line: it lives apart from the box.
+    #[inline]
+    fn prefetch(&self, _: &Tracer<'_>) {
+        if T::NEEDS_TRACE {
+            prefetch(std::ptr::from_ref::<T>(&**self).cast());
+        }
     }
 }
 
@@ -482,3 +581,65 @@ tuple!(A B C D E);
 tuple!(A B C D E F);
 tuple!(A B C D E F G);
 tuple!(A B C D E F G H);
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::atomic::AtomicU32;
+
+    use respawn_arena::{Arena, Handle, RawHandle};
+
+    use super::{LocalStack, Trace, Tracer};
+    use crate::frontier::Frontier;
+
+    #[derive(crate::Trace)]
+    struct Node {
+        edges: Vec<Handle<u32>>,
+        next: Option<Box<Handle<u32>>>,
+        pair: [Handle<u32>; 2],
+        shape: Shape,
+    }
+
+    #[derive(crate::Trace)]
+    enum Shape {
+        Empty,
+        One(Handle<u32>),
+        Many { all: Vec<Handle<u32>> },
+    }
+
+    /// The handles `report` gives a recording tracer over `arena`.
+    fn recorded(arena: &Arena, report: impl FnOnce(&mut Tracer<'_>)) -> Vec<RawHandle> {
+        let (mut stack, mut edges) = (LocalStack::new(), Vec::new());
+        let nothing: [AtomicU32; 0] = [];
+        let spill = Frontier::new(&nothing);
+        report(&mut Tracer::recording(arena.table(), arena.collector_entries(), &mut stack, &spill, &mut edges));
+        edges
+    }
+
+    /// `prefetch` is a hint: through every container the derive and the library cover, it
+    /// reports no handle, while `trace` of the same values reports each one, in order.
+    #[test]
+    fn prefetch_reports_nothing_and_trace_reports_every_handle() {
+        let mut arena = Arena::new();
+        let h: Vec<Handle<u32>> = (0..12).map(|i| arena.insert(i)).collect();
+        let node = Node {
+            edges: h[..9].to_vec(),
+            next: Some(Box::new(h[9])),
+            pair: [h[10], h[11]],
+            shape: Shape::Many { all: vec![h[0], h[1]] },
+        };
+        let one = Shape::One(h[3]);
+        assert!(recorded(&arena, |t| {
+            node.prefetch(t);
+            one.prefetch(t);
+            Shape::Empty.prefetch(t);
+        })
+        .is_empty());
+        let traced = recorded(&arena, |t| {
+            node.trace(t);
+            one.trace(t);
+        });
+        let mut expected: Vec<RawHandle> = h.iter().map(|h| h.raw()).collect();
+        expected.extend([h[0].raw(), h[1].raw(), h[3].raw()]);
+        assert_eq!(traced, expected);
+    }
+}

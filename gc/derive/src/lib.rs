@@ -135,15 +135,21 @@ fn expand_trace(mut input: DeriveInput) -> syn::Result<TokenStream2> {
         let visits = arm.traced.iter().map(|(binding, _)| quote!(tracer.trace(#binding);));
         quote!(#pattern => { #(#visits)* })
     });
-    let body = if arms.is_empty() {
+    let prefetch_arms = arms.iter().map(|arm| {
+        let pattern = &arm.pattern;
+        let visits = arm.traced.iter().map(|(binding, _)| quote!(#gc::Trace::prefetch(#binding, tracer);));
+        quote!(#pattern => { #(#visits)* })
+    });
+    let (body, prefetch) = if arms.is_empty() {
         // An enum without variants has no value to trace.
-        quote!(match *self {})
+        (quote!(match *self {}), quote!(match *self {}))
     } else {
-        quote!(match self { #(#match_arms)* })
+        (quote!(match self { #(#match_arms)* }), quote!(match self { #(#prefetch_arms)* }))
     };
     Ok(quote! {
         // SAFETY: the derive visits every field that is not `#[trace(skip)]`, in every
         // variant, and `NEEDS_TRACE` is true whenever one of those fields needs tracing.
+        // (`prefetch` only passes the hint on to the same fields.)
         unsafe impl #impl_generics #gc::Trace for #name #ty_generics #where_clause {
             const NEEDS_TRACE: bool = false #(|| #needs)*;
 
@@ -152,6 +158,12 @@ fn expand_trace(mut input: DeriveInput) -> syn::Result<TokenStream2> {
                 // Types without traced fields never touch the tracer.
                 let _ = &tracer;
                 #body
+            }
+
+            #[inline]
+            fn prefetch(&self, tracer: &#gc::Tracer<'_>) {
+                let _ = &tracer;
+                #prefetch
             }
         }
     })
