@@ -48,20 +48,23 @@ impl Poolable for Expensive {
     }
 }
 
+/// `Purge`, one worker, 64 precreated.
+const PURGE_ONE_WORKER: PoolConfig = PoolConfig {
+    capacity: 64,
+    max: 1024,
+    low_watermark: 0,
+    grow_by: 64,
+    policy: Policy::Purge,
+    precreate: true,
+    workers: 1,
+    idle_trim: None,
+};
+
 #[test]
 fn warm_spawns_construct_nothing_on_the_calling_thread() {
     let log = Arc::new(Constructions::default());
     let l = Arc::clone(&log);
-    let config = PoolConfig {
-        capacity: 64,
-        max: 1024,
-        low_watermark: 0,
-        grow_by: 64,
-        policy: Policy::Purge,
-        precreate: true,
-        workers: 1,
-        idle_trim: None,
-    };
+    let config = PURGE_ONE_WORKER;
     let mut world = World::builder().pool_with::<Expensive>(config, move || Expensive::build(&l)).build().unwrap();
     let me = thread::current().id();
     wait_for(|| world.pool_stats::<Expensive>().unwrap().available() == 64);
@@ -189,16 +192,7 @@ fn one_slow_create_among_quick_ones_shows_in_create_max() {
     const SLOW: Duration = Duration::from_millis(3);
     let calls = Arc::new(AtomicUsize::new(0));
     let c = Arc::clone(&calls);
-    let config = PoolConfig {
-        capacity: 600,
-        max: 1024,
-        low_watermark: 0,
-        grow_by: 64,
-        policy: Policy::Purge,
-        precreate: true,
-        workers: 1,
-        idle_trim: None,
-    };
+    let config = PoolConfig { capacity: 600, ..PURGE_ONE_WORKER };
     let world = World::builder()
         .pool_with::<Quick>(config, move || {
             if c.fetch_add(1, Ordering::Relaxed) == 300 {
