@@ -204,11 +204,6 @@ impl Pacer {
         Self { stride: 1, since: 0, max }
     }
 
-    /// Units of work left before the next look.
-    fn left(&self) -> usize {
-        self.stride - self.since
-    }
-
     /// Counts `work` units done; whether it is time to look at the clock.
     fn due(&mut self, work: usize) -> bool {
         self.since += work;
@@ -740,12 +735,19 @@ fn drain(
         }
         let seeds = &bufs[cursor.current][cursor.taken..cursor.current_len];
         let next = Frontier::with_len(bufs[cursor.current ^ 1], cursor.next_len);
-        let left = pacer.left();
-        let drained = marker.drain_until(seeds, &next, |d| d.visited >= left);
+        // The clock is read inside the walk, between visits: a walk that stopped only to
+        // look would hand its stack and its prefetch FIFO back to the frontier each time.
+        let (mut seen, mut stopped) = (0, false);
+        let drained = marker.drain_until(seeds, &next, |d| {
+            let work = d.visited - seen;
+            seen = d.visited;
+            stopped = pacer.due(work) && spent();
+            stopped
+        });
         cursor.taken += drained.taken;
         cursor.next_len = next.len();
         *scanned += drained.traced;
-        if pacer.due(drained.visited) && spent() {
+        if stopped {
             return false;
         }
     }
