@@ -54,11 +54,19 @@ if [[ $only == all || $only == gc ]]; then
   # The collector on small graphs. Single-threaded collections touch no rayon; the tests
   # that build a rayon pool (parallel = serial, the model test) go to the Tree Borrows pass.
   # The dhat test is left out: its backtrace capture per allocation is too slow under Miri.
-  GC_RAYON=(parallel_and_single_threaded_collections_keep_the_same_objects)
+  GC_RAYON=(
+    parallel_and_single_threaded_collections_keep_the_same_objects
+    a_cluster_of_leaf_objects_is_reached_whole
+    an_object_kept_only_by_a_referencer_survives_until_the_referencer_goes
+    a_heap_with_threads_of_its_own_works_on_them_and_joins_them
+  )
+  skip=(); for t in "${GC_RAYON[@]}"; do skip+=(--skip "$t"); done
   echo "=== miri: respawn-gc single-threaded (strict provenance)"
-  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-gc --test gc -- --skip "${GC_RAYON[0]}"
+  MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-gc --test gc -- "${skip[@]}"
   echo "=== miri: respawn-gc parallel mark and model test (tree borrows)"
-  MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-gc --test gc -- "${GC_RAYON[0]}"
+  for t in "${GC_RAYON[@]}"; do
+    MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-gc --test gc -- --exact "$t"
+  done
   MIRIFLAGS="-Zmiri-tree-borrows -Zmiri-ignore-leaks" cargo +nightly miri test -p respawn-gc --test model
   echo "=== miri: respawn-gc purge thread, scaled down (strict provenance)"
   MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -p respawn-gc --test async_purge
