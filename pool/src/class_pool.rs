@@ -478,10 +478,7 @@ impl<T: Poolable> Typed<'_, T> {
             self.pool.take_returned(heap);
             self.pool.core.admit_miss(strict)?
         };
-        let growth = self.pool.core.miss_growth(at_max);
-        if growth > 0 {
-            self.pool.grow(heap, growth)?;
-        }
+        self.pool.grow(heap, self.pool.core.miss_growth(at_max))?;
         self.pool.recycle_spare(heap);
         // Counted once the object exists: a panicking `create` spawned nothing.
         let value = self.create()();

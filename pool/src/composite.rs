@@ -593,10 +593,7 @@ impl<O: Composite> CompositePool<O> {
     fn miss(&mut self, heap: &mut Heap, strict: bool) -> Result<Assembly, PoolError> {
         let at_max = self.core.admit_miss(strict)?;
         self.replenish(heap);
-        let growth = self.core.miss_growth(at_max);
-        if growth > 0 {
-            self.grow(heap, growth)?;
-        }
+        self.grow(heap, self.core.miss_growth(at_max))?;
         let assembly = self.classes.build_inline(&self.core, heap)?;
         self.core.spawned_inline(at_max);
         Ok(assembly)

@@ -669,8 +669,12 @@ impl<C: Token> Depot<C> {
     }
 
     /// A spawn found nothing published: the workers hand over the partial magazines they
-    /// hold. The wake-up call carries the wake-up; the flag itself is a hint.
+    /// hold. The wake-up call carries the wake-up; the flag itself is a hint. Nothing
+    /// without workers.
     pub(crate) fn request_flush(&self) {
+        if self.workers == 0 {
+            return;
+        }
         self.flush_requested.store(true, Ordering::Relaxed);
         self.wake_workers();
     }

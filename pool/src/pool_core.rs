@@ -250,9 +250,7 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
                 true
             }
             Refilled::Nothing => {
-                if self.config().workers > 0 {
-                    self.depot().request_flush();
-                }
+                self.depot().request_flush();
                 return None;
             }
         };
@@ -352,8 +350,18 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
 
     /// Queues up to `n` cells for the workers (within `max`; none without workers), each
     /// from `take` (the adapter's arena cells). Stops at `take`'s first error, which it
-    /// returns once the cells taken so far are queued.
-    pub(crate) fn grow<E>(&mut self, n: usize, mut take: impl FnMut(&Self) -> Result<C, E>) -> Result<(), E> {
+    /// returns once the cells taken so far are queued. No growth (`n` 0: a miss while
+    /// enough is on its way) costs one test.
+    #[inline(always)]
+    pub(crate) fn grow<E>(&mut self, n: usize, take: impl FnMut(&Self) -> Result<C, E>) -> Result<(), E> {
+        if n == 0 {
+            return Ok(());
+        }
+        self.grow_now(n, take)
+    }
+
+    /// [`grow`](Self::grow) by `n` > 0.
+    fn grow_now<E>(&mut self, n: usize, mut take: impl FnMut(&Self) -> Result<C, E>) -> Result<(), E> {
         let n = n.min(self.config().max.saturating_sub(self.owned()));
         let this = &*self;
         let (taken, failed) = this.crew.grow(n, || take(this).map(Some));
