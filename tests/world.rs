@@ -267,6 +267,47 @@ fn a_purge_pool_without_workers_hands_ended_cells_straight_back() {
     drops.assert_each_once();
 }
 
+/// A `Default` pool gets its destroyed objects' cells back a frame later, without a
+/// collection, once its garbage holds `early_purge_percent` of the heap's cells: the next
+/// spawns reuse them instead of growing the class.
+#[test]
+fn a_default_pool_gets_its_garbage_back_before_the_next_collection() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let config = PoolConfig { capacity: 0, max: 1000, policy: Policy::Default, ..PoolConfig::ON_DEMAND };
+    let gc = GcSettings {
+        time_between_collections: None,
+        purge_budget: None,
+        early_purge_percent: Some(20),
+        ..GcSettings::DEFAULT
+    };
+    let slab = respawn::SlabConfig { cells_per_slab: 64, ..respawn::SlabConfig::DEFAULT };
+    let mut world = World::builder()
+        .pool_with::<Shot>(config, move || Shot::new(&d))
+        .arena(ArenaConfig { slab, ..ArenaConfig::DEFAULT })
+        .gc(gc)
+        .build()
+        .unwrap();
+    let mut shots: Vec<Handle<Shot>> = (0..256).map(|_| world.spawn()).collect();
+    let cells = |w: &World| w.heap().stats::<Shot>().map(|c| c.len + c.vacant).unwrap();
+    let before = cells(&world);
+    for round in 1..=4 {
+        // A fifth of the heap's cells (and then some) destroyed: garbage.
+        let ended: Vec<_> = shots.drain(..64).collect();
+        for h in ended {
+            world.destroy(h).unwrap();
+        }
+        world.end_frame();
+        assert_eq!(drops.count(), 64 * round, "round {round}: purged without a collection");
+        assert_eq!(world.heap().gc_stats().cycles, 0);
+        shots.extend((0..64).map(|_| world.spawn::<Shot>()));
+        assert_eq!(cells(&world), before, "round {round}: the spawns took the purged cells");
+    }
+    assert_eq!(world.heap().gc_stats().gathered_early, 256);
+    drop(world);
+    drops.assert_each_once();
+}
+
 #[test]
 fn try_spawn_refuses_at_max_and_spawn_overflows_then_shrinks_back() {
     let drops = Drops::default();

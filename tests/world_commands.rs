@@ -59,7 +59,9 @@ fn world(policy: Policy) -> World {
         .pool::<Unit>(pool)
         .pool::<Impact>(pool)
         .arena(ArenaConfig { slab, ..ArenaConfig::DEFAULT })
-        .gc(GcSettings { time_between_collections: None, ..GcSettings::DEFAULT })
+        // No timed collections, and early purges whole: a purge within a budget stops by
+        // the clock, and two worlds compared object for object must get the same cells back.
+        .gc(GcSettings { time_between_collections: None, purge_budget: None, ..GcSettings::DEFAULT })
         .build()
         .unwrap()
 }

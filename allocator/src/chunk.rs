@@ -455,6 +455,24 @@ impl ChunkAllocator {
         Ok(())
     }
 
+    /// Asks the preparation thread to have room for `cells` cells of `class` prepared ahead,
+    /// beyond the spares, counting what [`reserve`](Self::reserve) and earlier calls asked
+    /// for and no allocation has taken yet; returns at once. Unlike `reserve`, asking again
+    /// for the same cells asks for nothing more, so a caller can ask on every frame that
+    /// it expects to need them soon (a pool near its growth step), and a class asks for no
+    /// spare slab between those times. At most what the reservation has left is prepared.
+    ///
+    /// # Errors
+    /// [`AllocError::UnknownClass`].
+    pub fn prepare_ahead(&self, class: ClassId, cells: usize) -> Result<(), AllocError> {
+        let c = self.shared.class(class)?;
+        let slabs = cells.div_ceil(c.config.cells_per_slab as usize).min(c.ledger.remaining() as usize);
+        if c.ledger.want_at_least(slabs as u32) {
+            self.wake();
+        }
+        Ok(())
+    }
+
     /// Prepares `class`'s spare and reserved slabs on the calling thread, now. For start-up,
     /// before the first frame, so the first spawns find memory ready.
     ///

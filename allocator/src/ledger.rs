@@ -83,6 +83,12 @@ impl SlabLedger {
         self.wanted.fetch_add(slabs, Ordering::Relaxed);
     }
 
+    /// Asks for at least `slabs` prepared beyond the spares, counting what was asked for
+    /// and not taken yet. Returns whether that raised the ask.
+    pub fn want_at_least(&self, slabs: u32) -> bool {
+        self.wanted.fetch_max(slabs, Ordering::Relaxed) < slabs
+    }
+
     fn carve(&self) -> Option<u32> {
         self.carved.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| (c < self.max).then_some(c + 1)).ok()
     }

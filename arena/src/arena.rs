@@ -968,6 +968,23 @@ impl Arena {
         Ok(())
     }
 
+    /// Asks the allocator's preparation thread to have room for `n` objects of class `id`
+    /// (beyond its vacant cells) prepared ahead, without asking twice for the same room
+    /// (see [`ChunkAllocator::prepare_ahead`]); returns at once. For an owner of the class's
+    /// cells that knows when it will need more: a pool near its growth step asks each frame,
+    /// and its class keeps no spare slab the rest of the time.
+    ///
+    /// # Errors
+    /// [`ArenaError::Unregistered`] if `id` is not a class of this arena.
+    pub fn prepare_ahead(&self, id: ClassId, n: usize) -> Result<(), ArenaError> {
+        let entry = self.classes.get(id.index()).ok_or(ArenaError::Unregistered("an unknown class"))?;
+        let missing = n.saturating_sub(entry.room());
+        if missing > 0 {
+            self.alloc.prepare_ahead(entry.id(), missing)?;
+        }
+        Ok(())
+    }
+
     /// Makes room for `n` objects of class `T` now, on this thread: slabs are taken and
     /// their slots set up until `n` cells are vacant. For loading screens: the next `n`
     /// inserts touch no allocator at all. Registers `T`.

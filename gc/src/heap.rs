@@ -173,6 +173,7 @@ impl<'h> Subtree<'h> {
             );
             marked += usize::from(matches!(before, Ok(Lifecycle::Live)));
         }
+        self.heap.garbage_marked += marked;
         self.finish(order);
         marked
     }
@@ -277,6 +278,9 @@ pub struct Heap {
     order: Vec<RawHandle>,
     /// Time since the last collection, for [`update`](Self::update).
     since_collection: Duration,
+    /// Objects marked as garbage since the last gather (a collection's, or an early
+    /// purge's): [`GcSettings::early_purge_percent`]'s count.
+    garbage_marked: usize,
     /// Where the parallel mark and `par_tick` run: rayon's global pool, or the heap's own
     /// ([`GcSettings::threads`]), joined when the heap drops.
     threads: Threads,
@@ -360,6 +364,7 @@ impl Heap {
             walk: Vec::new(),
             order: Vec::new(),
             since_collection: Duration::ZERO,
+            garbage_marked: 0,
             marking: Marking::default(),
             purger: Purger::default(),
             default_lifetime: Lifetime::Collected,
@@ -1418,10 +1423,43 @@ impl Heap {
             }
             return GcStep::Collected(self.collect_garbage(options));
         }
+        if self.early_purge_due() {
+            self.gather_garbage();
+        }
         if self.pending_purge() > 0 {
             return GcStep::Purged(self.purge(self.settings.purge_budget));
         }
         GcStep::Idle
+    }
+
+    /// Whether the garbage marked since the last gather passed
+    /// [`GcSettings::early_purge_percent`] of the table's slots (and nothing forbids an
+    /// early purge). A mark running never asks.
+    fn early_purge_due(&self) -> bool {
+        let Some(percent) = self.settings.early_purge_percent else { return false };
+        !self.settings.track_garbage_references
+            && self.garbage_marked > 0
+            && self.garbage_marked * 100 >= usize::from(percent) * self.arena.table().len() as usize
+    }
+
+    /// Sends every object marked as garbage, and not rooted, to the purge without a mark
+    /// (see [`GcSettings::early_purge_percent`]): hidden as a collection's finds are, so
+    /// nothing gathers them twice, and queued behind what the purge holds already. Returns
+    /// how many it queued.
+    ///
+    /// Garbage needs no mark: its handles are stale, and the mark keeps nothing for a
+    /// garbage object's sake, so the next collection would purge exactly these.
+    fn gather_garbage(&mut self) -> usize {
+        self.garbage_marked = 0;
+        let from = self.purge_queue.len();
+        gather_marked_garbage(self.arena.table(), &mut self.purge_queue);
+        for &raw in &self.purge_queue[from..] {
+            let hidden = self.arena.set_lifecycle(raw, Lifecycle::Unreachable);
+            debug_assert!(hidden.is_ok(), "gathered from a garbage slot");
+        }
+        let gathered = self.purge_queue.len() - from;
+        self.stats.gathered_early += gathered;
+        gathered
     }
 
     /// One slice of the running incremental mark, for [`update`](Self::update).
@@ -1517,6 +1555,7 @@ impl Heap {
         self.stats.clusters_dissolved += dissolved;
         self.purge_queue.clear();
         self.purge_cursor = 0;
+        self.garbage_marked = 0;
         gather_unreachable(table, &mut self.purge_queue);
         for &raw in &self.purge_queue {
             let hidden = self.arena.set_lifecycle(raw, Lifecycle::Unreachable);
@@ -1749,6 +1788,19 @@ fn gather_unreachable(table: &ObjectTable, out: &mut Vec<RawHandle>) {
             if flags.contains(ObjectFlags::MAYBE_UNREACHABLE)
                 && matches!(flags.lifecycle(), Lifecycle::Live | Lifecycle::Garbage)
             {
+                out.push(raw_at(first + k as u32, slot));
+            }
+        }
+    }
+}
+
+/// Pushes every object marked as garbage and not rooted, for an early purge (rooted
+/// garbage is a collection's to judge).
+fn gather_marked_garbage(table: &ObjectTable, out: &mut Vec<RawHandle>) {
+    for (first, run) in table.runs() {
+        for (k, slot) in run.iter().enumerate() {
+            let flags = slot.flags();
+            if flags.lifecycle() == Lifecycle::Garbage && !slot.is_rooted() {
                 out.push(raw_at(first + k as u32, slot));
             }
         }

@@ -60,6 +60,20 @@ pub struct GcSettings {
     /// game's changes, not the heap's size). An incremental mark runs on the calling thread
     /// (`parallel` and `threads` do not apply to it). `None` (every preset) marks whole.
     pub incremental_mark_budget: Option<Duration>,
+    /// Purge objects marked as garbage between collections once they hold this percentage
+    /// of the heap's cells (1 to 100). Their handles are stale from the moment they are
+    /// marked and garbage keeps nothing alive, so no mark has to judge them: when
+    /// [`Heap::update`](crate::Heap::update) finds the threshold passed (and no incremental
+    /// mark running), it gathers them in one walk over the object table and purges them
+    /// within [`purge_budget`](Self::purge_budget), as it purges a collection's finds. A
+    /// pool under `Policy::Default` so gets its cells back a few frames after its objects
+    /// are destroyed instead of at the next collection, and holds that much less memory.
+    /// Rooted garbage waits for a collection. Not while
+    /// [`track_garbage_references`](Self::track_garbage_references) is on: the collection
+    /// reports those references. `None` waits for the collection (UE's behaviour). 10 in
+    /// [`DEFAULT`](Self::DEFAULT) and [`LOW_LATENCY`](Self::LOW_LATENCY); `None` in
+    /// [`SINGLE_THREADED`](Self::SINGLE_THREADED), which changes nothing unasked.
+    pub early_purge_percent: Option<u8>,
 }
 
 impl GcSettings {
@@ -74,6 +88,7 @@ impl GcSettings {
         track_garbage_references: false,
         async_purge: false,
         incremental_mark_budget: None,
+        early_purge_percent: Some(10),
     };
     /// Everything on the calling thread, full purges, collections only when asked: the
     /// deterministic setting for tests and tools.
@@ -86,6 +101,7 @@ impl GcSettings {
         track_garbage_references: false,
         async_purge: false,
         incremental_mark_budget: None,
+        early_purge_percent: None,
     };
     /// For frame-bound games that churn objects: frequent collections (every 10 s), short
     /// purge slices (1 ms).
@@ -98,6 +114,7 @@ impl GcSettings {
         track_garbage_references: false,
         async_purge: false,
         incremental_mark_budget: None,
+        early_purge_percent: Some(10),
     };
 
     /// Checks the settings.
@@ -122,6 +139,11 @@ impl GcSettings {
         if self.incremental_mark_budget == Some(Duration::ZERO) {
             return Err(GcError::BadSettings(
                 "incremental_mark_budget is zero, so no mark slice could end on time; use None to mark whole",
+            ));
+        }
+        if self.early_purge_percent.is_some_and(|p| p == 0 || p > 100) {
+            return Err(GcError::BadSettings(
+                "early_purge_percent must be from 1 to 100; use None to purge garbage only after collections",
             ));
         }
         Ok(())
@@ -206,6 +228,10 @@ pub struct GcStats {
     /// barrier's work: stores, new objects, roots, owners), or claimed because the game
     /// rooted them, while the mark ran. 0 for a collection run whole.
     pub retraced: usize,
+    /// Objects marked as garbage that [`early_purge_percent`](GcSettings::early_purge_percent)
+    /// sent to the purge between this collection and the next (their purges count in
+    /// [`purged`](Self::purged), not in [`unreachable`](Self::unreachable)).
+    pub gathered_early: usize,
 }
 
 /// Where an incremental mark stands.

@@ -676,6 +676,9 @@ impl ErasedPool for ClassPool {
         if self.core.wants_growth(kept) {
             let _ = self.grow(heap, self.core.config().grow_by);
         }
+        if self.core.nears_growth(kept) {
+            let _ = heap.arena().prepare_ahead(self.class, self.core.config().grow_by);
+        }
         self.core.wake_if_needed();
     }
 

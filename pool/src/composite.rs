@@ -886,6 +886,9 @@ impl<O: Composite> ErasedPool for CompositePool<O> {
         if self.core.wants_growth(0) {
             let _ = self.grow(heap, self.core.config().grow_by);
         }
+        if self.core.nears_growth(0) {
+            let _ = heap.arena().prepare_ahead(self.classes.owner, self.core.config().grow_by);
+        }
         self.core.wake_if_needed();
     }
 

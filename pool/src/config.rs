@@ -637,18 +637,32 @@ impl std::error::Error for ConfigError {
     }
 }
 
-/// The slab configuration of a class registered for a pool of `config`: the arena's, but
-/// with no more slabs prepared ahead than one growth step of the pool needs (`grow_by`
-/// cells, at least one slab; never more than the arena's own `spare_slabs`).
+/// The slab configuration of a class registered for a pool of `config`: the arena's, with
+/// slabs no larger than the pool (at least 64 cells), and no spare slab while the pool
+/// precreates (else at most one growth step's).
 ///
-/// A pool's ready objects are its buffer ahead of demand: spawns pop them, and only a
-/// growth step at the low watermark takes new cells. The allocator's spare slabs have to
-/// cover that step, so it takes no page fault; slabs prepared beyond it would sit empty
-/// behind a full pool (two 128-byte-class slabs are 256 KiB for a pool of a few hundred).
+/// A precreating pool's ready objects are its buffer ahead of demand: spawns pop them, and
+/// only a growth step at the low watermark takes new cells. The pool asks for that step's
+/// memory when its stock comes within a step of the watermark
+/// ([`Arena::prepare_ahead`](respawn_arena::Arena::prepare_ahead)), so the growth takes no
+/// page fault; a spare slab kept the rest of the time would sit empty behind a full pool
+/// (a 1024-cell slab of a 136-byte class is 136 KiB, for a pool of a few hundred). A pool
+/// that builds on demand has no such buffer: its class keeps up to a growth step's slabs
+/// prepared, as a class without a pool does.
 #[cfg(feature = "world")]
 pub(crate) fn pooled_slabs(arena: respawn_arena::SlabConfig, config: &PoolConfig) -> respawn_arena::SlabConfig {
-    let step = u32::try_from(config.grow_by.div_ceil(arena.cells_per_slab as usize)).unwrap_or(u32::MAX);
-    respawn_arena::SlabConfig { spare_slabs: arena.spare_slabs.min(step.max(1)), ..arena }
+    /// The smallest slab a pool's size chooses: below it, a slab's fixed costs (its base,
+    /// a table run, a tick's step from one slab to the next) weigh on too few cells.
+    const MIN_CELLS: u32 = 64;
+    let fits = u32::try_from(config.capacity.max(config.grow_by).next_power_of_two()).unwrap_or(u32::MAX);
+    let cells_per_slab = arena.cells_per_slab.min(fits.max(MIN_CELLS));
+    let spare_slabs = if config.precreate {
+        0
+    } else {
+        let step = u32::try_from(config.grow_by.div_ceil(cells_per_slab as usize)).unwrap_or(u32::MAX);
+        arena.spare_slabs.min(step.max(1))
+    };
+    respawn_arena::SlabConfig { cells_per_slab, spare_slabs, ..arena }
 }
 
 #[cfg(test)]

@@ -223,6 +223,17 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.config().precreate && self.available(kept) < self.config().low_watermark
     }
 
+    /// Whether the stock on its way is within one growth step of the low watermark (with
+    /// precreation on and room below `max`): time to have that step's memory prepared, so
+    /// the growth to come takes no page fault.
+    pub(crate) fn nears_growth(&self, kept: usize) -> bool {
+        let config = self.config();
+        config.precreate
+            && config.grow_by > 0
+            && self.owned() < config.max
+            && self.available(kept) < config.low_watermark + config.grow_by
+    }
+
     /// A ready object's token from the loaded magazine, if it has one.
     #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<C> {

@@ -156,6 +156,7 @@ fn settings_list(s: &Settings, heap_counter: &str, profile: &str) -> Vec<(&'stat
         ("--drop-us", s.drop_us.to_string()),
         ("--async-purge", s.async_purge.to_string()),
         ("--incremental-gc-us", s.incremental_gc_us.to_string()),
+        ("--early-purge-percent", s.early_purge_percent.to_string()),
         ("--seed", s.seed.to_string()),
         ("--config", s.config.clone().unwrap_or_else(|| "(none)".to_owned())),
         ("heap counter", heap_counter.to_owned()),

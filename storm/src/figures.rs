@@ -108,7 +108,7 @@ impl Run {
         let s = &self.settings;
         let mut line = format!(
             "cargo run --release -- --frames {} --rate {} --lifetime {} --payload-us {} --payload-share {} \
-             --turrets {} --fps {} --gc-every {} --purge-budget-us {} --incremental-gc-us {} --seed {}",
+             --turrets {} --fps {} --gc-every {} --purge-budget-us {} --incremental-gc-us {} --early-purge-percent {} --seed {}",
             s.frames,
             s.rate,
             s.lifetime,
@@ -119,6 +119,7 @@ impl Run {
             s.gc_every,
             s.purge_budget_us,
             s.incremental_gc_us,
+            s.early_purge_percent,
             s.seed
         );
         if s.drop_us > 0 {
@@ -172,6 +173,11 @@ pub struct Settings {
     /// from baselines saved before it existed: 0.)
     #[serde(default)]
     pub incremental_gc_us: u32,
+    /// Percentage of the World's cells that garbage may hold before it is purged without
+    /// a collection; 0 waits for each collection. (Absent from baselines saved before it
+    /// existed: 0.)
+    #[serde(default)]
+    pub early_purge_percent: u32,
     /// The random seed: every scenario fires the same storm.
     pub seed: u64,
     /// The pool configuration file given with `--config`, if any.

@@ -73,6 +73,11 @@ struct Cli {
     /// collection whole in the frame it falls due.
     #[arg(long, default_value_t = 0, value_name = "µS", value_parser = whole(0, 1_000_000))]
     incremental_gc_us: u32,
+    /// Purge destroyed (`Default`) projectiles between collections once they hold this
+    /// percentage of the World's cells (`GcSettings::early_purge_percent`); 0 waits for
+    /// each collection.
+    #[arg(long, default_value_t = 10, value_name = "PERCENT", value_parser = whole(0, 100))]
+    early_purge_percent: u32,
     /// Scenarios to run, in order, comma-separated.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Kind::Box, Kind::Default, Kind::Purge, Kind::Reuse])]
     scenarios: Vec<Kind>,
@@ -205,6 +210,7 @@ fn run(cli: Cli) -> Result<(), String> {
         drop_us: cli.drop_us,
         async_purge: cli.async_purge,
         incremental_gc_us: cli.incremental_gc_us,
+        early_purge_percent: cli.early_purge_percent,
         seed: cli.seed,
         config: cli.config.as_ref().map(|p| p.display().to_string()),
     };

@@ -1949,6 +1949,7 @@ mod tests {
             drop_us: 0,
             async_purge: false,
             incremental_gc_us: 0,
+            early_purge_percent: 10,
             seed: 42,
             config: Some("configs/storm <fast>.toml".to_owned()),
         }

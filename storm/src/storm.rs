@@ -568,8 +568,17 @@ fn pool_configs(kind: Kind, s: &Settings, layers: &ConfigLayers) -> Result<[Pool
         // takes. Sized for the mean, not the longest lifetime: a pool that runs short
         // grows by `grow_by` at its low watermark, and the storm's hit rate shows it.
         let held = per_frame * (s.lifetime as usize + 1);
-        let garbage = if policy == Policy::Default { per_frame * s.gc_every as usize } else { 0 };
         let reserve = per_frame * 4;
+        // `Default` garbage waits for the collection, or until it holds
+        // `early_purge_percent` of the cells: then a share p of a pool of `held + reserve`
+        // live and ready cells plus its garbage, p / (100 - p) of those, plus a frame's
+        // destroys on their way back to the workers.
+        let interval = per_frame * s.gc_every as usize;
+        let early = match s.early_purge_percent {
+            0 => interval,
+            p => ((held + reserve) * p as usize).div_ceil(100 - (p as usize).min(99)) + per_frame,
+        };
+        let garbage = if policy == Policy::Default { interval.min(early) } else { 0 };
         PoolConfig {
             capacity: held + garbage + reserve,
             max: (held + garbage + reserve) * 4,
@@ -602,6 +611,7 @@ fn build_world(kind: Kind, settings: &Settings, layers: &ConfigLayers) -> Result
         async_purge: settings.async_purge,
         incremental_mark_budget: (settings.incremental_gc_us > 0)
             .then(|| Duration::from_micros(u64::from(settings.incremental_gc_us))),
+        early_purge_percent: u8::try_from(settings.early_purge_percent).ok().filter(|&p| p > 0),
         ..GcSettings::DEFAULT
     };
     let mut world =

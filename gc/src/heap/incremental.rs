@@ -515,6 +515,7 @@ impl Heap {
         }
         self.purge_queue.clear();
         self.purge_cursor = 0;
+        self.garbage_marked = 0;
         // The runs set up now, not when the mark began: a run set up since holds only
         // objects born non-white, but one of them marked as garbage during the mark is the
         // gather's to take, as an older object marked so is.
