@@ -781,7 +781,7 @@ fn an_object_whose_begin_destroy_panics_is_retired_and_leaves_the_pool_in_use_co
 }
 
 #[test]
-fn a_pooled_class_keeps_one_growth_step_of_slabs_prepared_ahead() {
+fn a_pooled_class_keeps_slabs_prepared_ahead_only_as_its_pool_needs_them() {
     let drops = Drops::default();
     let config = |grow_by| PoolConfig {
         capacity: 0,
@@ -799,6 +799,7 @@ fn a_pooled_class_keeps_one_growth_step_of_slabs_prepared_ahead() {
     let mut world = World::builder()
         .pool_with::<Shot>(config(16), move || Shot::new(&d))
         .pool::<Projectile>(config(cells + 1))
+        .pool::<Crate>(PoolConfig { capacity: 100, max: 400, low_watermark: 10, grow_by: 20, ..PoolConfig::PROJECTILES })
         .arena(arena)
         .build()
         .unwrap();
@@ -812,6 +813,44 @@ fn a_pooled_class_keeps_one_growth_step_of_slabs_prepared_ahead() {
     assert_eq!(spare(arena.stats::<Projectile>()), 2);
     // An unpooled class keeps the arena's setting.
     assert_eq!(spare(arena.stats::<Ship>()), 2);
+    // A precreating pool is its own buffer: no spare slab, and slabs sized to its capacity.
+    let crates = arena.stats::<Crate>().unwrap().memory;
+    assert_eq!((crates.spare_slabs, crates.cells_per_slab), (0, 128));
+    assert_eq!(arena.stats::<Ship>().unwrap().memory.cells_per_slab, arena.config().slab.cells_per_slab);
+}
+
+/// A precreating pool asks for its next growth step's memory when its stock comes within a
+/// step of the low watermark, so the growth finds a slab prepared; until then its class
+/// keeps none.
+#[test]
+fn a_precreating_pool_has_memory_prepared_for_its_growth_before_it_grows() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    // The pool of 128 fills one 128-cell slab; a growth step of 64 takes half of the next.
+    let config =
+        PoolConfig { capacity: 128, max: 1024, low_watermark: 8, grow_by: 64, workers: 1, ..PoolConfig::PROJECTILES };
+    let mut world = World::builder().pool_with::<Shot>(config, move || Shot::new(&d)).build().unwrap();
+    let memory = |w: &World| w.heap().arena().stats::<Shot>().unwrap().memory;
+    wait_for(|| world.pool_stats::<Shot>().unwrap().ready == 128);
+    world.end_frame();
+    assert_eq!((memory(&world).cells_per_slab, memory(&world).prepared_slabs), (128, 0), "full: nothing ahead");
+    // Within a step of the watermark (64 + 8): the next frame asks for a slab.
+    let mut shots: Vec<Handle<Shot>> = (0..60).map(|_| world.spawn()).collect();
+    assert_eq!(memory(&world).prepared_slabs, 0);
+    world.end_frame();
+    wait_for(|| memory(&world).prepared_slabs == 1);
+    let inline = memory(&world).inline_preparations;
+    // Below the watermark: the growth takes the prepared slab, not one prepared inline.
+    shots.extend((0..64).map(|_| world.spawn::<Shot>()));
+    world.end_frame();
+    settle(&mut world);
+    assert_eq!(memory(&world).inline_preparations, inline, "the growth found its slab prepared");
+    assert!(world.pool_stats::<Shot>().unwrap().grown >= 64);
+    for h in shots {
+        world.destroy(h).unwrap();
+    }
+    drop(world);
+    drops.assert_each_once();
 }
 
 #[test]

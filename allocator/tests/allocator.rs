@@ -189,6 +189,30 @@ fn reserve_returns_at_once_and_prepares_in_the_background() {
     assert_eq!(a.stats(c).unwrap().inline_preparations, 1);
 }
 
+/// `prepare_ahead` asks for room, not for more room each call: asked every frame for the
+/// same cells, it prepares them once; it counts a `reserve` not taken yet, and asks for no
+/// more than the reservation has left.
+#[test]
+fn prepare_ahead_asked_again_for_the_same_cells_prepares_nothing_more() {
+    let a = ChunkAllocator::new();
+    let cfg = SlabConfig { cells_per_slab: 64, spare_slabs: 0, max_slabs: 4, huge_pages: false };
+    let c = a.register_class(Layout::new::<u64>(), cfg).unwrap();
+    for _ in 0..10 {
+        a.prepare_ahead(c, 100).unwrap(); // two slabs' worth, asked each frame
+    }
+    wait_until("two slabs prepared", || a.stats(c).unwrap().prepared_slabs == 2);
+    a.prepare_ahead(c, 64).unwrap();
+    assert_eq!(a.stats(c).unwrap().carved_slabs, 2, "already there");
+    // Taken: the next ask prepares again, within what the reservation has left (4 slabs).
+    for _ in 0..2 {
+        assert!(!a.alloc_slab(c).unwrap().inline);
+    }
+    a.prepare_ahead(c, 64 * 10).unwrap();
+    wait_until("the rest of the reservation", || a.stats(c).unwrap().prepared_slabs == 2);
+    assert_eq!(a.stats(c).unwrap().carved_slabs, 4);
+    assert!(matches!(a.prepare_ahead(ClassId::from_index(7), 1), Err(AllocError::UnknownClass(_))));
+}
+
 /// The preparation thread carves while the caller reads the stats: each figure of one
 /// snapshot agrees with the others, whatever it carved between them.
 #[test]

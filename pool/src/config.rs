@@ -637,9 +637,10 @@ impl std::error::Error for ConfigError {
     }
 }
 
-/// The slab configuration of a class registered for a pool of `config`: the arena's, with
-/// slabs no larger than the pool (at least 64 cells), and no spare slab while the pool
-/// precreates (else at most one growth step's).
+/// The slab configuration of a class registered for a pool of `config`: the arena's, but
+/// for a precreating pool no spare slab, and slabs no larger than its `capacity` needs (at
+/// least 64 cells, and enough that the reservation holds `max`); for a pool that builds on
+/// demand at most one growth step's spare slabs.
 ///
 /// A precreating pool's ready objects are its buffer ahead of demand: spawns pop them, and
 /// only a growth step at the low watermark takes new cells. The pool asks for that step's
@@ -653,16 +654,18 @@ impl std::error::Error for ConfigError {
 pub(crate) fn pooled_slabs(arena: respawn_arena::SlabConfig, config: &PoolConfig) -> respawn_arena::SlabConfig {
     /// The smallest slab a pool's size chooses: below it, a slab's fixed costs (its base,
     /// a table run, a tick's step from one slab to the next) weigh on too few cells.
-    const MIN_CELLS: u32 = 64;
-    let fits = u32::try_from(config.capacity.max(config.grow_by).next_power_of_two()).unwrap_or(u32::MAX);
-    let cells_per_slab = arena.cells_per_slab.min(fits.max(MIN_CELLS));
-    let spare_slabs = if config.precreate {
-        0
-    } else {
-        let step = u32::try_from(config.grow_by.div_ceil(cells_per_slab as usize)).unwrap_or(u32::MAX);
-        arena.spare_slabs.min(step.max(1))
-    };
-    respawn_arena::SlabConfig { cells_per_slab, spare_slabs, ..arena }
+    const MIN_CELLS: usize = 64;
+    if !config.precreate {
+        let step = u32::try_from(config.grow_by.div_ceil(arena.cells_per_slab as usize)).unwrap_or(u32::MAX);
+        return respawn_arena::SlabConfig { spare_slabs: arena.spare_slabs.min(step.max(1)), ..arena };
+    }
+    let mut cells_per_slab = arena.cells_per_slab;
+    if config.capacity > 0 {
+        let whole_max = config.max.div_ceil(arena.max_slabs.max(1) as usize);
+        let fits = config.capacity.max(whole_max).max(MIN_CELLS).next_power_of_two();
+        cells_per_slab = cells_per_slab.min(u32::try_from(fits).unwrap_or(u32::MAX));
+    }
+    respawn_arena::SlabConfig { cells_per_slab, spare_slabs: 0, ..arena }
 }
 
 #[cfg(test)]
