@@ -1733,6 +1733,26 @@ impl<T: 'static> ClassStore<'_, T> {
         }
     }
 
+    /// [`try_insert`](Self::try_insert), also lending the object just placed: for a caller
+    /// that finishes it in place (a spawn's `init` and hooks) without resolving the handle
+    /// again.
+    ///
+    /// # Errors
+    /// As [`Arena::try_insert`].
+    #[inline]
+    pub fn try_insert_mut(&mut self, value: T) -> Result<(Handle<T>, &mut T), Rejected<T, ArenaError>> {
+        match self.entry.pop_vacant(self.table, self.alloc) {
+            Ok(index) => {
+                // SAFETY: the store is class `T`'s, and `index` came off its vacant list.
+                let (handle, object) = unsafe { self.entry.place_at(index, value) };
+                // SAFETY: the cell holds the `T` placed just now, live in its slot; the
+                // borrow of the store it is lent for stands for the whole class's.
+                Ok((handle, unsafe { &mut *object.as_ptr() }))
+            }
+            Err(error) => Err(Rejected { error, value }),
+        }
+    }
+
     /// Writes `value` into vacant slot `index`'s cell and makes it live.
     #[inline(always)]
     fn place(&mut self, index: u32, value: T) -> Handle<T> {

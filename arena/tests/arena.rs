@@ -138,6 +138,31 @@ fn exhausted_reservation_hands_the_value_back() {
     assert_eq!(arena.len::<Projectile>(), 128);
 }
 
+/// `try_insert_mut` lends the object it placed: changed through that, it is the object the
+/// handle resolves to; with the reservation used up it hands the value back.
+#[test]
+fn try_insert_mut_lends_the_object_it_placed_or_hands_the_value_back() {
+    let mut arena = Arena::with_config(SMALL);
+    let cfg = SlabConfig { cells_per_slab: 64, spare_slabs: 0, max_slabs: 1, huge_pages: false };
+    arena.register_with::<Projectile>(cfg).unwrap();
+    let mut store = arena.store_mut::<Projectile>().unwrap();
+    let handles: Vec<_> = (0..64)
+        .map(|i| {
+            let (h, p) = store.try_insert_mut(projectile(i)).unwrap();
+            p.life = i as f32 * 2.0;
+            h
+        })
+        .collect();
+    let r = store.try_insert_mut(projectile(999)).unwrap_err();
+    assert!(matches!(r.error, ArenaError::Alloc(_)));
+    assert_eq!(r.value.id, 999);
+    for (i, h) in handles.into_iter().enumerate() {
+        let p = arena.get(h).unwrap();
+        assert_eq!((p.id, p.life), (i as u32, i as f32 * 2.0));
+    }
+    assert_eq!(arena.len::<Projectile>(), 64);
+}
+
 #[test]
 fn every_object_is_dropped_exactly_once() {
     let drops = Arc::new(AtomicUsize::new(0));

@@ -483,13 +483,12 @@ impl<T: Poolable> Typed<'_, T> {
         // Counted once the object exists: a panicking `create` spawned nothing.
         let value = self.create()();
         let mut store = self.store(heap);
-        let handle = store.try_insert(value).map_err(|r| PoolError::Arena(r.error))?;
-        self.pool.core.spawned_inline(at_max);
         if at_max {
             // An overflow object: releases stop keeping until the pool is back within `max`.
             store.set_keeping(false);
         }
-        let object = store.get_mut(handle).expect("inserted just now");
+        let (handle, object) = store.try_insert_mut(value).map_err(|r| PoolError::Arena(r.error))?;
+        self.pool.core.spawned_inline(at_max);
         init(object);
         object.on_spawn();
         store.notify_spawn(handle);

@@ -122,6 +122,16 @@ impl ClassEntry {
     /// The class is `T`'s, and `index` came off its vacant list just now.
     #[inline(always)]
     pub(crate) unsafe fn place<T>(&mut self, index: u32, value: T) -> Handle<T> {
+        // SAFETY: the caller's contract.
+        unsafe { self.place_at(index, value).0 }
+    }
+
+    /// [`place`](Self::place), also returning where the object now lives.
+    ///
+    /// # Safety
+    /// As [`place`](Self::place).
+    #[inline(always)]
+    pub(crate) unsafe fn place_at<T>(&mut self, index: u32, value: T) -> (Handle<T>, NonNull<T>) {
         let n = index - self.geometry.start;
         let slot = self.geometry.slot(n);
         let cell = self.geometry.cell_of::<T>(n);
@@ -135,7 +145,8 @@ impl ClassEntry {
         if self.reactions.barrier {
             self.reactions.note(index);
         }
-        Handle::from_raw(RawHandle::new(index, generation))
+        // SAFETY: a slab cell's address is never null.
+        (Handle::from_raw(RawHandle::new(index, generation)), unsafe { NonNull::new_unchecked(cell.cast::<T>()) })
     }
 
     /// Makes the object built in `cell` live in its slot and returns its handle.
