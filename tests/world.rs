@@ -799,7 +799,13 @@ fn a_pooled_class_keeps_slabs_prepared_ahead_only_as_its_pool_needs_them() {
     let mut world = World::builder()
         .pool_with::<Shot>(config(16), move || Shot::new(&d))
         .pool::<Projectile>(config(cells + 1))
-        .pool::<Crate>(PoolConfig { capacity: 100, max: 400, low_watermark: 10, grow_by: 20, ..PoolConfig::PROJECTILES })
+        .pool::<Crate>(PoolConfig {
+            capacity: 100,
+            max: 400,
+            low_watermark: 10,
+            grow_by: 20,
+            ..PoolConfig::PROJECTILES
+        })
         .arena(arena)
         .build()
         .unwrap();
