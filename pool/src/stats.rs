@@ -1,5 +1,6 @@
 //! Per-class pool counters.
 
+use std::fmt;
 use std::time::Duration;
 
 use crate::Policy;
@@ -128,5 +129,98 @@ impl PoolStats {
         } else {
             self.hits as f64 / self.spawns as f64
         }
+    }
+}
+
+/// One line for a log or an overlay: the class and policy, spawns and how many the pool
+/// served, the objects in use, ready and being built, and the memory (the class's committed
+/// slabs and the pool's own structures). `{:?}` shows every counter.
+///
+/// ```
+/// use respawn_pool::{Policy, PoolStats};
+///
+/// let stats = PoolStats {
+///     class: "Bullet",
+///     policy: Policy::Purge,
+///     spawns: 12_000,
+///     hits: 11_988,
+///     misses: 12,
+///     in_use: 1_500,
+///     ready: 480,
+///     building: 20,
+///     committed_bytes: 3 << 20,
+///     side_bytes: 40_960,
+///     ..PoolStats::default()
+/// };
+/// assert_eq!(
+///     stats.to_string(),
+///     "Bullet (Purge): 12000 spawns, 99.9 % hits (12 missed); 1500 in use, 480 ready, \
+///      20 building; 3.0 MiB of slabs, 40.0 KiB of pool"
+/// );
+/// ```
+impl fmt::Display for PoolStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({:?}): {} spawns, {:.1} % hits ({} missed); {} in use, {} ready, {} building; {} of slabs, {} of pool",
+            self.class,
+            self.policy,
+            self.spawns,
+            // Rounded down, so a pool that missed once never reads 100 %.
+            (self.hit_rate() * 1000.0).floor() / 10.0,
+            self.misses,
+            self.in_use,
+            self.ready,
+            self.building,
+            Bytes(self.committed_bytes),
+            Bytes(self.side_bytes),
+        )
+    }
+}
+
+/// Bytes in binary units, one decimal.
+struct Bytes(usize);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [&str; 4] = ["bytes", "KiB", "MiB", "GiB"];
+        let mut value = self.0 as f64;
+        let mut unit = 0;
+        while value >= 1024.0 && unit + 1 < UNITS.len() {
+            value /= 1024.0;
+            unit += 1;
+        }
+        if unit == 0 {
+            write!(f, "{} bytes", self.0)
+        } else {
+            write!(f, "{value:.1} {}", UNITS[unit])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Bytes, PoolStats};
+    use crate::Policy;
+
+    #[test]
+    fn bytes_read_in_binary_units() {
+        let shown: Vec<String> = [0, 1023, 1024, 1536, 5 << 20, 3 << 30, 5 << 40].map(|b| Bytes(b).to_string()).into();
+        assert_eq!(shown, ["0 bytes", "1023 bytes", "1.0 KiB", "1.5 KiB", "5.0 MiB", "3.0 GiB", "5120.0 GiB"]);
+    }
+
+    #[test]
+    fn a_pool_that_missed_once_never_reads_a_full_hit_rate() {
+        let stats = |spawns, misses| PoolStats {
+            class: "Shot",
+            policy: Policy::Reuse,
+            spawns,
+            hits: spawns - misses,
+            misses,
+            ..PoolStats::default()
+        };
+        assert!(stats(100_000, 1).to_string().contains("99.9 % hits (1 missed)"), "{}", stats(100_000, 1));
+        assert!(stats(100_000, 0).to_string().contains("100.0 % hits"));
+        assert!(stats(0, 0).to_string().starts_with("Shot (Reuse): 0 spawns, 100.0 % hits"));
     }
 }
