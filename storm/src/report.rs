@@ -246,6 +246,10 @@ fn intro(out: &mut String, run: &Run) -> fmt::Result {
     } else {
         format!("the garbage collector ran every {}, marking each collection whole", frames(s.gc_every))
     };
+    let gc = match s.early_purge_percent {
+        0 => gc,
+        p => format!("{gc}; destroyed projectiles of <code>Default</code> pools were purged without waiting for a collection once they held {p} % of the cells"),
+    };
     let config = match &s.config {
         Some(path) => format!("came from <code>{}</code>", esc(path)),
         None => "were the built-in defaults".to_owned(),
@@ -2230,6 +2234,11 @@ mod tests {
         // Box has no pool: its hit rate is a dash with no value.
         assert!(html.contains("<td data-key=\"box\" data-figure=\"hit_rate\" class=\"na\">—</td>"));
         assert!(html.contains("data-key=\"reuse\" data-figure=\"hit_rate\" data-value=\"0.999\">99.9%</td>"));
+        // The introduction says how garbage was purged: early past 10 % of the cells, or not.
+        assert!(html.contains("purged without waiting for a collection once they held 10 % of the cells"));
+        let mut late = run.clone();
+        late.settings.early_purge_percent = 0;
+        assert!(!render(&late).contains("without waiting for a collection"));
     }
 
     /// The embedded JSON parses back into the run's figures.
