@@ -163,6 +163,7 @@ impl<'h> Subtree<'h> {
     /// waiting for the purge, or its `begin_destroy` run), is not counted again.
     pub fn mark_as_garbage(mut self) -> usize {
         let order = std::mem::take(&mut self.order);
+        let listed = self.heap.purges_early();
         let mut marked = 0;
         for &h in &order {
             // Only a `Live` object moves: one garbage already, or ending, is not counted.
@@ -171,9 +172,13 @@ impl<'h> Subtree<'h> {
                 matches!(before, Ok(_) | Err(ArenaError::Transition { .. })),
                 "walked and checked under the same borrow"
             );
-            marked += usize::from(matches!(before, Ok(Lifecycle::Live)));
+            if matches!(before, Ok(Lifecycle::Live)) {
+                marked += 1;
+                if listed {
+                    self.heap.garbage.push(h);
+                }
+            }
         }
-        self.heap.garbage_marked += marked;
         self.finish(order);
         marked
     }
@@ -279,8 +284,9 @@ pub struct Heap {
     /// Time since the last collection, for [`update`](Self::update).
     since_collection: Duration,
     /// Objects marked as garbage since the last gather (a collection's, or an early
-    /// purge's): [`GcSettings::early_purge_percent`]'s count.
-    garbage_marked: usize,
+    /// purge's), while early purges are on ([`GcSettings::early_purge_percent`]): what the
+    /// next early purge takes, without a walk over the table.
+    garbage: Vec<RawHandle>,
     /// Where the parallel mark and `par_tick` run: rayon's global pool, or the heap's own
     /// ([`GcSettings::threads`]), joined when the heap drops.
     threads: Threads,
@@ -364,7 +370,7 @@ impl Heap {
             walk: Vec::new(),
             order: Vec::new(),
             since_collection: Duration::ZERO,
-            garbage_marked: 0,
+            garbage: Vec::new(),
             marking: Marking::default(),
             purger: Purger::default(),
             default_lifetime: Lifetime::Collected,
@@ -1432,30 +1438,41 @@ impl Heap {
         GcStep::Idle
     }
 
+    /// Whether garbage is purged between collections: [`GcSettings::early_purge_percent`]
+    /// is set, and the collections do not report references to garbage.
+    fn purges_early(&self) -> bool {
+        self.settings.early_purge_percent.is_some() && !self.settings.track_garbage_references
+    }
+
     /// Whether the garbage marked since the last gather passed
     /// [`GcSettings::early_purge_percent`] of the table's slots (and nothing forbids an
     /// early purge). A mark running never asks.
     fn early_purge_due(&self) -> bool {
         let Some(percent) = self.settings.early_purge_percent else { return false };
         !self.settings.track_garbage_references
-            && self.garbage_marked > 0
-            && self.garbage_marked * 100 >= usize::from(percent) * self.arena.table().len() as usize
+            && !self.garbage.is_empty()
+            && self.garbage.len() * 100 >= usize::from(percent) * self.arena.table().len() as usize
     }
 
-    /// Sends every object marked as garbage, and not rooted, to the purge without a mark
-    /// (see [`GcSettings::early_purge_percent`]): hidden as a collection's finds are, so
-    /// nothing gathers them twice, and queued behind what the purge holds already. Returns
-    /// how many it queued.
+    /// Sends the objects marked as garbage since the last gather that still are, and are not
+    /// rooted, to the purge without a mark (see [`GcSettings::early_purge_percent`]): hidden
+    /// as a collection's finds are, so nothing gathers them twice, and queued behind what
+    /// the purge holds already. The list, not a walk over the table: the work follows the
+    /// garbage, not the heap's size. Returns how many it queued.
     ///
     /// Garbage needs no mark: its handles are stale, and the mark keeps nothing for a
-    /// garbage object's sake, so the next collection would purge exactly these.
+    /// garbage object's sake, so the next collection would purge exactly these. Rooted
+    /// garbage is left to the collection.
     fn gather_garbage(&mut self) -> usize {
-        self.garbage_marked = 0;
         let from = self.purge_queue.len();
-        gather_marked_garbage(self.arena.table(), &mut self.purge_queue);
-        for &raw in &self.purge_queue[from..] {
+        for raw in self.garbage.drain(..) {
+            let Ok(slot) = self.arena.table().resolve_live(raw) else { continue }; // ended since
+            if slot.flags().lifecycle() != Lifecycle::Garbage || slot.is_rooted() {
+                continue;
+            }
             let hidden = self.arena.set_lifecycle(raw, Lifecycle::Unreachable);
-            debug_assert!(hidden.is_ok(), "gathered from a garbage slot");
+            debug_assert!(hidden.is_ok(), "a garbage object may become unreachable");
+            self.purge_queue.push(raw);
         }
         let gathered = self.purge_queue.len() - from;
         self.stats.gathered_early += gathered;
@@ -1555,7 +1572,8 @@ impl Heap {
         self.stats.clusters_dissolved += dissolved;
         self.purge_queue.clear();
         self.purge_cursor = 0;
-        self.garbage_marked = 0;
+        // The gather takes every garbage object there is.
+        self.garbage.clear();
         gather_unreachable(table, &mut self.purge_queue);
         for &raw in &self.purge_queue {
             let hidden = self.arena.set_lifecycle(raw, Lifecycle::Unreachable);
@@ -1788,19 +1806,6 @@ fn gather_unreachable(table: &ObjectTable, out: &mut Vec<RawHandle>) {
             if flags.contains(ObjectFlags::MAYBE_UNREACHABLE)
                 && matches!(flags.lifecycle(), Lifecycle::Live | Lifecycle::Garbage)
             {
-                out.push(raw_at(first + k as u32, slot));
-            }
-        }
-    }
-}
-
-/// Pushes every object marked as garbage and not rooted, for an early purge (rooted
-/// garbage is a collection's to judge).
-fn gather_marked_garbage(table: &ObjectTable, out: &mut Vec<RawHandle>) {
-    for (first, run) in table.runs() {
-        for (k, slot) in run.iter().enumerate() {
-            let flags = slot.flags();
-            if flags.lifecycle() == Lifecycle::Garbage && !slot.is_rooted() {
                 out.push(raw_at(first + k as u32, slot));
             }
         }

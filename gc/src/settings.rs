@@ -64,8 +64,10 @@ pub struct GcSettings {
     /// of the heap's cells (1 to 100). Their handles are stale from the moment they are
     /// marked and garbage keeps nothing alive, so no mark has to judge them: when
     /// [`Heap::update`](crate::Heap::update) finds the threshold passed (and no incremental
-    /// mark running), it gathers them in one walk over the object table and purges them
-    /// within [`purge_budget`](Self::purge_budget), as it purges a collection's finds. A
+    /// mark running), it takes them from the list of objects marked since the last
+    /// collection (8 bytes each: no walk over the table, so the work follows the garbage,
+    /// not the heap's size) and purges them within [`purge_budget`](Self::purge_budget), as
+    /// it purges a collection's finds. A
     /// pool under `Policy::Default` so gets its cells back a few frames after its objects
     /// are destroyed instead of at the next collection, and holds that much less memory.
     /// Rooted garbage waits for a collection. Not while

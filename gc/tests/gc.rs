@@ -747,6 +747,35 @@ fn update_purges_garbage_between_collections_once_it_passes_its_share() {
     assert!(drops.times(0) == 0 && (1..hs.len()).all(|i| drops.times(i) == 1));
 }
 
+/// A collection takes the garbage marked before it: the early purge's count starts again
+/// after it, and never sees those objects again.
+#[test]
+fn a_collection_starts_the_early_purge_count_again() {
+    let settings = GcSettings { early_purge_percent: Some(25), ..GcSettings::SINGLE_THREADED };
+    let (mut heap, drops) = (Heap::with_config(SMALL, settings).unwrap(), Drops::default());
+    let hs: Vec<_> = (0..128).map(|i| node(&mut heap, &drops, i)).collect();
+    let roots: Vec<_> = hs.iter().map(|&h| heap.add_to_root(h.raw())).collect();
+    assert!(roots.iter().all(Result::is_ok));
+    let share = (heap.table().len() as usize * 25).div_ceil(100);
+    let unroot_and_mark = |heap: &mut Heap, range: std::ops::Range<usize>| {
+        for h in &hs[range] {
+            heap.remove_from_root(h.raw()).unwrap();
+            heap.mark_as_garbage(h.raw()).unwrap();
+        }
+    };
+    unroot_and_mark(&mut heap, 0..share - 1);
+    let stats = heap.collect_garbage(CollectOptions::FULL);
+    assert_eq!((stats.purged, drops.total()), (share - 1, share - 1));
+    // One more is far below the share counted from the collection on.
+    unroot_and_mark(&mut heap, share - 1..share);
+    assert_eq!(heap.update(Duration::from_millis(16)), GcStep::Idle);
+    assert_eq!((drops.total(), heap.gc_stats().gathered_early), (share - 1, 0));
+    unroot_and_mark(&mut heap, share..2 * share - 1);
+    let GcStep::Purged(p) = heap.update(Duration::from_millis(16)) else { panic!("the share was reached") };
+    assert_eq!((p.purged, heap.gc_stats().gathered_early), (share, share));
+    assert!(drops.total() == 2 * share - 1 && (0..2 * share - 1).all(|i| drops.times(i) == 1));
+}
+
 /// No early purge while an incremental mark runs (its gather takes the garbage) or while
 /// the collection tracks references to garbage (it reports them).
 #[test]

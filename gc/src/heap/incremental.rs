@@ -515,7 +515,8 @@ impl Heap {
         }
         self.purge_queue.clear();
         self.purge_cursor = 0;
-        self.garbage_marked = 0;
+        // The gather takes every garbage object there is when it walks the object's run.
+        self.garbage.clear();
         // The runs set up now, not when the mark began: a run set up since holds only
         // objects born non-white, but one of them marked as garbage during the mark is the
         // gather's to take, as an older object marked so is.
