@@ -1448,22 +1448,22 @@ impl Heap {
     /// [`GcSettings::early_purge_percent`] of the table's slots (and nothing forbids an
     /// early purge). A mark running never asks.
     fn early_purge_due(&self) -> bool {
-        let Some(percent) = self.settings.early_purge_percent else { return false };
-        !self.settings.track_garbage_references
+        let percent = usize::from(self.settings.early_purge_percent.unwrap_or(0));
+        self.purges_early()
             && !self.garbage.is_empty()
-            && self.garbage.len() * 100 >= usize::from(percent) * self.arena.table().len() as usize
+            && self.garbage.len() * 100 >= percent * self.arena.table().len() as usize
     }
 
     /// Sends the objects marked as garbage since the last gather that still are, and are not
     /// rooted, to the purge without a mark (see [`GcSettings::early_purge_percent`]): hidden
     /// as a collection's finds are, so nothing gathers them twice, and queued behind what
     /// the purge holds already. The list, not a walk over the table: the work follows the
-    /// garbage, not the heap's size. Returns how many it queued.
+    /// garbage, not the heap's size.
     ///
     /// Garbage needs no mark: its handles are stale, and the mark keeps nothing for a
     /// garbage object's sake, so the next collection would purge exactly these. Rooted
     /// garbage is left to the collection.
-    fn gather_garbage(&mut self) -> usize {
+    fn gather_garbage(&mut self) {
         let from = self.purge_queue.len();
         for raw in self.garbage.drain(..) {
             let Ok(slot) = self.arena.table().resolve_live(raw) else { continue }; // ended since
@@ -1474,9 +1474,7 @@ impl Heap {
             debug_assert!(hidden.is_ok(), "a garbage object may become unreachable");
             self.purge_queue.push(raw);
         }
-        let gathered = self.purge_queue.len() - from;
-        self.stats.gathered_early += gathered;
-        gathered
+        self.stats.gathered_early += self.purge_queue.len() - from;
     }
 
     /// One slice of the running incremental mark, for [`update`](Self::update).

@@ -67,9 +67,9 @@ pub struct GcSettings {
     /// mark running), it takes them from the list of objects marked since the last
     /// collection (8 bytes each: no walk over the table, so the work follows the garbage,
     /// not the heap's size) and purges them within [`purge_budget`](Self::purge_budget), as
-    /// it purges a collection's finds. A
-    /// pool under `Policy::Default` so gets its cells back a few frames after its objects
-    /// are destroyed instead of at the next collection, and holds that much less memory.
+    /// it purges a collection's finds. A pool under `Policy::Default` so gets its cells back
+    /// a few frames after its objects are destroyed instead of at the next collection, and
+    /// holds that much less memory.
     /// Rooted garbage waits for a collection. Not while
     /// [`track_garbage_references`](Self::track_garbage_references) is on: the collection
     /// reports those references. `None` waits for the collection (UE's behaviour). 10 in
