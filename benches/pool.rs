@@ -6,6 +6,9 @@
 //!   `Default`; a `Purge` pool whose every spawn misses, `purge_inline`, beside `arena`'s
 //!   unpooled pairs; `Reuse` again through `World::pool_mut`'s typed view). The same index
 //!   sequence and loop as `arena.rs`'s `churn`, so the figures compare.
+//! - `pool_miss`: a spawn that misses, alone (a `Purge` pool with nothing ready), beside
+//!   an unpooled `Arena` insert of an object built by the same `create`; the destroys run
+//!   untimed between rounds of 1 000 spawns.
 //! - `pool_construct`: an object whose constructor takes 20 µs, built inline or spawned from
 //!   a pool one worker keeps warm; then a paced run (one spawn per 40 µs) prints spawn
 //!   latency p50/p99/max and the hit rate.
@@ -277,6 +280,86 @@ fn pool_churn(c: &mut Criterion) {
         world.report("respawn_reuse_view");
     }
 
+    g.finish();
+}
+
+/// Spawns timed per round in `pool_miss`; the round's destroys run untimed after it.
+const MISS_ROUND: u64 = 1000;
+
+/// `iters` spawns in rounds of [`MISS_ROUND`]: `spawn(k)` is timed, `retire(handles)` (the
+/// destroys, the frame's end) is not.
+fn spawn_rounds<H>(iters: u64, mut spawn: impl FnMut(u32) -> H, mut retire: impl FnMut(&mut Vec<H>)) -> Duration {
+    let mut handles = Vec::with_capacity(MISS_ROUND as usize);
+    let mut timed = Duration::ZERO;
+    let mut done = 0;
+    while done < iters {
+        let n = MISS_ROUND.min(iters - done);
+        let start = Instant::now();
+        for k in 0..n {
+            handles.push(spawn(k as u32));
+        }
+        timed += start.elapsed();
+        retire(&mut handles);
+        handles.clear();
+        done += n;
+    }
+    timed
+}
+
+/// A spawn that misses, alone: a `Purge` pool with nothing ready (`INLINE`) builds each
+/// object on the game thread, against the unpooled `Arena` insert of an object built by
+/// the same `create` and `init`. The target: the miss costs no more than the insert. Both
+/// keep the churn's 10 000 live objects beside the round's.
+fn pool_miss(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pool_miss");
+    g.sample_size(50).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    let mut state: Option<ChurnWorld> = None;
+    g.bench_function("respawn_purge_miss", |b| {
+        let ChurnWorld { world, .. } = state.get_or_insert_with(|| ChurnWorld::new(INLINE));
+        b.iter_custom(|iters| {
+            let world = std::cell::RefCell::new(&mut *world);
+            spawn_rounds(
+                iters,
+                |k| {
+                    let p = Projectile::new(k);
+                    world.borrow_mut().spawn_with(move |q: &mut Projectile| *q = p)
+                },
+                |handles| {
+                    let mut world = world.borrow_mut();
+                    for &h in handles.iter() {
+                        world.destroy(h).expect("live projectile");
+                    }
+                    world.end_frame();
+                },
+            )
+        });
+    });
+    if let Some(world) = &state {
+        world.report("pool_miss/respawn_purge_miss");
+    }
+    g.bench_function("arena_insert_create", |b| {
+        let mut arena = Arena::new();
+        let _live: Vec<_> = (0..CHURN_LIVE as u32).map(|i| arena.insert(Projectile::new(i))).collect();
+        b.iter_custom(|iters| {
+            let arena = std::cell::RefCell::new(&mut arena);
+            spawn_rounds(
+                iters,
+                |k| {
+                    let p = Projectile::new(k);
+                    let init = move |q: &mut Projectile| *q = p;
+                    let mut q = Projectile::create();
+                    init(black_box(&mut q));
+                    arena.borrow_mut().insert(q)
+                },
+                |handles| {
+                    let mut arena = arena.borrow_mut();
+                    for &h in handles.iter() {
+                        consume(&arena.remove(h).expect("live projectile"));
+                    }
+                },
+            )
+        });
+    });
     g.finish();
 }
 
@@ -686,5 +769,5 @@ fn pool_composite(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pool_churn, pool_construct, pool_purge_drop, pool_composite);
+criterion_group!(benches, pool_churn, pool_miss, pool_construct, pool_purge_drop, pool_composite);
 criterion_main!(benches);

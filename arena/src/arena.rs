@@ -1753,6 +1753,22 @@ impl<T: 'static> ClassStore<'_, T> {
         }
     }
 
+    /// [`try_insert_mut`](Self::try_insert_mut) of the object `create` builds, built in its
+    /// cell: a vacant cell is found first, then `create` runs. If `create` panics, nothing
+    /// was inserted.
+    ///
+    /// # Errors
+    /// As [`Arena::try_insert`]; `create` does not run.
+    #[inline(always)]
+    pub fn try_insert_with(&mut self, create: impl FnOnce() -> T) -> Result<(Handle<T>, &mut T), ArenaError> {
+        let index = self.entry.pop_vacant(self.table, self.alloc)?;
+        // SAFETY: the store is class `T`'s, and `index` came off its vacant list.
+        let (handle, object) = unsafe { self.entry.place_with(index, create) };
+        // SAFETY: the cell holds the `T` placed just now, live in its slot; the borrow of
+        // the store it is lent for stands for the whole class's.
+        Ok((handle, unsafe { &mut *object.as_ptr() }))
+    }
+
     /// Writes `value` into vacant slot `index`'s cell and makes it live.
     #[inline(always)]
     fn place(&mut self, index: u32, value: T) -> Handle<T> {

@@ -164,6 +164,36 @@ fn try_insert_mut_lends_the_object_it_placed_or_hands_the_value_back() {
 }
 
 #[test]
+fn try_insert_with_builds_in_a_vacant_cell_and_a_panicking_create_inserts_nothing() {
+    let mut arena = Arena::with_config(SMALL);
+    let cfg = SlabConfig { cells_per_slab: 64, spare_slabs: 0, max_slabs: 1, huge_pages: false };
+    arena.register_with::<Projectile>(cfg).unwrap();
+    let mut store = arena.store_mut::<Projectile>().unwrap();
+    let (first, p) = store.try_insert_with(|| projectile(1)).unwrap();
+    p.life = 7.0;
+    // A panicking `create` gives its cell back: the next insert takes that same cell.
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = store.try_insert_with(|| -> Projectile { panic!("create failed") });
+    }));
+    assert!(panicked.is_err());
+    let (second, _) = store.try_insert_with(|| projectile(2)).unwrap();
+    assert_eq!(second.raw().index(), first.raw().index() + 1, "the panicked insert's cell is reused");
+    let handles: Vec<_> = (3..65).map(|i| store.try_insert_with(|| projectile(i)).unwrap().0).collect();
+    assert_eq!(handles.len(), 62);
+    // The class is full: the insert is refused before `create` runs.
+    let mut ran = false;
+    let refused = store.try_insert_with(|| {
+        ran = true;
+        projectile(999)
+    });
+    assert!(matches!(refused, Err(ArenaError::Alloc(_))));
+    assert!(!ran, "create does not run for a refused insert");
+    assert_eq!((arena.get(first).unwrap().id, arena.get(first).unwrap().life), (1, 7.0));
+    assert_eq!(arena.get(second).unwrap().id, 2);
+    assert_eq!(arena.len::<Projectile>(), 64);
+}
+
+#[test]
 fn every_object_is_dropped_exactly_once() {
     let drops = Arc::new(AtomicUsize::new(0));
     let n = if cfg!(miri) { 150 } else { 5000 };

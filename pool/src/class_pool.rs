@@ -27,7 +27,7 @@ use crate::{Policy, PoolConfig, PoolError, PoolStats, Poolable};
 
 mod trim;
 
-/// A pool's constructor: `T::create`, or the closure given to `Pools::add_with`.
+/// The closure given to `Pools::add_with`: a pool's constructor other than `T::create`.
 pub(crate) type Create<T> = Box<dyn Fn() -> T + Send + Sync>;
 
 /// How a class's cell becomes an object, its type erased: what a class pool's workers run.
@@ -41,12 +41,36 @@ pub(crate) trait Build: Send + Sync {
     fn drop_fn(&self) -> DropFn;
 }
 
-/// Class `T`'s [`Build`]: its constructor.
-pub(crate) struct Creator<T>(Create<T>);
+/// Class `T`'s [`Build`]: its constructor, `None` for `T::create` (called directly, so a
+/// miss can inline it, not through a pointer).
+pub(crate) struct Creator<T>(Option<Create<T>>);
 
-impl<T: Send + 'static> Build for Creator<T> {
+impl<T: Poolable> Creator<T> {
+    /// A new object of `T`, by the pool's constructor.
+    #[inline(always)]
+    fn create(&self) -> T {
+        match &self.0 {
+            None => T::create(),
+            Some(create) => create(),
+        }
+    }
+}
+
+impl<T: Poolable> Creator<T> {
+    /// Inserts a new object into `store`, built in its cell by the pool's constructor
+    /// (each constructor inlined into its own insert, so neither goes through the stack).
+    #[inline(always)]
+    fn insert_new<'s>(&self, store: &'s mut ClassStore<'_, T>) -> Result<(Handle<T>, &'s mut T), ArenaError> {
+        match &self.0 {
+            None => store.try_insert_with(T::create),
+            Some(create) => store.try_insert_with(create),
+        }
+    }
+}
+
+impl<T: Poolable> Build for Creator<T> {
     unsafe fn build_in(&self, cell: NonNull<u8>) {
-        let value = (self.0)();
+        let value = self.create();
         // SAFETY: the caller's contract: uninitialised memory of `T`'s layout (the class's
         // cell), written once here before anyone else sees it.
         unsafe { cell.cast::<T>().as_ptr().write(value) };
@@ -154,7 +178,7 @@ impl ClassPool {
         heap: &mut Heap,
         class: ClassId,
         config: PoolConfig,
-        create: Create<T>,
+        create: Option<Create<T>>,
     ) -> Result<Self, PoolError> {
         // The one check of `class` for the pool's life (`store` relies on it).
         heap.store_of::<T>(class)?;
@@ -369,13 +393,6 @@ impl<T: 'static> Typed<'_, T> {
     pub(crate) fn reborrow(&mut self) -> Typed<'_, T> {
         Typed { pool: self.pool, _class: PhantomData }
     }
-
-    /// The class's constructor, for a build on the game thread (a miss, a prefill).
-    #[inline(always)]
-    fn create(&self) -> &Create<T> {
-        // SAFETY: the pool, and so its recipe, is `T`'s (`Typed`).
-        unsafe { create_unchecked::<T>(self.pool.core.recipe()) }
-    }
 }
 
 impl<T: Poolable> Typed<'_, T> {
@@ -425,6 +442,7 @@ impl<T: Poolable> Typed<'_, T> {
     ) -> Result<Handle<T>, PoolError> {
         let cell = match self.pool.core.pop() {
             Some(cell) => cell,
+            None if !self.pool.core.may_refill() => return self.reborrow().miss(heap, strict, init),
             None => match self.pool.restock(heap) {
                 Some(cell) => cell,
                 None => return self.reborrow().miss(heap, strict, init),
@@ -459,7 +477,7 @@ impl<T: Poolable> Typed<'_, T> {
         self.pool.core.prefill(n, |core| {
             // Built before its cell is taken: a panicking `create` takes nothing.
             // SAFETY: the pool, and so its recipe, is `T`'s (`Typed`).
-            let value = unsafe { create_unchecked::<T>(core.recipe()) }();
+            let value = unsafe { creator_unchecked::<T>(core.recipe()) }.create();
             let cell = heap.take_cell(class)?;
             // SAFETY: `take_cell` hands over an uninitialised cell of the class, `T`'s
             // (`Typed`), ours alone until it is activated; written once, here.
@@ -480,14 +498,16 @@ impl<T: Poolable> Typed<'_, T> {
         };
         self.pool.grow(heap, self.pool.core.miss_growth(at_max))?;
         self.pool.recycle_spare(heap);
-        // Counted once the object exists: a panicking `create` spawned nothing.
-        let value = self.create()();
+        // SAFETY: the pool, and so its recipe, is `T`'s (`Typed`).
+        let creator = unsafe { creator_unchecked::<T>(self.pool.core.recipe()) };
         let mut store = self.store(heap);
         if at_max {
-            // An overflow object: releases stop keeping until the pool is back within `max`.
+            // An overflow object: releases stop keeping until the pool is back within `max`
+            // (which the first release judges, if `create` panics and none comes).
             store.set_keeping(false);
         }
-        let (handle, object) = store.try_insert_mut(value).map_err(|r| PoolError::Arena(r.error))?;
+        // Built in its cell; counted once it exists: a panicking `create` spawned nothing.
+        let (handle, object) = creator.insert_new(&mut store).map_err(PoolError::Arena)?;
         self.pool.core.spawned_inline(at_max);
         init(object);
         object.on_spawn();
@@ -628,9 +648,9 @@ fn reset_and_keep<T: Poolable>(mut found: Releasable<'_, T>) -> bool {
 /// # Safety
 /// `recipe` is a `Creator<T>`.
 #[inline(always)]
-unsafe fn create_unchecked<T: 'static>(recipe: &dyn Build) -> &Create<T> {
+unsafe fn creator_unchecked<T: 'static>(recipe: &dyn Build) -> &Creator<T> {
     // SAFETY: the caller's contract; the thin cast keeps the address of the `Creator<T>`.
-    unsafe { &(*(recipe as *const dyn Build).cast::<Creator<T>>()).0 }
+    unsafe { &*(recipe as *const dyn Build).cast::<Creator<T>>() }
 }
 
 /// How many returned cells a `Purge` release lets wait before it hands them to the workers:

@@ -542,6 +542,7 @@ impl<O: Composite> CompositePool<O> {
     ) -> Result<(Handle<O>, [RawHandle; MAX_PARTS]), PoolError> {
         let ready = match self.core.pop() {
             Some(assembly) => Some(assembly),
+            None if !self.core.may_refill() => None,
             None => self.restock(heap),
         };
         let assembly = match ready {

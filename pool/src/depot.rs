@@ -300,6 +300,13 @@ impl<C: Token> Magazines<C> {
         self.loaded.pop()
     }
 
+    /// Whether [`refill`](Self::refill) would find anything: `previous`, or a magazine
+    /// counted as published.
+    #[inline(always)]
+    pub(crate) fn can_refill(&self, depot: &Depot<C>) -> bool {
+        !self.previous.is_empty() || depot.published() != 0
+    }
+
     /// Makes `loaded` non-empty if it can: `previous`, else a full magazine from the depot.
     pub(crate) fn refill(&mut self, depot: &Depot<C>) -> Refilled {
         if !self.previous.is_empty() {
@@ -702,10 +709,17 @@ impl<C: Token> Depot<C> {
     /// Hands every cell given up (see [`give_back`](Self::give_back)) to `recycle`. Under
     /// the lock, so the vector keeps its buffer: a later give-back does not allocate.
     /// `recycle` must not give a cell back itself.
-    pub(crate) fn drain_spare(&self, mut recycle: impl FnMut(C)) {
-        if !self.spared.load(Ordering::Relaxed) {
-            return;
+    #[inline(always)]
+    pub(crate) fn drain_spare(&self, recycle: impl FnMut(C)) {
+        if self.spared.load(Ordering::Relaxed) {
+            self.drain_spare_now(recycle);
         }
+    }
+
+    /// [`drain_spare`](Self::drain_spare) once something was given up.
+    #[cold]
+    #[inline(never)]
+    fn drain_spare_now(&self, mut recycle: impl FnMut(C)) {
         let mut spare = self.spare.lock();
         self.spared.store(false, Ordering::Relaxed);
         for cell in spare.drain(..) {

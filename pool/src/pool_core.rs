@@ -240,6 +240,13 @@ impl<C: Token, R: Recipe<C> + ?Sized> PoolCore<C, R> {
         self.magazines.pop()
     }
 
+    /// Whether a [`refill`](Self::refill) could find a ready object or has workers to ask
+    /// for one. `false`: the loaded magazine's last pop was the pool's last ready object.
+    #[inline(always)]
+    pub(crate) fn may_refill(&self) -> bool {
+        self.config().workers > 0 || self.magazines.can_refill(self.depot())
+    }
+
     /// The token the next [`pop`](Self::pop) returns.
     #[inline(always)]
     pub(crate) fn next_ready(&self) -> Option<&C> {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use respawn_arena::{ArenaError, ClassId, DropAll, Handle, RawHandle};
 use respawn_gc::{Heap, Object};
 
-use crate::class_pool::{ClassPool, ErasedPool};
+use crate::class_pool::{ClassPool, Create, ErasedPool};
 use crate::composite::Composites;
 use crate::error::refusal;
 use crate::{Policy, PoolConfig, PoolError, PoolMut, PoolStats, Poolable};
@@ -125,7 +125,7 @@ impl Pools {
     /// [`PoolError::Config`] for an invalid configuration, [`PoolError::AlreadyPooled`], or
     /// the heap's refusal to register `T`.
     pub fn add<T: Poolable>(&mut self, config: PoolConfig) -> Result<(), PoolError> {
-        self.add_with::<T>(config, T::create)
+        self.add_pool::<T>(config, None)
     }
 
     /// Gives `T` a pool whose objects `create` builds (on the workers and on misses).
@@ -137,6 +137,11 @@ impl Pools {
         config: PoolConfig,
         create: impl Fn() -> T + Send + Sync + 'static,
     ) -> Result<(), PoolError> {
+        self.add_pool::<T>(config, Some(Box::new(create)))
+    }
+
+    /// [`add_with`](Self::add_with), the constructor `None` for `T::create`.
+    fn add_pool<T: Poolable>(&mut self, config: PoolConfig, create: Option<Create<T>>) -> Result<(), PoolError> {
         config.validate().map_err(|e| PoolError::Config(e.in_class(T::class_name())))?;
         if self.heap.class_of::<T>().is_none() {
             let slab = crate::config::pooled_slabs(self.heap.arena().config().slab, &config);
@@ -150,7 +155,7 @@ impl Pools {
             let reason = "it is a part of a composite: parts take cells from their class's store, not a pool";
             return Err(PoolError::Composite { class: T::class_name(), reason });
         }
-        let pool = ClassPool::new::<T>(&mut self.heap, class, config, Box::new(create))?;
+        let pool = ClassPool::new::<T>(&mut self.heap, class, config, create)?;
         if self.pools.len() <= class.index() {
             self.pools.resize_with(class.index() + 1, || None);
         }

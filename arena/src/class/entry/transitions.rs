@@ -149,6 +149,46 @@ impl ClassEntry {
         (Handle::from_raw(RawHandle::new(index, generation)), unsafe { NonNull::new_unchecked(cell.cast::<T>()) })
     }
 
+    /// [`place_at`](Self::place_at) of the object `create` builds, written straight into
+    /// the cell (a value built first and then moved would make a second copy through the
+    /// stack). If `create` panics, `index` goes back on the vacant list, its cell as it
+    /// was.
+    ///
+    /// # Safety
+    /// As [`place`](Self::place).
+    #[inline(always)]
+    pub(crate) unsafe fn place_with<T>(&mut self, index: u32, create: impl FnOnce() -> T) -> (Handle<T>, NonNull<T>) {
+        /// Puts the slot back on the vacant list if `create` unwinds.
+        struct Vacant<'a> {
+            free: &'a mut Vec<u32>,
+            index: u32,
+            cell: *mut u8,
+            size: usize,
+        }
+        impl Drop for Vacant<'_> {
+            fn drop(&mut self) {
+                poison::poison(self.cell, self.size);
+                self.free.push(self.index);
+            }
+        }
+        let n = index - self.geometry.start;
+        let cell = self.geometry.cell_of::<T>(n);
+        debug_assert!(self.geometry.slot(n).flags().is_vacant(), "vacant list holds occupied slot {index}");
+        poison::unpoison(cell, self.geometry.cell_size);
+        let vacant = Vacant { free: &mut self.occupancy.free, index, cell, size: self.geometry.cell_size };
+        // SAFETY: a vacant slot's cell is ours, uninitialised, sized and aligned for `T`
+        // (the caller's contract); nothing else is written before `create` returns.
+        unsafe { cell.cast::<T>().write(create()) };
+        std::mem::forget(vacant);
+        let generation = self.geometry.slot(n).occupy();
+        self.occupancy.set_live(n, true);
+        if self.reactions.barrier {
+            self.reactions.note(index);
+        }
+        // SAFETY: a slab cell's address is never null.
+        (Handle::from_raw(RawHandle::new(index, generation)), unsafe { NonNull::new_unchecked(cell.cast::<T>()) })
+    }
+
     /// Makes the object built in `cell` live in its slot and returns its handle.
     ///
     /// # Safety
