@@ -681,8 +681,9 @@ fn a_release_burst_larger_than_the_build_queue_goes_back_to_the_arena() {
     assert_eq!(stats.in_use, 0, "{stats:?}");
     assert_eq!(stats.build_queue, 256, "{stats:?}");
     assert_eq!(stats.lag_high_water, 256, "the burst filled the queue: {stats:?}");
-    // The queue's 256, and the one cell the held worker took out of it.
-    assert!(stats.building <= 256 + 1, "the queue holds 256: {stats:?}");
+    // The queue's 256, and the batch the held worker took out of it (returned cells go to
+    // the workers a quarter magazine, 32, at a time).
+    assert!(stats.building <= 256 + 32, "the queue holds 256: {stats:?}");
     assert!(stats.waiting < 32, "a Purge release hands its cells over a batch at a time: {stats:?}");
     assert!(stats.returned as usize + stats.waiting >= 2000 - 256, "the rest went back to the arena: {stats:?}");
     let accounted = stats.building + stats.waiting + stats.returned as usize;

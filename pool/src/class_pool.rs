@@ -292,12 +292,12 @@ impl ClassPool {
         Ok(())
     }
 
-    /// Takes the class's returned cells once [`RETURN_BATCH`] wait: one hand-off to the
+    /// Takes the class's returned cells once [`depot::BATCH`] wait: one hand-off to the
     /// workers per batch of `Purge` releases rather than per release. (The stats count
     /// what waits; `maintain`, and a miss that finds the pool at `max`, take everything.)
     #[inline]
     fn take_returned_batch(&mut self, heap: &mut Heap) {
-        if heap.arena().returned(self.class) >= RETURN_BATCH {
+        if heap.arena().returned(self.class) >= depot::BATCH {
             self.take_returned(heap);
         }
     }
@@ -652,10 +652,6 @@ unsafe fn creator_unchecked<T: 'static>(recipe: &dyn Build) -> &Creator<T> {
     // SAFETY: the caller's contract; the thin cast keeps the address of the `Creator<T>`.
     unsafe { &*(recipe as *const dyn Build).cast::<Creator<T>>() }
 }
-
-/// How many returned cells a `Purge` release lets wait before it hands them to the workers:
-/// a quarter magazine.
-pub(crate) const RETURN_BATCH: usize = depot::MAGAZINE.div_ceil(4);
 
 /// `cell`, a cell of one of a pool's own classes, compacted by that class's `map`: the form a
 /// pool keeps it in.

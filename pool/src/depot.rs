@@ -7,15 +7,16 @@
 //! ```text
 //!   game thread                         workers (N threads)
 //!   ───────────                         ───────────────────
-//!   returned ─── CompactCell ──► to_build ──► create() into the cell
-//!   grow()     ── CompactCell ──►    │            │ push into its own magazine
-//!                                    │            ▼
+//!   returned ── a batch of cells ──► batches ──┐
+//!   grow()   ── CompactCell ──────► to_build ──┴► create() into each cell
+//!                                                 │ push into its own magazine
+//!                                                 ▼
 //!   loaded/previous ◄── whole magazine ──── full ◄── publish when full (or on a flush request)
-//!   magazines       ── empty magazine ────► empty ──► next magazine to fill
+//!   magazines       ── empty magazine ────► empty ──► next magazine to fill (or batch)
 //! ```
 //!
 //! Every cell in these queues is owned by the queue (the token is the ownership); a cell in
-//! a magazine holds a constructed object, a cell in `to_build` does not. Only the game
+//! a magazine holds a constructed object, a cell in `to_build` or a batch does not. Only the game
 //! thread touches the object table.
 //!
 //! The depot's fields are private: the pool's sides reach them only through the steps of
@@ -38,7 +39,8 @@
 //!
 //! | field | written by | ordering | why |
 //! |---|---|---|---|
-//! | `to_build` | returned cells and growth push (the game thread; any thread for a standalone `Purge` drop); workers pop; `drain` after the join | the queue's own: a push happens before the pop that takes the cell | the token is the cell's ownership: a worker writes the object only after its pop |
+//! | `to_build` | growth, and returned cells `batches` has no room for, push (the game thread; any thread for a standalone `Purge` drop); workers pop; `drain` after the join | the queue's own: a push happens before the pop that takes the cell | the token is the cell's ownership: a worker writes the object only after its pop |
+//! | `batches`, `batched` | the game thread pushes a World pool's returned cells a batch (a magazine) at a time, counting `batched` before the push; a worker pops a batch, uncounts it, and builds in its cells one by one (its `input`), returning the magazine to `empty`; `drain` after the join; at shutdown a worker uncounts from `building` what its batch still holds | the queue's own; `batched` Relaxed (stats, the wake-up threshold) | as `to_build`: the batch carries its cells' ownership. The two queues share `to_build`'s room (`queued`), so what is in flight stays within [`build_queue_len`] |
 //! | `backlog`, `backlogged`, `burst` | growth (`request_growth`: what `to_build` has no room for) and `request` (a burst beyond `to_build` while the stock is short) push under the lock, then count (Relaxed) before their `wake_workers`; workers pop under the lock after `to_build` is empty (taken by `worker_lock`: a pop and a count; the buffer's trim allocates and frees outside it); `drain` after the join | the lock; `backlogged` is a hint read before taking it | the lock hands the token over; the count rises before the wake-up's fence, so a parking worker sees it (the same Dekker as `to_build`) |
 //! | `full` | workers and the game thread push (`publish`, `publish_local`); the game thread pops (`take_full`) | the queue's own | a worker's writes into the magazine's cells happen before its push, so whoever pops sees built objects (loom model `magazine_exchange`) |
 //! | `empty` | the game thread pushes (`return_empty`); workers and the game thread pop | the queue's own | only buffers move; no object |
@@ -98,6 +100,10 @@ pub(crate) const MAGAZINE: usize = 128;
 /// Two under loom, so a model fills, publishes and starts a partial magazine in a few steps.
 #[cfg(loom)]
 pub(crate) const MAGAZINE: usize = 2;
+
+/// The cells a World pool's release lets wait before it hands them to the workers, as one
+/// batch: a quarter magazine.
+pub(crate) const BATCH: usize = MAGAZINE.div_ceil(4);
 
 /// A worker out of work publishes its partial magazine while the depot holds fewer ready
 /// objects than this (or the game thread has requested a flush). Zero under loom, so the models reach
@@ -414,6 +420,12 @@ pub(crate) struct Depot<C: Token> {
     /// Cells waiting for a worker to build an object in them. Fixed room
     /// ([`build_queue_len`]); a released cell that finds it full goes back to the arena.
     to_build: ArrayQueue<C>,
+    /// Returned cells waiting for a worker, a batch to a magazine: one push and one pop a
+    /// batch, not one a cell (the queue's slots are lines both threads write). A batch that
+    /// finds it full goes to `to_build` a cell at a time.
+    batches: ArrayQueue<Magazine<C>>,
+    /// Cells in `batches` (for the stats and the wake-up; the queue orders the cells).
+    batched: AtomicUsize,
     /// Cells of a growth step beyond `to_build`'s room (the initial `capacity`, mostly):
     /// workers take them once `to_build` is empty. Its buffer is freed when it drains, so
     /// a warm-up's backlog costs memory only while it lasts.
@@ -593,7 +605,10 @@ impl<C: Token> Depot<C> {
         // one. Never more than `max`: every magazine in it holds an object.
         let partial = if workers > 0 { LOW_DEPOT } else { 0 };
         let full = (magazines + partial).min(max.max(1));
-        let empty = ArrayQueue::new(magazines);
+        // Batches of a quarter magazine (`BATCH`) filling the room `to_build` has, each
+        // in a magazine of its own: `empty` has room for those too.
+        let batches = queue.div_ceil(BATCH).max(1);
+        let empty = ArrayQueue::new(magazines + batches);
         // Enough empty magazines for the workers and the game thread to start trading
         // without allocating.
         for _ in 0..(2 * workers + 4).min(magazines) {
@@ -602,6 +617,8 @@ impl<C: Token> Depot<C> {
         Self {
             map,
             to_build: ArrayQueue::new(queue.max(1)),
+            batches: ArrayQueue::new(batches),
+            batched: AtomicUsize::new(0),
             backlog: Mutex::new(Vec::new()),
             backlogged: AtomicUsize::new(0),
             stock: 0,
@@ -763,7 +780,7 @@ impl<C: Token> Depot<C> {
             held,
             building: self.building.load(Ordering::Acquire),
             checked_out: self.checked_out(),
-            lag: self.to_build.len() + self.backlogged.load(Ordering::Relaxed),
+            lag: self.queued() + self.backlogged.load(Ordering::Relaxed),
             lag_high_water: self.deepest.load(Ordering::Relaxed),
             build_queue: self.to_build.capacity(),
         }
@@ -780,8 +797,8 @@ impl<C: Token> Depot<C> {
             mem::size_of::<(usize, T)>()
         }
         let queues = slot::<C>() * self.to_build.capacity()
-            + slot::<Magazine<C>>() * (self.full.capacity() + self.empty.capacity());
-        let magazines = self.full.len() + self.empty.len() + self.workers + 2 * consumers;
+            + slot::<Magazine<C>>() * (self.full.capacity() + self.empty.capacity() + self.batches.capacity());
+        let magazines = self.full.len() + self.empty.len() + self.batches.len() + self.workers + 2 * consumers;
         let spare = self.spare.lock().capacity() + self.backlog.lock().capacity();
         mem::size_of::<Self>() + queues + (magazines * MAGAZINE + spare) * mem::size_of::<C>()
     }
@@ -801,13 +818,42 @@ impl<C: Token> Depot<C> {
         }
     }
 
+    /// Sends a batch of counted cells to the workers: onto `batches`, else (the queue
+    /// full) each as [`enqueue`](Self::enqueue) sends it; `pending`: the returned batch's
+    /// counted cells not in this one. Returns whether any cell was queued.
+    fn send_batch(&self, batch: Magazine<C>, pending: usize) -> bool {
+        if batch.is_empty() {
+            self.return_empty(batch);
+            return false;
+        }
+        let n = batch.len();
+        // Within `to_build`'s room, which the two queues share (`build_queue_len`).
+        let mut batch = if self.queued() + n <= self.to_build.capacity() {
+            // Counted before the push: a worker that pops the batch uncounts it.
+            self.batched.fetch_add(n, Ordering::Relaxed);
+            let Err(batch) = self.batches.push(batch) else { return true };
+            self.batched.fetch_sub(n, Ordering::Relaxed);
+            batch
+        } else {
+            batch
+        };
+        let mut queued = false;
+        while let Some(cell) = batch.pop() {
+            queued |= self.enqueue(cell, pending + batch.len());
+        }
+        self.return_empty(batch);
+        queued
+    }
+
     /// Pushes a cell `building` already counts onto `to_build`; `pending`: cells of the same
-    /// batch counted too, not pushed yet. A cell that finds `to_build` full waits in the
-    /// backlog while the pool's stock is short (waking the workers), else goes back to the
-    /// arena. Returns whether it went onto `to_build`.
+    /// batch counted too, not pushed yet. A cell that finds the queues full (`to_build`'s
+    /// room, which `batches` shares) waits in the backlog while the pool's stock is short
+    /// (waking the workers), else goes back to the arena. Returns whether it went onto
+    /// `to_build`.
     #[inline]
     fn enqueue(&self, cell: C, pending: usize) -> bool {
-        let Err(cell) = self.to_build.push(cell) else { return true };
+        let pushed = if self.queued() < self.to_build.capacity() { self.to_build.push(cell) } else { Err(cell) };
+        let Err(cell) = pushed else { return true };
         self.deepest.fetch_max(self.to_build.capacity(), Ordering::Relaxed);
         // (`building` counts this cell, and the batch's pending ones, already.)
         if self.pooled().saturating_sub(pending) <= self.stock {
@@ -830,7 +876,7 @@ impl<C: Token> Depot<C> {
     /// magazine's worth waits.
     #[inline]
     fn note_queued(&self) {
-        let queued = self.to_build.len();
+        let queued = self.queued();
         if queued > self.deepest.load(Ordering::Relaxed) {
             self.deepest.fetch_max(queued, Ordering::Relaxed);
         }
@@ -977,13 +1023,34 @@ impl<C: Token> Depot<C> {
     /// Whether cells wait for a worker (in `to_build` or the backlog).
     #[inline]
     fn has_work(&self) -> bool {
-        !self.to_build.is_empty() || self.backlogged.load(Ordering::Relaxed) > 0
+        !self.to_build.is_empty() || !self.batches.is_empty() || self.backlogged.load(Ordering::Relaxed) > 0
     }
 
-    /// A worker takes a cell to build an object in: from `to_build`, else from the backlog.
+    /// Cells waiting in `to_build` and `batches`.
+    fn queued(&self) -> usize {
+        self.to_build.len() + self.batched.load(Ordering::Relaxed)
+    }
+
+    /// A worker takes a cell to build an object in: from the batch it took last (`input`),
+    /// else the next batch, else `to_build`, else the backlog. A batch emptied goes back
+    /// among the empty magazines.
     #[inline]
-    fn take_to_build(&self) -> Option<C> {
-        self.to_build.pop().or_else(|| self.take_backlog())
+    fn take_to_build(&self, input: &mut Option<Magazine<C>>) -> Option<C> {
+        loop {
+            if let Some(batch) = input {
+                if let Some(cell) = batch.pop() {
+                    return Some(cell);
+                }
+                self.return_empty(input.take().expect("checked just now"));
+            }
+            match self.batches.pop() {
+                Some(batch) => {
+                    self.batched.fetch_sub(batch.len(), Ordering::Relaxed);
+                    *input = Some(batch);
+                }
+                None => return self.to_build.pop().or_else(|| self.take_backlog()),
+            }
+        }
     }
 
     /// The backlog's room kept at least: twice the build queue's, so the releases of a lag
@@ -1120,8 +1187,10 @@ impl<C: Token> Depot<C> {
         // `warm_purge_cycles_allocate_nothing` and the storm's steady state). One returned
         // beyond that is freed: a pool that overflowed its `capacity` (a spike up to `max`)
         // does not keep the spike's magazines.
+        // (A batch of returned cells on its way to the workers takes a magazine too: as
+        // many as `batches` holds.)
         let room = self.stock + self.to_build.capacity() + self.burst.load(Ordering::Relaxed);
-        let keep = 2 * self.workers + 8 + room.div_ceil(MAGAZINE);
+        let keep = 2 * self.workers + 8 + room.div_ceil(MAGAZINE) + self.batches.capacity();
         if self.empty.len() < keep {
             let _ = self.empty.push(magazine);
         }
@@ -1155,7 +1224,8 @@ impl<C: Token> Depot<C> {
     /// Every worker has returned, and an occupied token's cell holds an ended object that
     /// `drop` drops.
     pub(crate) unsafe fn drain_queued(&self, drops: &mut DropAll, drop: DropFn) {
-        while let Some(cell) = self.take_to_build() {
+        let mut input = None;
+        while let Some(cell) = self.take_to_build(&mut input) {
             self.building.fetch_sub(1, Ordering::Relaxed);
             // SAFETY: a queued occupied cell's object is the depot's alone, the workers gone.
             drops.run(|| unsafe { drop_occupied(cell, &self.map, drop) });
@@ -1308,15 +1378,27 @@ impl Depot<CompactCell> {
         if counted > 0 {
             self.building.fetch_add(counted, Ordering::Relaxed);
         }
+        // The queued cells go a magazine at a time (`send_batch`): `pending` counts the
+        // batch's counted cells not sent yet, those in `batch` included.
         let (mut pending, mut queued) = (counted, false);
+        let mut batch: Option<Magazine<CompactCell>> = None;
         self.arrived(freed, &self.map, |cell| {
-            if pending == 0 {
+            if pending == batch.as_ref().map_or(0, Magazine::len) {
                 self.give_back(cell);
                 return;
             }
-            pending -= 1;
-            queued |= self.enqueue(cell, pending);
+            let filling = batch.get_or_insert_with(|| self.take_empty());
+            filling.push(cell);
+            if filling.is_full() {
+                let full = batch.take().expect("filled just now");
+                pending -= full.len();
+                queued |= self.send_batch(full, pending);
+            }
         });
+        if let Some(last) = batch {
+            pending -= last.len();
+            queued |= self.send_batch(last, pending);
+        }
         if pending > 0 {
             self.building.fetch_sub(pending, Ordering::Relaxed);
         }
@@ -1482,13 +1564,15 @@ impl Clock {
 pub(crate) fn work_with<C: Token, R: Recipe<C> + ?Sized>(depot: Arc<Depot<C>>, recipe: Arc<R>) {
     let me = depot.enlist();
     let mut current: Option<Magazine<C>> = None;
+    // The batch of returned cells this worker is building in (`take_to_build`).
+    let mut input: Option<Magazine<C>> = None;
     // Parked holding a partial magazine and woke with no work for `IDLE_FLUSH`.
     let mut idle = false;
     loop {
         if depot.stopping() {
             break;
         }
-        let Some(cell) = depot.take_to_build() else {
+        let Some(cell) = depot.take_to_build(&mut input) else {
             // Out of work: hand the partial magazine over if the game thread may soon need
             // it, or if this worker has been idle.
             if (depot.wants_partial() || idle) && current.as_ref().is_some_and(|m| !m.is_empty()) {
@@ -1542,7 +1626,7 @@ pub(crate) fn work_with<C: Token, R: Recipe<C> + ?Sized>(depot: Arc<Depot<C>>, r
             if magazine.is_full() || depot.stopping() {
                 break;
             }
-            next = depot.take_to_build();
+            next = depot.take_to_build(&mut input);
         }
         clock.stop(&mut run);
         depot.built(&run);
@@ -1559,8 +1643,22 @@ pub(crate) fn work_with<C: Token, R: Recipe<C> + ?Sized>(depot: Arc<Depot<C>>, r
             }
         }
     }
-    // Shutdown: the objects this worker holds are dropped here (the game thread drops the
-    // published ones); their cells simply go with the arena.
+    // Shutdown: the cells of its batch it had not built in yet leave the count; an ended
+    // object still in one is dropped here, as its rebuild would have (the cells go with
+    // the arena).
+    if let Some(mut batch) = input {
+        depot.building.fetch_sub(batch.len(), Ordering::Relaxed);
+        while let Some(cell) = batch.pop() {
+            if cell.occupied() {
+                // SAFETY: as in the run above: the token, and so the object, is this
+                // worker's alone, and dropped once.
+                let (_, panicked) = unsafe { recipe.drop_occupant(cell, &depot.map) };
+                depot.dropped(panicked, true);
+            }
+        }
+    }
+    // The objects this worker holds are dropped here (the game thread drops the published
+    // ones); their cells simply go with the arena.
     if let Some(mut magazine) = current {
         depot.abandon_held(magazine.len());
         let mut drops = DropAll::new();
@@ -1748,6 +1846,24 @@ mod loom_model {
         (memory, tokens)
     }
 
+    /// Sends `tokens` to the workers as a World pool's returned cells go: counted as
+    /// building at once, then a magazine at a time (`send_batch`), and a wake-up.
+    fn send_in_batches(depot: &Depot<ModelCell>, tokens: Vec<ModelCell>) {
+        depot.building.fetch_add(tokens.len(), Ordering::Relaxed);
+        let mut pending = tokens.len();
+        let mut batch = depot.take_empty();
+        for token in tokens {
+            batch.push(token);
+            if batch.is_full() {
+                pending -= batch.len();
+                depot.send_batch(std::mem::replace(&mut batch, depot.take_empty()), pending);
+            }
+        }
+        pending -= batch.len();
+        depot.send_batch(batch, pending);
+        depot.wake_workers();
+    }
+
     /// Objects a model queues: a full magazine and one more, so one is left partial.
     const N: usize = MAGAZINE + 1;
 
@@ -1772,6 +1888,17 @@ mod loom_model {
             })
         }
 
+        /// The same with the `N` cells sent as returned cells are, a batch (a magazine) at a
+        /// time: the worker takes each batch whole and builds in its cells one by one.
+        fn start_batched() -> Self {
+            Self::start_with(N, |depot, _, tokens| send_in_batches(depot, tokens))
+        }
+
+        /// [`start_occupied`](Self::start_occupied)'s cells, sent a batch at a time.
+        fn start_occupied_batched() -> Self {
+            Self::start_occupied_with(send_in_batches)
+        }
+
         /// The same with a build queue of one cell, the `N` cells sent as one growth step:
         /// one in the queue, the rest in the backlog the worker drains after it.
         fn start_backlogged() -> Self {
@@ -1782,9 +1909,19 @@ mod loom_model {
         /// game thread wrote them; the worker must drop each before it builds in the cell,
         /// or the shutdown drain if the worker never takes it.
         fn start_occupied() -> Self {
+            Self::start_occupied_with(|depot, tokens| {
+                for token in tokens {
+                    depot.request(token);
+                }
+                depot.wake_workers();
+            })
+        }
+
+        fn start_occupied_with(send: impl FnOnce(&Depot<ModelCell>, Vec<ModelCell>)) -> Self {
             let ended_dropped = Arc::new(AtomicUsize::new(0));
             let dropped = Arc::clone(&ended_dropped);
             let mut model = Self::start_with(N, move |depot, built, tokens| {
+                let mut occupied = Vec::new();
                 for (i, mut token) in tokens.into_iter().enumerate() {
                     let n = N + i;
                     // SAFETY: the game thread's own mark, written once before the hand-off.
@@ -1793,9 +1930,9 @@ mod loom_model {
                     // SAFETY: the token's cell is uninitialised memory of `Obj`, ours.
                     unsafe { token.cell.cast::<Obj>().as_ptr().write(ended) };
                     token.occupied = true;
-                    depot.request(token);
+                    occupied.push(token);
                 }
-                depot.wake_workers();
+                send(depot, occupied);
             });
             model.ended_dropped = ended_dropped;
             model
@@ -1911,6 +2048,25 @@ mod loom_model {
         });
     }
 
+    /// [`magazine_exchange`] with the cells sent a batch at a time, as a World pool's
+    /// returned cells are: every object handed over built, once.
+    #[test]
+    fn batch_exchange() {
+        loom::model(|| exchange(Model::start_batched()));
+    }
+
+    /// Occupied cells sent in batches: each ended object dropped once, before its rebuild,
+    /// and every object handed over built.
+    #[test]
+    fn occupied_batch_exchange() {
+        loom::model(|| {
+            let model = Model::start_occupied_batched();
+            let ended = Arc::clone(&model.ended_dropped);
+            exchange(model);
+            assert_eq!(ended.load(Ordering::Relaxed), N, "each ended object dropped once, before its rebuild");
+        });
+    }
+
     /// Shutdown with occupied cells still queued: whichever the worker took it dropped
     /// before building; the rest the pool's drain drops. Each ended object once, in every
     /// interleaving, and every object built once.
@@ -1918,6 +2074,18 @@ mod loom_model {
     fn shutdown_drops_each_ended_object_once() {
         loom::model(|| {
             let (built, ended) = Model::start_occupied().stop();
+            assert_eq!(ended, N, "each ended object dropped once");
+            let made = built.made.load(Ordering::Relaxed);
+            assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
+        });
+    }
+
+    /// The same with the cells sent in batches: an ended object in the batch a worker holds
+    /// when the pool stops is dropped by that worker (the rest by the drain), once.
+    #[test]
+    fn shutdown_drops_each_ended_object_of_a_batch_once() {
+        loom::model(|| {
+            let (built, ended) = Model::start_occupied_batched().stop();
             assert_eq!(ended, N, "each ended object dropped once");
             let made = built.made.load(Ordering::Relaxed);
             assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
