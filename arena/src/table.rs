@@ -584,6 +584,21 @@ impl ObjectTable {
         range.cell(n)
     }
 
+    /// Starts loading slot `index` and its cell, without waiting for either: for a caller
+    /// that will read the object there a few steps on (a purge ending a queue of objects
+    /// spread over the table). A hint: nothing for an index outside the ranges.
+    #[inline]
+    pub fn prefetch(&self, index: u32) {
+        let Some(range) = self.range(index) else { return };
+        let n = index.wrapping_sub(range.start);
+        if let Some(slot) = range.try_slot(n) {
+            respawn_allocator::prefetch(std::ptr::from_ref(slot).cast());
+            if let Some(cell) = range.cell(n) {
+                respawn_allocator::prefetch(cell.as_ptr());
+            }
+        }
+    }
+
     /// The class of the object in slot `index`, by the range it lies in (no slot load); `None`
     /// outside the class ranges (the permanent pool's slots say their class themselves).
     #[inline]

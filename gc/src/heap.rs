@@ -1628,6 +1628,15 @@ impl Heap {
         'step: {
             while self.purge_cursor < self.purge_queue.len() {
                 let raw = self.purge_queue[self.purge_cursor];
+                if let Some(&ahead) = self.purge_queue.get(self.purge_cursor + PURGE_AHEAD) {
+                    // Objects spread over the table (a collection's finds among survivors):
+                    // start loading the slot and the cell an end a few places on will read,
+                    // as this one's wait. Objects close together in the table (a run of
+                    // garbage) the processor's own prefetcher brings in.
+                    if ahead.index().abs_diff(raw.index()) > 4 * PURGE_AHEAD as u32 {
+                        self.arena.table().prefetch(ahead.index());
+                    }
+                }
                 self.purge_cursor += 1;
                 let Ok(slot) = self.arena.table().resolve_live(raw) else { continue }; // ended by hand
                 if slot.flags().lifecycle() == Lifecycle::Live {
@@ -1665,6 +1674,10 @@ impl Heap {
         PurgeProgress { purged, remaining: self.pending_purge(), elapsed }
     }
 }
+
+/// How many objects ahead of the one it ends a purge starts loading an object's slot and
+/// cell.
+const PURGE_AHEAD: usize = 8;
 
 /// Phase 2 for one run of slots starting at index `first`: flags every object unreachable
 /// except the kept, and pushes the roots. Returns the objects considered.
