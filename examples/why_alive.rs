@@ -10,16 +10,23 @@
 //! gun's scope, a sub-object of a gun nothing else keeps. Turrets, projectiles, guns and
 //! scopes are collected classes: they live only while something references them. The example asks `why_alive` about each, then
 //! destroys a projectile its turret still lists and collects with garbage-reference tracking
-//! on. It prints (each object named by its class and slot index; a class's slots lie in a
-//! range of its own, hence the large numbers):
+//! on. It prints (the slot numbers vary from run to run):
 //!
 //! ```text
-//! Projectile#256: root (owned until destroyed) Base#8388608 -> [traced] Turret#4194304 -> [traced] Projectile#256
-//! Gun#12582912: root (referencer #0) Scope#16777216 -> [outer] Gun#12582912
-//! Turret#4194305: not reachable: the next collection purges it
+//! How to read the chains below:
+//!   Class#N        an object: its class and its slot in the object table (each class's slots
+//!                  lie in a range of their own, hence the large numbers)
+//!   root (why)     where a chain starts: what keeps its first object (owned until destroyed,
+//!                  a root guard, an external referencer such as a HUD)
+//!   -> [traced]    a handle in the object's traced fields
+//!   -> [outer]     a sub-object keeps its owner (UE's Outer)
+//!
+//! Projectile#127: root (owned until destroyed) Base#13631488 -> [traced] Turret#1049600 -> [traced] Projectile#127
+//! Gun#5242880: root (referencer #0) Scope#9437184 -> [outer] Gun#5242880
+//! Turret#1049601: not reachable: the next collection purges it
 //! collected: 2 purged, 1 reference to garbage:
-//!   Turret#4194304 -> [traced] Projectile#256 (garbage)
-//! Projectile#256: stale (Projectile#256 was purged although Turret#4194304 still lists it)
+//!   Turret#1049600 -> [traced] Projectile#127 (garbage)
+//! Projectile#127: stale (Projectile#127 was purged although Turret#1049600 still lists it)
 //! ```
 
 use std::sync::{Arc, Mutex};
@@ -95,6 +102,14 @@ fn main() -> Result<(), PoolError> {
     let shown = Arc::clone(&hud);
     let _hud = world.add_referencer(move |t| shown.lock().unwrap().iter().for_each(|&h| t.handle(h)));
 
+    println!("How to read the chains below:");
+    println!("  Class#N        an object: its class and its slot in the object table (each class's slots");
+    println!("                 lie in a range of their own, hence the large numbers)");
+    println!("  root (why)     where a chain starts: what keeps its first object (owned until destroyed,");
+    println!("                 a root guard, an external referencer such as a HUD)");
+    println!("  -> [traced]    a handle in the object's traced fields");
+    println!("  -> [outer]     a sub-object keeps its owner (UE's Outer)");
+    println!();
     let name = |kind: &str, h: RawHandle| format!("{kind}#{}", h.index());
     explain(&mut world, &name("Projectile", shot.raw()), shot)?;
     explain(&mut world, &name("Gun", gun.raw()), gun)?;
