@@ -10,7 +10,7 @@
 //!                          │ nothing ready: construct inline (miss), ask workers to grow
 //!   destroy by policy:
 //!     Default ─► Garbage ─► next GC purge ─┐
-//!     Purge   ─► destroy_now (+ sub-objects)┼─► returned ──► to_build ─► workers create()
+//!     Purge   ─► destroy_now (+ sub-objects)┼─► returned ──► batches ──► workers create()
 //!     Reuse   ─► reset, kept by its class (ready at once)                └─► full magazines
 //! ```
 //!
