@@ -252,7 +252,7 @@ impl Peer for ArenaPeer {
 
 /// The same through `ClassStore` (`Arena::store_mut`, taken once per run), the typed view a
 /// game holds.
-struct StorePeer<'a>(respawn::ClassStore<'a, Projectile>, Vec<Handle<Projectile>>);
+struct StorePeer<'a>(respawn::arena::ClassStore<'a, Projectile>, Vec<Handle<Projectile>>);
 impl Peer for StorePeer<'_> {
     type Key = Handle<Projectile>;
     fn fill(_: usize) -> Self {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use respawn::{Handle, Object, PoolConfig, Poolable, Trace, World};
+use respawn::prelude::*;
 
 /// An enemy with three hit points, built ahead of time by its pool's worker thread.
 #[derive(Trace, Object)]

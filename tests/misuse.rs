@@ -11,9 +11,8 @@ use std::alloc::Layout;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use respawn::{
-    AllocError, Arena, ArenaError, ChunkAllocator, Handle, Policy, PoolConfig, PoolError, RawHandle, SlabConfig, World,
-};
+use respawn::allocator::{AllocError, ChunkAllocator};
+use respawn::{Arena, ArenaError, Handle, Policy, PoolConfig, PoolError, RawHandle, SlabConfig, World};
 use respawn_testkit::drops::Drops;
 use respawn_testkit::world::{Counted, Shot};
 

@@ -4,9 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use respawn::arena::ObjectFlags;
 use respawn::{
-    ArenaConfig, ArenaError, GcSettings, Handle, Lifetime, Object, ObjectFlags, Policy, PoolConfig, PoolError,
-    Poolable, Trace, World,
+    ArenaConfig, ArenaError, GcSettings, Handle, Lifetime, Object, Policy, PoolConfig, PoolError, Poolable, Trace,
+    World,
 };
 use respawn_testkit::drops::Drops;
 use respawn_testkit::threads::{wait_for, Gate};
