@@ -15,7 +15,7 @@ pub use respawn_allocator::SlabConfig;
 pub use respawn_arena as arena;
 pub use respawn_arena::{
     Arena, ArenaClassStats, ArenaConfig, ArenaError, CellState, ClassLayout, Handle, Lifecycle, ListenerId, RawHandle,
-    Root, SideTable, View,
+    Root, SideTable, TickCursor, View,
 };
 /// The collector (`respawn-gc`); the root re-exports what a game uses of it.
 pub use respawn_gc as gc;
