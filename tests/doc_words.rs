@@ -39,7 +39,7 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The documentation on `line`: a doc comment's text, or a whole line of a Markdown file.
-fn doc_text<'a>(line: &'a str, markdown: bool) -> Option<&'a str> {
+fn doc_text(line: &str, markdown: bool) -> Option<&str> {
     if markdown {
         return Some(line);
     }
