@@ -61,12 +61,12 @@ fn bad_configuration_is_refused_naming_file_class_and_key() {
     let dir = TempDir::new("bad");
     let code = PoolConfig::DEFAULT;
     let cases = [
-        ("unknown.toml", "[Shto]\ncapacity = 3\n", vec!["unknown.toml", "unknown class [Shto]", "Shot"]),
+        ("unknown.toml", "[Shto]\ncapacity = 3\n", vec!["unknown.toml", "unknown class Shto (the table [Shto])", "Shot"]),
         ("negative.toml", "[Shot]\ncapacity = -1\n", vec!["negative.toml", "capacity"]),
         ("policy.toml", "[Shot]\npolicy = \"recycle\"\n", vec!["policy.toml", "recycle", "reuse"]),
         ("key.toml", "[Shot]\ncapcity = 3\n", vec!["key.toml", "capcity"]),
-        ("range.toml", "[Shot]\nmax = 10\ncapacity = 100\n", vec!["range.toml", "[Shot] max", "below capacity (100)"]),
-        ("workers.toml", "[Shot]\nworkers = 0\n", vec!["workers.toml", "[Shot] workers", "precreate"]),
+        ("range.toml", "[Shot]\nmax = 10\ncapacity = 100\n", vec!["range.toml", "class Shot, max", "below capacity (100)"]),
+        ("workers.toml", "[Shot]\nworkers = 0\n", vec!["workers.toml", "class Shot, workers", "precreate"]),
     ];
     for (file, text, says) in cases {
         let path = dir.write(file, text);
@@ -80,5 +80,5 @@ fn bad_configuration_is_refused_naming_file_class_and_key() {
     // A bad config in code names the class and key, and no file.
     let bad = PoolConfig { max: 1, capacity: 2, ..PoolConfig::DEFAULT };
     let message = build(bad, &[], None).unwrap_err().to_string();
-    assert!(message.starts_with("[Shot] max:"), "{message}");
+    assert!(message.starts_with("class Shot, max:"), "{message}");
 }

@@ -62,12 +62,15 @@ pub enum ArenaError {
 
 impl fmt::Display for ArenaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let class = |name: &str| short_type_name(name);
         match self {
             Self::Stale => f.write_str("stale handle: the object it was made for is gone"),
             Self::Hidden(flags) => write!(f, "the object is {flags:?}: out of reach of handles"),
-            Self::WrongClass { expected, found } => write!(f, "handle of {expected} names an object of {found}"),
-            Self::Unregistered(name) => write!(f, "class {name} is not registered with this arena"),
-            Self::AlreadyRegistered(name) => write!(f, "class {name} is registered already"),
+            Self::WrongClass { expected, found } => {
+                write!(f, "a handle of class {} names an object of class {}", class(expected), class(found))
+            }
+            Self::Unregistered(name) => write!(f, "class {} is not registered with this arena", class(name)),
+            Self::AlreadyRegistered(name) => write!(f, "class {} is registered already", class(name)),
             Self::Rooted => f.write_str("the object is in the root set; remove it from the root set first"),
             Self::NotRooted => f.write_str("the object is not in the root set"),
             Self::ReservedFlags(flags) => write!(f, "flags {flags:?} are set by the arena alone"),
@@ -76,7 +79,7 @@ impl fmt::Display for ArenaError {
             Self::OuterCycle => f.write_str("an object cannot be owned by itself or by one of its sub-objects"),
             Self::Permanent => f.write_str("the object is permanent: it lives until its arena drops"),
             Self::Ticking(name) => {
-                write!(f, "{name} is the class being ticked: its objects are the tick's, not the view's")
+                write!(f, "class {} is being ticked: its objects are the tick's, not the view's", class(name))
             }
             Self::Alloc(e) => write!(f, "allocator: {e}"),
         }
@@ -95,5 +98,39 @@ impl std::error::Error for ArenaError {
 impl From<AllocError> for ArenaError {
     fn from(e: AllocError) -> Self {
         Self::Alloc(e)
+    }
+}
+
+/// A class's name as every message gives it: its type's name with each path's module
+/// prefix dropped (`game::units::Turret` → `Turret`, `a::Wrap<b::Inner>` → `Wrap<Inner>`).
+pub fn short_type_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut path_start = 0;
+    let mut rest = name;
+    while let Some(c) = rest.chars().next() {
+        if let Some(after) = rest.strip_prefix("::") {
+            out.truncate(path_start);
+            rest = after;
+            continue;
+        }
+        out.push(c);
+        if !(c.is_alphanumeric() || c == '_') {
+            path_start = out.len();
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_type_name;
+
+    #[test]
+    fn short_names_drop_module_paths() {
+        assert_eq!(short_type_name("game::units::Turret"), "Turret");
+        assert_eq!(short_type_name("Turret"), "Turret");
+        assert_eq!(short_type_name("a::Wrap<b::c::Inner, u32>"), "Wrap<Inner, u32>");
+        assert_eq!(short_type_name("alloc::vec::Vec<(a::X, [b::Y; 4])>"), "Vec<(X, [Y; 4])>");
     }
 }

@@ -72,7 +72,7 @@ pub use arena::{
 #[cfg(not(loom))]
 pub use class::{CellMap, CollectorEntry, CompactCell, ObjectFn, ReadyFn, TraceFn};
 pub use class::{Ended, EndedCells, Freed, FreedCell};
-pub use error::ArenaError;
+pub use error::{short_type_name, ArenaError};
 pub use flags::{Lifecycle, ObjectFlags};
 #[cfg(not(loom))]
 pub use handle::Root;

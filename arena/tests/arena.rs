@@ -80,6 +80,25 @@ fn double_remove_is_an_error_and_changes_nothing() {
     assert_eq!(arena.get(keep).unwrap().1, 1);
 }
 
+/// A class in a module of its own, for the messages that name it.
+mod units {
+    pub struct Ghost(pub u8);
+}
+
+#[test]
+fn errors_name_a_class_by_its_type_without_its_module_path() {
+    let mut arena = Arena::with_config(SMALL);
+    let projectiles = arena.register::<Projectile>().unwrap();
+    let err = arena.store_of::<units::Ghost>(projectiles).err().expect("another class's id");
+    assert_eq!(err.to_string(), "a handle of class Ghost names an object of class Projectile");
+    let unknown = respawn_arena::ClassId::from_index(projectiles.index() as u16 + 1);
+    let err = arena.store_of::<units::Ghost>(unknown).err().expect("no class has that id");
+    assert_eq!(err.to_string(), "class Ghost is not registered with this arena");
+    arena.register::<units::Ghost>().unwrap();
+    let err = arena.register::<units::Ghost>().unwrap_err();
+    assert_eq!(err.to_string(), "class Ghost is registered already");
+}
+
 #[test]
 fn forged_and_wrong_class_handles_are_refused() {
     let mut arena = Arena::with_config(SMALL);
@@ -89,7 +108,8 @@ fn forged_and_wrong_class_handles_are_refused() {
     assert!(arena.get(forged).is_none());
     assert!(matches!(arena.try_get(forged), Err(ArenaError::WrongClass { .. })));
     let err = arena.try_remove(forged).unwrap_err();
-    assert!(err.to_string().contains("Projectile"), "{err}");
+    // Classes are named as every message names them: the type without its module path.
+    assert_eq!(err.to_string(), "a handle of class String names an object of class Projectile");
     // Out of range, and a generation never issued.
     let far = Handle::<Projectile>::from_raw(RawHandle::new(1 << 30, 1.try_into().unwrap()));
     assert!(matches!(arena.try_get(far), Err(ArenaError::Stale)));

@@ -29,7 +29,9 @@ impl fmt::Display for GcError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Arena(e) => write!(f, "{e}"),
-            Self::AlreadyRegistered(name) => write!(f, "class {name} is registered with the collector already"),
+            Self::AlreadyRegistered(name) => {
+                write!(f, "class {} is registered with the collector already", respawn_arena::short_type_name(name))
+            }
             Self::Permanent => f.write_str("the object is permanent; the collector disregards it"),
             Self::InCluster => f.write_str("the object is in a cluster already; dissolve that cluster first"),
             Self::UnknownCluster => f.write_str("no such cluster (dissolved already?)"),

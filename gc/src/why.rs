@@ -22,7 +22,8 @@ use std::fmt;
 
 use respawn_allocator::sync::AtomicU32;
 use respawn_arena::{
-    Arena, ClassId, CollectorEntries, CollectorEntry, Lifecycle, ObjectFlags, ObjectTable, RawHandle, Slot,
+    short_type_name, Arena, ClassId, CollectorEntries, CollectorEntry, Lifecycle, ObjectFlags, ObjectTable, RawHandle,
+    Slot,
 };
 
 use crate::cluster::{ClusterId, Clusters};
@@ -43,28 +44,8 @@ pub struct ObjectRef {
 
 impl fmt::Display for ObjectRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}#{}", short_name(self.class), self.handle.index())
+        write!(f, "{}#{}", short_type_name(self.class), self.handle.index())
     }
-}
-
-/// `a::b::Foo<c::Bar>` → `Foo<Bar>`: each path in a type name without its module prefix.
-fn short_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut path_start = 0;
-    let mut rest = name;
-    while let Some(c) = rest.chars().next() {
-        if let Some(after) = rest.strip_prefix("::") {
-            out.truncate(path_start);
-            rest = after;
-            continue;
-        }
-        out.push(c);
-        if !(c.is_alphanumeric() || c == '_') {
-            path_start = out.len();
-        }
-        rest = &rest[c.len_utf8()..];
-    }
-    out
 }
 
 /// What keeps the first object of a [`ReferenceChain`] alive: the collector keeps it
@@ -502,18 +483,5 @@ impl<'h> Graph<'h> {
                 }
             }
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::short_name;
-
-    #[test]
-    fn short_names_drop_module_paths() {
-        assert_eq!(short_name("game::units::Turret"), "Turret");
-        assert_eq!(short_name("Turret"), "Turret");
-        assert_eq!(short_name("a::Wrap<b::c::Inner, u32>"), "Wrap<Inner, u32>");
-        assert_eq!(short_name("alloc::vec::Vec<(a::X, [b::Y; 4])>"), "Vec<(X, [Y; 4])>");
     }
 }

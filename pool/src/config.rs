@@ -610,14 +610,14 @@ impl fmt::Display for ConfigError {
                     write!(f, "{}: ", file.display())?;
                 }
                 if let Some(class) = class {
-                    write!(f, "[{class}] ")?;
+                    write!(f, "class {class}, ")?;
                 }
                 write!(f, "{key}: {message}")
             }
             ConfigError::Io { file, error } => write!(f, "{}: cannot read: {error}", file.display()),
             ConfigError::Parse { file, message } => write!(f, "{}: {message}", file.display()),
             ConfigError::UnknownClass { file, class, known } => {
-                write!(f, "{}: unknown class [{class}]; ", file.display())?;
+                write!(f, "{}: unknown class {class} (the table [{class}]); ", file.display())?;
                 if known.is_empty() {
                     f.write_str("no classes are registered in code")
                 } else {

@@ -167,7 +167,7 @@ fn a_file_that_lowers_capacity_to_the_watermark_is_refused() {
     layers.push(parse("conf/pools.toml", "[Turret]\ncapacity = 32\n"));
     let mut turret = PoolConfig::DEFAULT;
     let message = layers.apply("Turret", &mut turret).expect_err("low_watermark 64 ≥ capacity 32").to_string();
-    assert_mentions(&message, &["conf/pools.toml", "[Turret] low_watermark", "low_watermark (64)", "capacity (32)"]);
+    assert_mentions(&message, &["conf/pools.toml", "class Turret, low_watermark", "low_watermark (64)", "capacity (32)"]);
 }
 
 #[test]
@@ -287,7 +287,7 @@ fn layer_that_breaks_the_config_is_named() {
     assert_eq!(config, PoolConfig::PROJECTILES, "config is unchanged on error");
     assert_eq!(
         error.to_string(),
-        "conf/pools.switch.toml: [Projectile] max: max (10) is below capacity (8192): \
+        "conf/pools.switch.toml: class Projectile, max: max (10) is below capacity (8192): \
          raise max to at least 8192 or lower capacity"
     );
     match error {
@@ -366,7 +366,7 @@ fn unknown_class_is_named_with_the_known_ones() {
     let error = layers.check_classes(["Turret", "Projectile"]).expect_err("misspelt class");
     assert_eq!(
         error.to_string(),
-        "conf/pools.linux.toml: unknown class [Projetcile]; classes registered in code: Projectile, Turret"
+        "conf/pools.linux.toml: unknown class Projetcile (the table [Projetcile]); classes registered in code: Projectile, Turret"
     );
     match error {
         ConfigError::UnknownClass { file, class, known } => {
@@ -378,7 +378,7 @@ fn unknown_class_is_named_with_the_known_ones() {
     }
 
     let error = layers.check_classes([]).expect_err("nothing registered");
-    assert_mentions(&error.to_string(), &["conf/pools.toml: unknown class [Projectile]", "no classes are registered"]);
+    assert_mentions(&error.to_string(), &["conf/pools.toml: unknown class Projectile (the table [Projectile])", "no classes are registered"]);
 }
 
 // ---------------------------------------------------------------------------------------
