@@ -61,11 +61,19 @@ fn bad_configuration_is_refused_naming_file_class_and_key() {
     let dir = TempDir::new("bad");
     let code = PoolConfig::DEFAULT;
     let cases = [
-        ("unknown.toml", "[Shto]\ncapacity = 3\n", vec!["unknown.toml", "unknown class Shto (the table [Shto])", "Shot"]),
+        (
+            "unknown.toml",
+            "[Shto]\ncapacity = 3\n",
+            vec!["unknown.toml", "unknown class Shto (the table [Shto])", "Shot"],
+        ),
         ("negative.toml", "[Shot]\ncapacity = -1\n", vec!["negative.toml", "capacity"]),
         ("policy.toml", "[Shot]\npolicy = \"recycle\"\n", vec!["policy.toml", "recycle", "reuse"]),
         ("key.toml", "[Shot]\ncapcity = 3\n", vec!["key.toml", "capcity"]),
-        ("range.toml", "[Shot]\nmax = 10\ncapacity = 100\n", vec!["range.toml", "class Shot, max", "below capacity (100)"]),
+        (
+            "range.toml",
+            "[Shot]\nmax = 10\ncapacity = 100\n",
+            vec!["range.toml", "class Shot, max", "below capacity (100)"],
+        ),
         ("workers.toml", "[Shot]\nworkers = 0\n", vec!["workers.toml", "class Shot, workers", "precreate"]),
     ];
     for (file, text, says) in cases {

@@ -167,7 +167,10 @@ fn a_file_that_lowers_capacity_to_the_watermark_is_refused() {
     layers.push(parse("conf/pools.toml", "[Turret]\ncapacity = 32\n"));
     let mut turret = PoolConfig::DEFAULT;
     let message = layers.apply("Turret", &mut turret).expect_err("low_watermark 64 ≥ capacity 32").to_string();
-    assert_mentions(&message, &["conf/pools.toml", "class Turret, low_watermark", "low_watermark (64)", "capacity (32)"]);
+    assert_mentions(
+        &message,
+        &["conf/pools.toml", "class Turret, low_watermark", "low_watermark (64)", "capacity (32)"],
+    );
 }
 
 #[test]
@@ -378,7 +381,10 @@ fn unknown_class_is_named_with_the_known_ones() {
     }
 
     let error = layers.check_classes([]).expect_err("nothing registered");
-    assert_mentions(&error.to_string(), &["conf/pools.toml: unknown class Projectile (the table [Projectile])", "no classes are registered"]);
+    assert_mentions(
+        &error.to_string(),
+        &["conf/pools.toml: unknown class Projectile (the table [Projectile])", "no classes are registered"],
+    );
 }
 
 // ---------------------------------------------------------------------------------------
