@@ -146,9 +146,12 @@ impl<T> Hash for Handle<T> {
         self.raw.hash(state);
     }
 }
+/// `Enemy#4194431v1`: the class (its type without the module path), the slot's index in
+/// the object table, and the generation. (The index is the table's: a class's slots lie in
+/// a range of their own, so it reads large; a [`RawHandle`] prints `4194431v1`.)
 impl<T> fmt::Debug for Handle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.raw, f)
+        write!(f, "{}#{:?}", crate::short_type_name(std::any::type_name::<T>()), self.raw)
     }
 }
 impl<T> From<Handle<T>> for RawHandle {

@@ -35,7 +35,7 @@ impl Drop for Counted {
 }
 
 #[test]
-fn handles_are_eight_bytes_and_print_index_v_generation() {
+fn handles_are_eight_bytes_and_print_class_index_v_generation() {
     assert_eq!(size_of::<Handle<Projectile>>(), 8);
     assert_eq!(size_of::<Option<Handle<Projectile>>>(), 8);
     assert_eq!(size_of::<RawHandle>(), 8);
@@ -43,10 +43,11 @@ fn handles_are_eight_bytes_and_print_index_v_generation() {
     // (Which slab the class gets first is up to the preparation thread: the index is the
     // slab's first cell's, not always 0.)
     let h = arena.insert(projectile(0));
-    assert_eq!(format!("{h:?}"), format!("{}v1", h.index()));
+    assert_eq!(format!("{h:?}"), format!("Projectile#{}v1", h.index()));
+    assert_eq!(format!("{:?}", h.raw()), format!("{}v1", h.index()), "a raw handle has no class");
     arena.remove(h).unwrap();
     let h2 = arena.insert(projectile(1));
-    assert_eq!(format!("{h2:?}"), format!("{}v2", h.index()), "same slot, next generation");
+    assert_eq!(format!("{h2:?}"), format!("Projectile#{}v2", h.index()), "same slot, next generation");
     assert_eq!(Handle::<Projectile>::from_bits(h2.to_bits()), Some(h2));
     assert_eq!(RawHandle::from_bits(5), None, "generation zero is no handle");
 }
