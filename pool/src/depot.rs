@@ -2040,12 +2040,15 @@ mod loom_model {
     /// object built; each ended object is dropped exactly once.
     #[test]
     fn occupied_exchange() {
-        loom::model(|| {
-            let model = Model::start_occupied();
-            let ended = Arc::clone(&model.ended_dropped);
-            exchange(model);
-            assert_eq!(ended.load(Ordering::Relaxed), N, "each ended object dropped once, before its rebuild");
-        });
+        loom::model(|| exchange_occupied(Model::start_occupied()));
+    }
+
+    /// [`exchange`] of a model whose cells held ended objects: each dropped once, before
+    /// its rebuild.
+    fn exchange_occupied(model: Model) {
+        let ended = Arc::clone(&model.ended_dropped);
+        exchange(model);
+        assert_eq!(ended.load(Ordering::Relaxed), N, "each ended object dropped once, before its rebuild");
     }
 
     /// [`magazine_exchange`] with the cells sent a batch at a time, as a World pool's
@@ -2059,12 +2062,7 @@ mod loom_model {
     /// and every object handed over built.
     #[test]
     fn occupied_batch_exchange() {
-        loom::model(|| {
-            let model = Model::start_occupied_batched();
-            let ended = Arc::clone(&model.ended_dropped);
-            exchange(model);
-            assert_eq!(ended.load(Ordering::Relaxed), N, "each ended object dropped once, before its rebuild");
-        });
+        loom::model(|| exchange_occupied(Model::start_occupied_batched()));
     }
 
     /// Shutdown with occupied cells still queued: whichever the worker took it dropped
@@ -2072,23 +2070,22 @@ mod loom_model {
     /// interleaving, and every object built once.
     #[test]
     fn shutdown_drops_each_ended_object_once() {
-        loom::model(|| {
-            let (built, ended) = Model::start_occupied().stop();
-            assert_eq!(ended, N, "each ended object dropped once");
-            let made = built.made.load(Ordering::Relaxed);
-            assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
-        });
+        loom::model(|| stop_occupied(Model::start_occupied()));
+    }
+
+    /// Stops a model whose cells held ended objects: each of those dropped once, and each
+    /// object built dropped once.
+    fn stop_occupied(model: Model) {
+        let (built, ended) = model.stop();
+        assert_eq!(ended, N, "each ended object dropped once");
+        let made = built.made.load(Ordering::Relaxed);
+        assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
     }
 
     /// The same with the cells sent in batches: an ended object in the batch a worker holds
     /// when the pool stops is dropped by that worker (the rest by the drain), once.
     #[test]
     fn shutdown_drops_each_ended_object_of_a_batch_once() {
-        loom::model(|| {
-            let (built, ended) = Model::start_occupied_batched().stop();
-            assert_eq!(ended, N, "each ended object dropped once");
-            let made = built.made.load(Ordering::Relaxed);
-            assert_eq!(built.dropped.load(Ordering::Relaxed), made, "built {made}, dropped otherwise");
-        });
+        loom::model(|| stop_occupied(Model::start_occupied_batched()));
     }
 }
