@@ -54,9 +54,7 @@ impl<T: Poolable> Creator<T> {
             Some(create) => create(),
         }
     }
-}
 
-impl<T: Poolable> Creator<T> {
     /// Inserts a new object into `store`, built in its cell by the pool's constructor
     /// (each constructor inlined into its own insert, so neither goes through the stack).
     #[inline(always)]
