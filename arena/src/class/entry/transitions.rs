@@ -133,14 +133,21 @@ impl ClassEntry {
     #[inline(always)]
     pub(crate) unsafe fn place_at<T>(&mut self, index: u32, value: T) -> (Handle<T>, NonNull<T>) {
         let n = index - self.geometry.start;
-        let slot = self.geometry.slot(n);
         let cell = self.geometry.cell_of::<T>(n);
-        debug_assert!(slot.flags().is_vacant(), "vacant list holds occupied slot {index}");
+        debug_assert!(self.geometry.slot(n).flags().is_vacant(), "vacant list holds occupied slot {index}");
         poison::unpoison(cell, self.geometry.cell_size);
         // SAFETY: a vacant slot's cell is ours, uninitialised, sized and aligned for `T`
         // (the caller's contract).
         unsafe { cell.cast::<T>().write(value) };
-        let generation = slot.occupy();
+        self.made_live(index, n, cell)
+    }
+
+    /// The end of a placement: the object written into slot `index`'s `cell` (cell number
+    /// `n`) becomes live (its slot occupied, its live bit set, noted if a mark runs), and
+    /// its handle.
+    #[inline(always)]
+    fn made_live<T>(&mut self, index: u32, n: u32, cell: *mut u8) -> (Handle<T>, NonNull<T>) {
+        let generation = self.geometry.slot(n).occupy();
         self.occupancy.set_live(n, true);
         if self.reactions.barrier {
             self.reactions.note(index);
@@ -180,13 +187,7 @@ impl ClassEntry {
         // (the caller's contract); nothing else is written before `create` returns.
         unsafe { cell.cast::<T>().write(create()) };
         std::mem::forget(vacant);
-        let generation = self.geometry.slot(n).occupy();
-        self.occupancy.set_live(n, true);
-        if self.reactions.barrier {
-            self.reactions.note(index);
-        }
-        // SAFETY: a slab cell's address is never null.
-        (Handle::from_raw(RawHandle::new(index, generation)), unsafe { NonNull::new_unchecked(cell.cast::<T>()) })
+        self.made_live(index, n, cell)
     }
 
     /// Makes the object built in `cell` live in its slot and returns its handle.
