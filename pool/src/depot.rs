@@ -12,7 +12,7 @@
 //!                                                 │ push into its own magazine
 //!                                                 ▼
 //!   loaded/previous ◄── whole magazine ──── full ◄── publish when full (or on a flush request)
-//!   magazines       ── empty magazine ────► empty ──► next magazine to fill (or batch)
+//!   magazines       ── empty magazine ────► empty ──► next magazine to fill
 //! ```
 //!
 //! Every cell in these queues is owned by the queue (the token is the ownership); a cell in
@@ -40,7 +40,7 @@
 //! | field | written by | ordering | why |
 //! |---|---|---|---|
 //! | `to_build` | growth, and returned cells `batches` has no room for, push (the game thread; any thread for a standalone `Purge` drop); workers pop; `drain` after the join | the queue's own: a push happens before the pop that takes the cell | the token is the cell's ownership: a worker writes the object only after its pop |
-//! | `batches`, `batched` | the game thread pushes a World pool's returned cells a batch (a magazine) at a time, counting `batched` before the push; a worker pops a batch, uncounts it, and builds in its cells one by one (its `input`), returning the magazine to `empty`; `drain` after the join; at shutdown a worker uncounts from `building` what its batch still holds | the queue's own; `batched` Relaxed (stats, the wake-up threshold) | as `to_build`: the batch carries its cells' ownership. The two queues share `to_build`'s room (`queued`), so what is in flight stays within [`build_queue_len`] |
+//! | `batches`, `batched`, `free_batches` | the game thread fills a free batch buffer with a World pool's returned cells (`BATCH` at most; with no buffer free, a cell goes alone to `to_build`) and pushes it, counting `batched` before the push; a worker pops a batch, uncounts it, and builds in its cells one by one (its `input`), returning the buffer to `free_batches`; `drain` after the join; at shutdown a worker uncounts from `building` what its batch still holds | the queues' own; `batched` Relaxed (stats, the wake-up threshold) | as `to_build`: the batch carries its cells' ownership. The two queues share `to_build`'s room (`queued`), so what is in flight stays within [`build_queue_len`]; the buffers are all made with the depot, so a warm pool allocates nothing |
 //! | `backlog`, `backlogged`, `burst` | growth (`request_growth`: what `to_build` has no room for) and `request` (a burst beyond `to_build` while the stock is short) push under the lock, then count (Relaxed) before their `wake_workers`; workers pop under the lock after `to_build` is empty (taken by `worker_lock`: a pop and a count; the buffer's trim allocates and frees outside it); `drain` after the join | the lock; `backlogged` is a hint read before taking it | the lock hands the token over; the count rises before the wake-up's fence, so a parking worker sees it (the same Dekker as `to_build`) |
 //! | `full` | workers and the game thread push (`publish`, `publish_local`); the game thread pops (`take_full`) | the queue's own | a worker's writes into the magazine's cells happen before its push, so whoever pops sees built objects (loom model `magazine_exchange`) |
 //! | `empty` | the game thread pushes (`return_empty`); workers and the game thread pop | the queue's own | only buffers move; no object |
@@ -420,10 +420,13 @@ pub(crate) struct Depot<C: Token> {
     /// Cells waiting for a worker to build an object in them. Fixed room
     /// ([`build_queue_len`]); a released cell that finds it full goes back to the arena.
     to_build: ArrayQueue<C>,
-    /// Returned cells waiting for a worker, a batch to a magazine: one push and one pop a
-    /// batch, not one a cell (the queue's slots are lines both threads write). A batch that
-    /// finds it full goes to `to_build` a cell at a time.
-    batches: ArrayQueue<Magazine<C>>,
+    /// Returned cells waiting for a worker, up to [`BATCH`] a buffer: one push and one pop
+    /// a batch, not one a cell (the queue's slots are lines both threads write). A batch
+    /// that finds it full goes to `to_build` a cell at a time.
+    batches: ArrayQueue<Vec<C>>,
+    /// The batches' buffers not in use, all made with the depot (as many as `batches`
+    /// holds): a batch never allocates. With none free, returned cells go a cell at a time.
+    free_batches: ArrayQueue<Vec<C>>,
     /// Cells in `batches` (for the stats and the wake-up; the queue orders the cells).
     batched: AtomicUsize,
     /// Cells of a growth step beyond `to_build`'s room (the initial `capacity`, mostly):
@@ -605,10 +608,14 @@ impl<C: Token> Depot<C> {
         // one. Never more than `max`: every magazine in it holds an object.
         let partial = if workers > 0 { LOW_DEPOT } else { 0 };
         let full = (magazines + partial).min(max.max(1));
-        // Batches of a quarter magazine (`BATCH`) filling the room `to_build` has, each
-        // in a magazine of its own: `empty` has room for those too.
+        // Batches of a quarter magazine (`BATCH`) filling the room `to_build` has, their
+        // buffers made now (none without workers: returned cells go straight back).
         let batches = queue.div_ceil(BATCH).max(1);
-        let empty = ArrayQueue::new(magazines + batches);
+        let free_batches = ArrayQueue::new(batches);
+        for _ in 0..if workers > 0 { batches } else { 0 } {
+            let _ = free_batches.push(Vec::with_capacity(BATCH));
+        }
+        let empty = ArrayQueue::new(magazines);
         // Enough empty magazines for the workers and the game thread to start trading
         // without allocating.
         for _ in 0..(2 * workers + 4).min(magazines) {
@@ -618,6 +625,7 @@ impl<C: Token> Depot<C> {
             map,
             to_build: ArrayQueue::new(queue.max(1)),
             batches: ArrayQueue::new(batches),
+            free_batches,
             batched: AtomicUsize::new(0),
             backlog: Mutex::new(Vec::new()),
             backlogged: AtomicUsize::new(0),
@@ -797,10 +805,12 @@ impl<C: Token> Depot<C> {
             mem::size_of::<(usize, T)>()
         }
         let queues = slot::<C>() * self.to_build.capacity()
-            + slot::<Magazine<C>>() * (self.full.capacity() + self.empty.capacity() + self.batches.capacity());
-        let magazines = self.full.len() + self.empty.len() + self.batches.len() + self.workers + 2 * consumers;
+            + slot::<Magazine<C>>() * (self.full.capacity() + self.empty.capacity())
+            + slot::<Vec<C>>() * 2 * self.batches.capacity();
+        let magazines = self.full.len() + self.empty.len() + self.workers + 2 * consumers;
+        let batches = if self.workers > 0 { self.batches.capacity() * BATCH } else { 0 };
         let spare = self.spare.lock().capacity() + self.backlog.lock().capacity();
-        mem::size_of::<Self>() + queues + (magazines * MAGAZINE + spare) * mem::size_of::<C>()
+        mem::size_of::<Self>() + queues + (magazines * MAGAZINE + batches + spare) * mem::size_of::<C>()
     }
 
     /// Sends a cell to the workers, or back to the arena when the pool has no workers.
@@ -821,9 +831,9 @@ impl<C: Token> Depot<C> {
     /// Sends a batch of counted cells to the workers: onto `batches`, else (the queue
     /// full) each as [`enqueue`](Self::enqueue) sends it; `pending`: the returned batch's
     /// counted cells not in this one. Returns whether any cell was queued.
-    fn send_batch(&self, batch: Magazine<C>, pending: usize) -> bool {
+    fn send_batch(&self, batch: Vec<C>, pending: usize) -> bool {
         if batch.is_empty() {
-            self.return_empty(batch);
+            self.free_batch(batch);
             return false;
         }
         let n = batch.len();
@@ -841,8 +851,19 @@ impl<C: Token> Depot<C> {
         while let Some(cell) = batch.pop() {
             queued |= self.enqueue(cell, pending + batch.len());
         }
-        self.return_empty(batch);
+        self.free_batch(batch);
         queued
+    }
+
+    /// A free buffer for a batch of returned cells, if one is.
+    fn take_batch(&self) -> Option<Vec<C>> {
+        self.free_batches.pop()
+    }
+
+    /// A batch's buffer, emptied, back among the free ones.
+    fn free_batch(&self, batch: Vec<C>) {
+        debug_assert!(batch.is_empty(), "a batch freed with cells in it");
+        let _ = self.free_batches.push(batch);
     }
 
     /// Pushes a cell `building` already counts onto `to_build`; `pending`: cells of the same
@@ -1035,13 +1056,13 @@ impl<C: Token> Depot<C> {
     /// else the next batch, else `to_build`, else the backlog. A batch emptied goes back
     /// among the empty magazines.
     #[inline]
-    fn take_to_build(&self, input: &mut Option<Magazine<C>>) -> Option<C> {
+    fn take_to_build(&self, input: &mut Option<Vec<C>>) -> Option<C> {
         loop {
             if let Some(batch) = input {
                 if let Some(cell) = batch.pop() {
                     return Some(cell);
                 }
-                self.return_empty(input.take().expect("checked just now"));
+                self.free_batch(input.take().expect("checked just now"));
             }
             match self.batches.pop() {
                 Some(batch) => {
@@ -1187,10 +1208,8 @@ impl<C: Token> Depot<C> {
         // `warm_purge_cycles_allocate_nothing` and the storm's steady state). One returned
         // beyond that is freed: a pool that overflowed its `capacity` (a spike up to `max`)
         // does not keep the spike's magazines.
-        // (A batch of returned cells on its way to the workers takes a magazine too: as
-        // many as `batches` holds.)
         let room = self.stock + self.to_build.capacity() + self.burst.load(Ordering::Relaxed);
-        let keep = 2 * self.workers + 8 + room.div_ceil(MAGAZINE) + self.batches.capacity();
+        let keep = 2 * self.workers + 8 + room.div_ceil(MAGAZINE);
         if self.empty.len() < keep {
             let _ = self.empty.push(magazine);
         }
@@ -1378,18 +1397,27 @@ impl Depot<CompactCell> {
         if counted > 0 {
             self.building.fetch_add(counted, Ordering::Relaxed);
         }
-        // The queued cells go a magazine at a time (`send_batch`): `pending` counts the
+        // The queued cells go `BATCH` at a time (`send_batch`): `pending` counts the
         // batch's counted cells not sent yet, those in `batch` included.
         let (mut pending, mut queued) = (counted, false);
-        let mut batch: Option<Magazine<CompactCell>> = None;
+        let mut batch: Option<Vec<CompactCell>> = None;
         self.arrived(freed, &self.map, |cell| {
-            if pending == batch.as_ref().map_or(0, Magazine::len) {
+            if pending == batch.as_ref().map_or(0, Vec::len) {
                 self.give_back(cell);
                 return;
             }
-            let filling = batch.get_or_insert_with(|| self.take_empty());
+            if batch.is_none() {
+                batch = self.take_batch();
+            }
+            let Some(filling) = &mut batch else {
+                // Every batch buffer is in use (the workers are behind): this cell goes
+                // alone, as a batch would need a new buffer.
+                pending -= 1;
+                queued |= self.enqueue(cell, pending);
+                return;
+            };
             filling.push(cell);
-            if filling.is_full() {
+            if filling.len() == BATCH {
                 let full = batch.take().expect("filled just now");
                 pending -= full.len();
                 queued |= self.send_batch(full, pending);
@@ -1565,7 +1593,7 @@ pub(crate) fn work_with<C: Token, R: Recipe<C> + ?Sized>(depot: Arc<Depot<C>>, r
     let me = depot.enlist();
     let mut current: Option<Magazine<C>> = None;
     // The batch of returned cells this worker is building in (`take_to_build`).
-    let mut input: Option<Magazine<C>> = None;
+    let mut input: Option<Vec<C>> = None;
     // Parked holding a partial magazine and woke with no work for `IDLE_FLUSH`.
     let mut idle = false;
     loop {
@@ -1847,20 +1875,17 @@ mod loom_model {
     }
 
     /// Sends `tokens` to the workers as a World pool's returned cells go: counted as
-    /// building at once, then a magazine at a time (`send_batch`), and a wake-up.
+    /// building at once, then `BATCH` at a time in the depot's batch buffers (`send_batch`),
+    /// and a wake-up.
     fn send_in_batches(depot: &Depot<ModelCell>, tokens: Vec<ModelCell>) {
         depot.building.fetch_add(tokens.len(), Ordering::Relaxed);
         let mut pending = tokens.len();
-        let mut batch = depot.take_empty();
         for token in tokens {
+            let mut batch = depot.take_batch().expect("a free batch buffer");
             batch.push(token);
-            if batch.is_full() {
-                pending -= batch.len();
-                depot.send_batch(std::mem::replace(&mut batch, depot.take_empty()), pending);
-            }
+            pending -= batch.len();
+            depot.send_batch(batch, pending);
         }
-        pending -= batch.len();
-        depot.send_batch(batch, pending);
         depot.wake_workers();
     }
 
