@@ -78,12 +78,56 @@ impl fmt::Debug for WorldBuilder {
 impl WorldBuilder {
     /// Gives `T` a pool with `config` (which configuration files may override by
     /// `T::class_name()`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).build()?;
+    /// assert_eq!(world.pools().config::<Spark>(), Some(&PoolConfig::ON_DEMAND));
+    /// world.spawn::<Spark>(); // from the pool
+    /// assert_eq!(world.pool_stats::<Spark>().unwrap().spawns, 1);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn pool<T: Poolable>(self, config: PoolConfig) -> Self {
         self.pool_with::<T>(config, T::create)
     }
 
     /// Gives `T` a pool whose objects `create` builds instead of `T::create` (a closure
     /// can capture shared assets).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Rock {
+    ///     #[trace(skip)] // holds no handle
+    ///     mesh: Arc<Vec<[f32; 3]>>,
+    /// }
+    /// impl Poolable for Rock {
+    ///     fn create() -> Self { Rock { mesh: Arc::new(Vec::new()) } }
+    /// }
+    ///
+    /// // One mesh, loaded once, shared by every rock the pool builds.
+    /// let mesh = Arc::new(vec![[0.0, 1.0, 0.0]; 3]);
+    /// let shared = Arc::clone(&mesh);
+    /// let mut world = World::builder()
+    ///     .pool_with::<Rock>(PoolConfig::ON_DEMAND, move || Rock { mesh: Arc::clone(&shared) })
+    ///     .build()?;
+    /// let rock = world.spawn::<Rock>();
+    /// assert!(Arc::ptr_eq(&world.get(rock).unwrap().mesh, &mesh));
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn pool_with<T: Poolable>(
         mut self,
         config: PoolConfig,
@@ -99,6 +143,35 @@ impl WorldBuilder {
 
     /// Adds a configuration layer: a TOML file of `[ClassName]` tables, applied over the
     /// configs given in code and over earlier files. Read at [`build`](Self::build).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let dir = std::env::temp_dir().join(format!("respawn-doc-config-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let path = dir.join("pools.toml");
+    /// std::fs::write(&path, "[Spark]\nmax = 64\n")?;
+    ///
+    /// let world =
+    ///     World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).config_file(&path).build()?;
+    /// let config = world.pools().config::<Spark>().unwrap();
+    /// assert_eq!(config.max, 64, "the file's");
+    /// assert_eq!(config.policy, Policy::Reuse, "the code's: the file does not set it");
+    ///
+    /// // A file that cannot be read is refused at `build`.
+    /// let missing = World::builder().config_file(dir.join("missing.toml")).build();
+    /// assert!(matches!(missing, Err(PoolError::Config(_))));
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn config_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.files.push((path.into(), false));
         self
@@ -106,12 +179,64 @@ impl WorldBuilder {
 
     /// Adds `path` and then, if it exists, its platform layer (`pools.toml` →
     /// `pools.linux.toml` on Linux; see [`ConfigLayers::push_platform`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    /// use respawn::ConfigLayers;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let dir = std::env::temp_dir().join(format!("respawn-doc-platform-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let base = dir.join("pools.toml");
+    /// std::fs::write(&base, "[Spark]\nmax = 64\nworkers = 0\n")?;
+    /// // This platform's layer (`pools.linux.toml` on Linux) overrides the base file.
+    /// let platform = ConfigLayers::platform_path(&base, std::env::consts::OS);
+    /// std::fs::write(&platform, "[Spark]\nmax = 32\n")?;
+    ///
+    /// let world =
+    ///     World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).platform_config(&base).build()?;
+    /// let config = world.pools().config::<Spark>().unwrap();
+    /// assert_eq!((config.max, config.workers), (32, 0));
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn platform_config(mut self, path: impl Into<PathBuf>) -> Self {
         self.files.push((path.into(), true));
         self
     }
 
     /// Adds configuration layers loaded already.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::pool::ConfigFile;
+    /// use respawn::prelude::*;
+    /// use respawn::ConfigLayers;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// // Layers read already (here from text; `ConfigLayers::push_file` reads a file).
+    /// let mut layers = ConfigLayers::new();
+    /// layers.push(ConfigFile::parse("defaults.toml", "[Spark]\nmax = 64\npolicy = \"purge\"\n")?);
+    /// layers.push(ConfigFile::parse("tuned.toml", "[Spark]\nmax = 128\n")?);
+    ///
+    /// let world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).config(layers).build()?;
+    /// let config = world.pools().config::<Spark>().unwrap();
+    /// assert_eq!((config.max, config.policy), (128, Policy::Purge), "the later layer wins");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn config(mut self, layers: ConfigLayers) -> Self {
         for file in layers.files() {
             self.layers.push(file.clone());
@@ -120,12 +245,39 @@ impl WorldBuilder {
     }
 
     /// The collector's settings (default: [`GcSettings::DEFAULT`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// let world = World::builder().gc(GcSettings::SINGLE_THREADED).build()?;
+    /// assert_eq!(world.heap().settings(), &GcSettings::SINGLE_THREADED);
+    ///
+    /// // Settings that `GcSettings::validate` refuses fail the build.
+    /// let bad = GcSettings { min_objects_per_task: 0, ..GcSettings::DEFAULT };
+    /// assert!(matches!(World::builder().gc(bad).build(), Err(PoolError::Gc(_))));
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn gc(mut self, settings: GcSettings) -> Self {
         self.gc = settings;
         self
     }
 
     /// The arena's settings (default: [`ArenaConfig::DEFAULT`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    /// use respawn::ArenaConfig;
+    ///
+    /// // A 1 MiB permanent pool instead of the default 16 MiB.
+    /// let config = ArenaConfig { permanent_bytes: 1 << 20, ..ArenaConfig::DEFAULT };
+    /// let world = World::builder().arena(config).build()?;
+    /// assert_eq!(world.heap().arena().config(), &config);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn arena(mut self, config: ArenaConfig) -> Self {
         self.arena = config;
         self
@@ -184,6 +336,32 @@ impl WorldBuilder {
     /// [`Pools::try_spawn_with`]) returns [`PoolError::NotPooled`] and [`World::spawn`]
     /// panics with it, instead of building the object on the game thread (which
     /// [`WorldStats::unpooled_spawns`] counts). See [`Pools::set_require_pools`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Debris { mass: f32 }
+    /// impl Poolable for Debris {
+    ///     fn create() -> Self { Debris { mass: 1.0 } }
+    /// }
+    ///
+    /// let mut world =
+    ///     World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).require_pools(true).build()?;
+    /// assert!(world.try_spawn::<Spark>().is_ok());
+    /// // `Debris` has no pool: refused, rather than built on the game thread.
+    /// assert!(matches!(world.try_spawn::<Debris>(), Err(PoolError::NotPooled(_))));
+    /// assert_eq!(world.stats().unpooled_spawns, 0);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn require_pools(mut self, on: bool) -> Self {
         self.require_pools = on;
         self
@@ -356,6 +534,26 @@ impl Default for World {
 
 impl World {
     /// A world with no pools and the default settings.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Crate { loot: u32 }
+    /// impl Poolable for Crate {
+    ///     fn create() -> Self { Crate { loot: 0 } }
+    /// }
+    ///
+    /// let mut world = World::new();
+    /// assert!(world.pools().stats().is_empty(), "no pools");
+    /// assert_eq!(world.heap().settings(), &GcSettings::DEFAULT);
+    /// // A class without a pool spawns all the same: built on this thread by `create`.
+    /// let loot = world.spawn_with(|c: &mut Crate| c.loot = 5);
+    /// assert_eq!(world.get(loot).unwrap().loot, 5);
+    /// assert_eq!(world.stats().unpooled_spawns, 1);
+    /// ```
     pub fn new() -> Self {
         Self::builder().build().expect("the default settings are valid")
     }
@@ -475,6 +673,30 @@ impl World {
     /// [`PoolError::Exhausted`], or [`PoolError::Arena`] when memory is exhausted;
     /// [`PoolError::NotPooled`] if `T` has no pool and the world
     /// [requires pools](WorldBuilder::require_pools).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// // Room for two sparks at most.
+    /// let config = PoolConfig { max: 2, ..PoolConfig::ON_DEMAND };
+    /// let mut world = World::builder().pool::<Spark>(config).build()?;
+    /// let first = world.try_spawn::<Spark>()?;
+    /// world.try_spawn::<Spark>()?;
+    /// assert!(matches!(world.try_spawn::<Spark>(), Err(PoolError::Exhausted { max: 2, .. })));
+    ///
+    /// // `Reuse`: a destroyed spark is ready again, so the next one succeeds.
+    /// world.destroy(first)?;
+    /// assert!(world.try_spawn::<Spark>().is_ok());
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn try_spawn<T: Poolable>(&mut self) -> Result<Handle<T>, PoolError> {
         self.pools.try_spawn_with(|_| {})
     }
@@ -582,6 +804,39 @@ impl World {
     ///
     /// # Errors
     /// As [`spawn_sub`](Self::spawn_sub).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Turret { muzzle: [f32; 2] }
+    /// impl Poolable for Turret {
+    ///     fn create() -> Self { Turret { muzzle: [0.0; 2] } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Shell { pos: [f32; 2] }
+    /// impl Poolable for Shell {
+    ///     fn create() -> Self { Shell { pos: [0.0; 2] } }
+    /// }
+    ///
+    /// let mut world = World::builder()
+    ///     .pool::<Turret>(PoolConfig::ON_DEMAND)
+    ///     .pool::<Shell>(PoolConfig::ON_DEMAND)
+    ///     .build()?;
+    /// let turret = world.spawn_with(|t: &mut Turret| t.muzzle = [4.0, 1.0]);
+    /// let muzzle = world.get(turret).unwrap().muzzle;
+    /// let shell = world.spawn_sub_with(turret, |s: &mut Shell| s.pos = muzzle)?;
+    /// assert_eq!(world.get(shell).unwrap().pos, [4.0, 1.0]);
+    ///
+    /// world.destroy(turret)?; // its shells go with it
+    /// assert!(!world.contains(shell));
+    /// assert!(world.spawn_sub_with(turret, |_: &mut Shell| {}).is_err(), "no owner, no spawn");
+    /// assert_eq!(world.len::<Shell>(), 0);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     #[inline]
     pub fn spawn_sub_with<T: Poolable, O>(
         &mut self,
@@ -600,6 +855,28 @@ impl World {
     ///
     /// # Errors
     /// [`PoolError::Arena`] when the permanent pool is full.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Rules { gravity: f32 }
+    ///
+    /// // Even in a class whose objects live only while referenced…
+    /// let mut world = World::builder().collected::<Rules>().build()?;
+    /// let rules = world.spawn_permanent(Rules { gravity: 9.8 })?;
+    /// world.collect_garbage();
+    /// // … a permanent object stays, and cannot be destroyed.
+    /// assert_eq!(world.get(rules).unwrap().gravity, 9.8);
+    /// assert!(matches!(world.destroy(rules), Err(PoolError::Arena(ArenaError::Permanent))));
+    ///
+    /// let mut ticked = 0;
+    /// world.tick::<Rules>(|_| ticked += 1);
+    /// assert_eq!(ticked, 0, "not visited by `tick`");
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn spawn_permanent<T: Object>(&mut self, value: T) -> Result<Handle<T>, PoolError> {
         let h = self.heap_mut().insert_permanent(value).map_err(|r| PoolError::Arena(r.error))?;
         self.heap_mut().notify_spawn(h.raw())?;
@@ -612,6 +889,27 @@ impl World {
     ///
     /// # Panics
     /// If the class's memory is exhausted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Boss { hp: u32 }
+    /// impl Poolable for Boss {
+    ///     fn create() -> Self { Boss { hp: 100 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Boss>(PoolConfig::ON_DEMAND).build()?;
+    /// // Built by the level loader, not by the pool.
+    /// let boss = world.insert(Boss { hp: 5000 });
+    /// assert_eq!(world.get(boss).unwrap().hp, 5000);
+    /// assert_eq!(world.pool_stats::<Boss>().unwrap().spawns, 0, "the pool was not involved");
+    /// world.collect_garbage();
+    /// assert!(world.contains(boss), "kept until destroyed");
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn insert<T: Object>(&mut self, value: T) -> Handle<T> {
         match self.pools.insert(value) {
             Ok(h) => h,
@@ -655,17 +953,75 @@ impl World {
 
     /// How long `T`'s objects live in this world: [`Lifetime::Owned`] (kept until destroyed)
     /// unless the builder declared the class [`collected`](WorldBuilder::collected).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { hp: u32 }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Decal { alpha: f32 }
+    ///
+    /// let world = World::builder().collected::<Decal>().build()?;
+    /// assert_eq!(world.lifetime::<Ship>(), Lifetime::Owned);
+    /// assert_eq!(world.lifetime::<Decal>(), Lifetime::Collected);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn lifetime<T: 'static>(&self) -> Lifetime {
         self.pools.heap().lifetime::<T>()
     }
 
     /// The object `h` names, if it resolves.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).build()?;
+    /// let spark = world.spawn_with(|s: &mut Spark| s.heat = 40.0);
+    /// assert_eq!(world.get(spark).map(|s| s.heat), Some(40.0));
+    /// world.destroy(spark)?;
+    /// assert!(world.get(spark).is_none(), "a stale handle resolves to nothing");
+    /// # Ok::<(), PoolError>(())
+    /// ```
     #[inline]
     pub fn get<T: 'static>(&self, h: Handle<T>) -> Option<&T> {
         self.pools.heap().get(h)
     }
 
     /// The object `h` names, mutably, if it resolves.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).build()?;
+    /// let spark = world.spawn::<Spark>();
+    /// if let Some(s) = world.get_mut(spark) {
+    ///     s.heat += 15.0;
+    /// }
+    /// assert_eq!(world.get(spark).unwrap().heat, 15.0);
+    /// world.destroy(spark)?;
+    /// assert!(world.get_mut(spark).is_none());
+    /// # Ok::<(), PoolError>(())
+    /// ```
     #[inline]
     pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
         self.heap_mut().get_mut(h)
@@ -704,6 +1060,25 @@ impl World {
     }
 
     /// Whether `h` resolves.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).build()?;
+    /// let spark = world.spawn::<Spark>();
+    /// assert!(world.contains(spark));
+    /// world.destroy(spark)?;
+    /// assert!(!world.contains(spark));
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn contains<T: 'static>(&self, h: Handle<T>) -> bool {
         self.pools.heap().contains(h)
     }
@@ -969,6 +1344,31 @@ impl World {
     ///
     /// # Errors
     /// [`PoolError::Stale`] or [`PoolError::Arena`] if it was not added.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world =
+    ///     World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).collected::<Spark>().build()?;
+    /// let sun = world.spawn::<Spark>();
+    /// world.add_to_root(sun)?;
+    /// world.collect_garbage();
+    /// assert!(world.contains(sun), "a root");
+    ///
+    /// world.remove_from_root(sun)?;
+    /// assert!(world.remove_from_root(sun).is_err(), "not a root any more");
+    /// world.collect_garbage();
+    /// assert!(!world.contains(sun), "nothing reached it: purged");
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn remove_from_root<T>(&mut self, h: Handle<T>) -> Result<(), PoolError> {
         Ok(self.heap_mut().remove_from_root(h.raw())?)
     }
@@ -977,6 +1377,32 @@ impl World {
     ///
     /// # Errors
     /// As [`Arena::set_outer`](respawn_arena::Arena::set_outer).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { hp: u32 }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Cargo { mass: u32 }
+    ///
+    /// let mut world = World::new();
+    /// let ship = world.insert(Ship { hp: 100 });
+    /// let ore = world.insert(Cargo { mass: 5 });
+    /// let fuel = world.insert(Cargo { mass: 8 });
+    /// world.set_outer(ore, Some(ship.raw()))?;
+    /// world.set_outer(fuel, Some(ship.raw()))?;
+    /// assert_eq!(world.heap().sub_objects(ship.raw()).count(), 2);
+    ///
+    /// world.set_outer(fuel, None)?; // unloaded: cut loose from the ship
+    /// world.destroy(ship)?;
+    /// assert!(!world.contains(ore), "destroyed with its owner");
+    /// assert!(world.contains(fuel));
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn set_outer<T>(&mut self, child: Handle<T>, outer: Option<RawHandle>) -> Result<(), PoolError> {
         Ok(self.heap_mut().set_outer(child.raw(), outer)?)
     }
@@ -1088,12 +1514,69 @@ impl World {
 
     /// [`tick_reading`](Self::tick_reading) split across rayon's threads by work;
     /// every thread reads through the one view.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { x: f32 }
+    /// impl Poolable for Ship {
+    ///     fn create() -> Self { Ship { x: 0.0 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Missile { target: Option<Handle<Ship>>, x: f32 }
+    /// impl Poolable for Missile {
+    ///     fn create() -> Self { Missile { target: None, x: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder()
+    ///     .pool::<Ship>(PoolConfig::ON_DEMAND)
+    ///     .pool::<Missile>(PoolConfig::ON_DEMAND)
+    ///     .build()?;
+    /// let ship = world.spawn_with(|s: &mut Ship| s.x = 100.0);
+    /// for _ in 0..1000 {
+    ///     world.spawn_with(|m: &mut Missile| m.target = Some(ship));
+    /// }
+    /// // Each missile closes half the distance to its target, on every thread at once.
+    /// world.par_tick_reading::<Missile>(|m, rest| {
+    ///     if let Some(target) = m.target.and_then(|h| rest.get(h)) {
+    ///         m.x += (target.x - m.x) * 0.5;
+    ///     }
+    /// });
+    /// assert!(world.iter::<Missile>().all(|(_, m)| m.x == 50.0));
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn par_tick_reading<T: Send + 'static>(&mut self, f: impl Fn(&mut T, &View<'_>) + Sync + Send) {
         self.heap_mut().par_tick_reading(f);
     }
 
     /// Every live object of `T` with its handle, in memory order, dormant ones included
     /// (skip them with [`is_dormant`](Self::is_dormant)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).build()?;
+    /// let cold = world.spawn_with(|s: &mut Spark| s.heat = 10.0);
+    /// let hot = world.spawn_with(|s: &mut Spark| s.heat = 20.0);
+    /// assert_eq!(world.iter::<Spark>().map(|(_, s)| s.heat).sum::<f32>(), 30.0);
+    ///
+    /// world.destroy(cold)?;
+    /// let left: Vec<Handle<Spark>> = world.iter::<Spark>().map(|(h, _)| h).collect();
+    /// assert_eq!(left, [hot]);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn iter<T: 'static>(&self) -> respawn_arena::Iter<'_, T> {
         self.pools.heap().iter()
     }
@@ -1136,11 +1619,54 @@ impl World {
     }
 
     /// Objects of `T` in the world (live and garbage awaiting its purge).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Crate { loot: u32 }
+    /// impl Poolable for Crate {
+    ///     fn create() -> Self { Crate { loot: 0 } }
+    /// }
+    ///
+    /// let config = PoolConfig { policy: Policy::Default, ..PoolConfig::ON_DEMAND };
+    /// let mut world = World::builder().pool::<Crate>(config).build()?;
+    /// let crates: Vec<_> = (0..3).map(|_| world.spawn::<Crate>()).collect();
+    /// assert_eq!(world.len::<Crate>(), 3);
+    ///
+    /// world.destroy(crates[0])?; // `Default`: garbage, counted until the collector purges it
+    /// assert_eq!(world.len::<Crate>(), 3);
+    /// world.collect_garbage();
+    /// assert_eq!(world.len::<Crate>(), 2);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn len<T: 'static>(&self) -> usize {
         self.pools.heap().len::<T>()
     }
 
     /// Whether the world holds no object of `T`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).build()?;
+    /// assert!(world.is_empty::<Spark>());
+    /// let spark = world.spawn::<Spark>();
+    /// assert!(!world.is_empty::<Spark>());
+    /// world.destroy(spark)?; // `Reuse`: back in the pool, which does not count
+    /// assert!(world.is_empty::<Spark>());
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn is_empty<T: 'static>(&self) -> bool {
         self.len::<T>() == 0
     }
@@ -1223,6 +1749,33 @@ impl World {
     /// still hold to objects marked as garbage — destroyed under `Policy::Default` and not yet
     /// purged. See [`Heap::find_garbage_references`]; for a record taken by each collection,
     /// [`GcSettings::track_garbage_references`] and [`Heap::garbage_references`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    /// use respawn::Referrer;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Turret { target: Option<Handle<Drone>> }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Drone { hp: u32 }
+    ///
+    /// let mut world = World::new();
+    /// let drone = world.insert(Drone { hp: 10 });
+    /// let turret = world.insert(Turret { target: Some(drone) });
+    /// world.destroy(drone)?; // garbage now, but the turret still names it
+    ///
+    /// let found = world.find_garbage_references();
+    /// assert_eq!(found.len(), 1);
+    /// assert_eq!(found[0].to.handle, drone.raw());
+    /// assert!(matches!(&found[0].from, Referrer::Object(o) if o.handle == turret.raw()));
+    ///
+    /// world.get_mut(turret).unwrap().target = None;
+    /// assert!(world.find_garbage_references().is_empty());
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn find_garbage_references(&mut self) -> Vec<GarbageReference> {
         self.heap_mut().find_garbage_references()
     }
@@ -1261,6 +1814,29 @@ impl World {
     ///
     /// # Errors
     /// [`GcError::UnknownCluster`](respawn_gc::GcError::UnknownCluster) (as [`PoolError::Gc`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    /// use respawn::GcError;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { id: u32 }
+    ///
+    /// let mut world = World::builder().collected::<Part>().build()?;
+    /// let [body, wheel] = [0, 1].map(|id| world.insert(Part { id }));
+    /// let cluster = world.create_cluster(body.raw(), &[wheel.raw()])?;
+    /// world.dissolve_cluster(cluster)?;
+    ///
+    /// // Judged one by one again: the rooted wheel no longer keeps the body.
+    /// let _root = world.root(wheel)?;
+    /// world.collect_garbage();
+    /// assert!(world.contains(wheel) && !world.contains(body));
+    /// let again = world.dissolve_cluster(cluster);
+    /// assert!(matches!(again, Err(PoolError::Gc(GcError::UnknownCluster))), "dissolved already");
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn dissolve_cluster(&mut self, id: ClusterId) -> Result<(), PoolError> {
         Ok(self.heap_mut().dissolve_cluster(id)?)
     }
@@ -1269,12 +1845,53 @@ impl World {
     /// pools for rebuilding. An incremental mark running
     /// ([`GcSettings::incremental_mark_budget`]) is dropped: this collection decides from
     /// scratch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut world = World::builder().collected::<Spark>().build()?;
+    /// let kept = world.insert(Spark { heat: 1.0 });
+    /// let _root = world.root(kept)?;
+    /// world.insert(Spark { heat: 2.0 }); // nothing references it
+    ///
+    /// let stats = world.collect_garbage();
+    /// assert_eq!((stats.unreachable, stats.purged), (1, 1));
+    /// assert!(world.contains(kept));
+    /// assert_eq!(world.len::<Spark>(), 1);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn collect_garbage(&mut self) -> GcStats {
         self.collect_garbage_with(CollectOptions::FULL)
     }
 
     /// Runs a collection with `options` (e.g. [`CollectOptions::INCREMENTAL`], leaving the
     /// purge to [`purge`](Self::purge) or [`end_frame`](Self::end_frame)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut world = World::builder().collected::<Spark>().build()?;
+    /// let lost = world.insert(Spark { heat: 2.0 });
+    ///
+    /// let stats = world.collect_garbage_with(CollectOptions::INCREMENTAL);
+    /// assert_eq!((stats.unreachable, stats.purged), (1, 0), "found, left for the purge");
+    /// assert!(!world.contains(lost), "hidden at once");
+    /// assert_eq!(world.stats().pending_purge, 1);
+    /// while !world.purge(Duration::from_millis(1)).is_done() {}
+    /// assert_eq!(world.stats().pending_purge, 0);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn collect_garbage_with(&mut self, options: CollectOptions) -> GcStats {
         let stats = self.heap_mut().collect_garbage(options);
         self.pools.maintain();
@@ -1283,6 +1900,36 @@ impl World {
 
     /// Purges pending objects for at most `budget` (overrunning it by at most one
     /// object's destruction).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut world = World::builder().collected::<Spark>().build()?;
+    /// for heat in 0..100 {
+    ///     world.insert(Spark { heat: heat as f32 });
+    /// }
+    /// world.collect_garbage_with(CollectOptions::INCREMENTAL); // finds all 100, purges none
+    /// assert_eq!(world.len::<Spark>(), 100);
+    ///
+    /// // A slice a frame, until nothing is left.
+    /// let mut purged = 0;
+    /// loop {
+    ///     let step = world.purge(Duration::from_micros(500));
+    ///     purged += step.purged;
+    ///     if step.is_done() {
+    ///         break;
+    ///     }
+    /// }
+    /// assert_eq!(purged, 100);
+    /// assert_eq!(world.len::<Spark>(), 0);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn purge(&mut self, budget: Duration) -> PurgeProgress {
         let progress = self.heap_mut().purge(Some(budget));
         self.pools.maintain();
@@ -1365,6 +2012,19 @@ impl World {
     /// The number of the frame in progress: 0 until the first [`end_frame`](Self::end_frame),
     /// then one more at each (the number the next `end_frame` reports). Tick functions
     /// that run every N frames count by it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// let mut world = World::new();
+    /// assert_eq!(world.frame(), 0);
+    /// world.end_frame();
+    /// assert_eq!(world.frame(), 1);
+    /// assert_eq!(world.end_frame().frame, 1, "the number `end_frame` reports");
+    /// assert_eq!(world.frame(), 2);
+    /// ```
     pub fn frame(&self) -> u64 {
         self.frames
     }
@@ -1432,6 +2092,31 @@ impl World {
 
     /// What every cell of every class's slabs holds (live, in pool, garbage, free), for a
     /// memory-layout picture; see [`Arena::layout`](respawn_arena::Arena::layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    /// use respawn::CellState;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).build()?;
+    /// let spent = world.spawn::<Spark>();
+    /// world.spawn::<Spark>();
+    /// world.destroy(spent)?; // `Reuse`: kept by the pool
+    ///
+    /// let layouts = world.layouts();
+    /// let sparks = layouts.iter().find(|l| l.name.ends_with("Spark")).expect("Spark's slabs");
+    /// assert_eq!(sparks.count(CellState::Live), 1);
+    /// assert_eq!(sparks.count(CellState::Pooled), 1);
+    /// assert!(sparks.cells() >= 2);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn layouts(&self) -> Vec<ClassLayout> {
         self.pools.heap().arena().layouts()
     }
@@ -1542,6 +2227,35 @@ impl World {
     }
 
     /// Figures of every pool and of the collector.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Debris { mass: f32 }
+    /// impl Poolable for Debris {
+    ///     fn create() -> Self { Debris { mass: 1.0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).build()?;
+    /// world.spawn::<Spark>();
+    /// world.spawn::<Debris>(); // no pool: built on the game thread
+    ///
+    /// let stats = world.stats();
+    /// assert_eq!(stats.pools.len(), 1);
+    /// assert_eq!((stats.pools[0].class, stats.pools[0].in_use), ("Spark", 1));
+    /// assert_eq!(stats.unpooled_spawns, 1);
+    /// assert!(stats.committed_bytes > 0);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn stats(&self) -> WorldStats {
         let heap = self.pools.heap();
         let alloc = heap.arena().allocator();
@@ -1559,16 +2273,77 @@ impl World {
     }
 
     /// The pools (and through them, the heap) for what the world does not wrap.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Debris { mass: f32 }
+    ///
+    /// let world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).build()?;
+    /// let pools = world.pools();
+    /// assert!(pools.is_pooled::<Spark>() && !pools.is_pooled::<Debris>());
+    /// assert_eq!(pools.policy::<Spark>(), Policy::Reuse);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn pools(&self) -> &Pools {
         &self.pools
     }
 
     /// The pools, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { heat: 0.0 } }
+    /// }
+    ///
+    /// // A pool added to a running world (a level that brings a new class).
+    /// let mut world = World::new();
+    /// world.pools_mut().add::<Spark>(PoolConfig::ON_DEMAND)?;
+    /// world.spawn::<Spark>();
+    /// assert_eq!(world.pool_stats::<Spark>().unwrap().spawns, 1);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn pools_mut(&mut self) -> &mut Pools {
         &mut self.pools
     }
 
     /// The heap: flags, clusters, arena statistics.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { hp: u32 }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Cargo { mass: u32 }
+    ///
+    /// let mut world = World::new();
+    /// let ship = world.insert(Ship { hp: 100 });
+    /// let ore = world.insert(Cargo { mass: 5 });
+    /// world.set_outer(ore, Some(ship.raw()))?;
+    /// let heap = world.heap();
+    /// assert_eq!(heap.sub_objects(ship.raw()).collect::<Vec<_>>(), [ore.raw()]);
+    /// assert_eq!(heap.pending_purge(), 0);
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn heap(&self) -> &Heap {
         self.pools.heap()
     }
