@@ -76,6 +76,19 @@ impl World {
     }
 
     /// Whether an incremental mark is running (started and not finished).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// let mut world = World::new();
+    /// assert!(!world.is_marking());
+    /// assert!(world.start_incremental_collection(CollectOptions::FULL));
+    /// assert!(world.is_marking());
+    /// world.finish_mark();
+    /// assert!(!world.is_marking());
+    /// ```
     pub fn is_marking(&self) -> bool {
         self.pools.heap().is_marking()
     }
@@ -84,6 +97,36 @@ impl World {
     /// returns [`MarkStep::Done`], and the pools then take the objects it ended. See
     /// [`start_incremental_collection`](Self::start_incremental_collection) and
     /// [`Heap::mark_slice`](respawn_gc::Heap::mark_slice).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn::prelude::*;
+    /// use respawn::MarkStep;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Mote { age: u32 }
+    ///
+    /// let mut world = World::builder().collected::<Mote>().build()?;
+    /// let kept = world.insert(Mote { age: 0 });
+    /// world.add_to_root(kept)?;
+    /// for age in 1..=1000 {
+    ///     world.insert(Mote { age });
+    /// }
+    /// assert_eq!(world.mark_slice(Duration::from_micros(50)), MarkStep::Idle, "no mark running");
+    ///
+    /// world.start_incremental_collection(CollectOptions::FULL);
+    /// let stats = loop {
+    ///     // One slice a frame; the game runs between them.
+    ///     if let MarkStep::Done(stats) = world.mark_slice(Duration::from_micros(50)) {
+    ///         break stats;
+    ///     }
+    /// };
+    /// assert_eq!(stats.purged, 1000);
+    /// assert_eq!(world.len::<Mote>(), 1);
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn mark_slice(&mut self, budget: Duration) -> MarkStep {
         let step = self.heap_mut().mark_slice(budget);
         self.marked(step)
@@ -113,6 +156,26 @@ impl World {
 
     /// Runs the rest of the incremental mark in one slice, to its end (a level change that
     /// cannot wait). `None` if no incremental mark is running.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut world = World::builder().collected::<Spark>().build()?;
+    /// let lost = world.insert(Spark { heat: 1.0 });
+    /// assert!(world.finish_mark().is_none(), "no mark running");
+    ///
+    /// world.start_incremental_collection(CollectOptions::FULL);
+    /// // The level changes: the rest of the mark, now.
+    /// let stats = world.finish_mark().expect("a mark was running");
+    /// assert_eq!(stats.purged, 1);
+    /// assert!(!world.contains(lost) && !world.is_marking());
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn finish_mark(&mut self) -> Option<GcStats> {
         let stats = self.heap_mut().finish_mark()?;
         self.pools.maintain();

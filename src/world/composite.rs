@@ -12,6 +12,38 @@ impl WorldBuilder {
     /// `O::class_name()`): each `O` is precreated with its parts on the pool's workers, and
     /// a spawn hands out the whole set, each part linked to the owner as a sub-object. See
     /// [`Composite`] for the policies, and [`World::spawn_composite`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    /// use respawn::Composite;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Health { hp: u32 }
+    /// impl Poolable for Health {
+    ///     fn create() -> Self { Health { hp: 100 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Tower { level: u32 }
+    /// impl Poolable for Tower {
+    ///     fn create() -> Self { Tower { level: 1 } }
+    /// }
+    /// impl Composite for Tower {
+    ///     type Parts = (Health,);
+    ///     fn assemble() -> (Self, Self::Parts) {
+    ///         (Tower { level: 1 }, (Health { hp: 100 },))
+    ///     }
+    /// }
+    ///
+    /// let mut world = World::builder().composite::<Tower>(PoolConfig::ON_DEMAND).build()?;
+    /// let tower = world.spawn::<Tower>(); // the owner's handle; its part came with it
+    /// let parts: Vec<_> = world.heap().sub_objects(tower.raw()).collect();
+    /// assert_eq!(parts.len(), 1);
+    /// assert_eq!(world.get(Handle::<Health>::from_raw(parts[0])).map(|h| h.hp), Some(100));
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
     pub fn composite<O: Composite>(mut self, config: PoolConfig) -> Self {
         self.pools.push(PendingPool {
             name: O::class_name(),
@@ -94,6 +126,40 @@ impl World {
     /// # Errors
     /// [`PoolError::NotPooled`] if `O` has no composite pool; [`PoolError::Arena`] when a
     /// class's memory is exhausted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    /// use respawn::Composite;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Health { hp: u32 }
+    /// impl Poolable for Health {
+    ///     fn create() -> Self { Health { hp: 100 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Tower { level: u32 }
+    /// impl Poolable for Tower {
+    ///     fn create() -> Self { Tower { level: 1 } }
+    /// }
+    /// impl Composite for Tower {
+    ///     type Parts = (Health,);
+    ///     fn assemble() -> (Self, Self::Parts) {
+    ///         (Tower { level: 1 }, (Health { hp: 100 },))
+    ///     }
+    /// }
+    ///
+    /// let mut world = World::builder().composite::<Tower>(PoolConfig::ON_DEMAND).build()?;
+    /// let (tower, (health,)) = world.try_spawn_composite::<Tower>()?;
+    /// assert!(world.contains(tower) && world.contains(health));
+    ///
+    /// // A world that gave `Tower` no composite pool refuses.
+    /// let mut bare = World::new();
+    /// assert!(matches!(bare.try_spawn_composite::<Tower>(), Err(PoolError::NotPooled(_))));
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn try_spawn_composite<O: Composite>(
         &mut self,
     ) -> Result<(Handle<O>, <O::Parts as Parts>::Handles), PoolError> {
@@ -106,6 +172,37 @@ impl World {
     /// # Errors
     /// [`PoolError::NotPooled`] if `O` has no composite pool; [`PoolError::Arena`] when a
     /// class's memory is exhausted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    /// use respawn::Composite;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Health { hp: u32 }
+    /// impl Poolable for Health {
+    ///     fn create() -> Self { Health { hp: 100 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Tower { level: u32 }
+    /// impl Poolable for Tower {
+    ///     fn create() -> Self { Tower { level: 1 } }
+    /// }
+    /// impl Composite for Tower {
+    ///     type Parts = (Health,);
+    ///     fn assemble() -> (Self, Self::Parts) {
+    ///         (Tower { level: 1 }, (Health { hp: 100 },))
+    ///     }
+    /// }
+    ///
+    /// let mut world = World::builder().composite::<Tower>(PoolConfig::ON_DEMAND).build()?;
+    /// let (tower, (health,)) = world.try_spawn_composite_with(|t: &mut Tower| t.level = 3)?;
+    /// assert_eq!(world.get(tower).unwrap().level, 3);
+    /// assert_eq!(world.get(health).unwrap().hp, 100, "`init` runs on the owner alone");
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn try_spawn_composite_with<O: Composite>(
         &mut self,
         init: impl FnOnce(&mut O),
@@ -115,6 +212,42 @@ impl World {
 
     /// `O`'s composite pool counters (its [`PoolStats`](respawn_pool::PoolStats) per
     /// composite, and the composites reassembled and broken), if it has one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn::prelude::*;
+    /// use respawn::Composite;
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Health { hp: u32 }
+    /// impl Poolable for Health {
+    ///     fn create() -> Self { Health { hp: 100 } }
+    /// }
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Tower { level: u32 }
+    /// impl Poolable for Tower {
+    ///     fn create() -> Self { Tower { level: 1 } }
+    /// }
+    /// impl Composite for Tower {
+    ///     type Parts = (Health,);
+    ///     fn assemble() -> (Self, Self::Parts) {
+    ///         (Tower { level: 1 }, (Health { hp: 100 },))
+    ///     }
+    /// }
+    ///
+    /// // `ON_DEMAND` is `Reuse`: a destroyed tower is kept with its part, as one set.
+    /// let mut world = World::builder().composite::<Tower>(PoolConfig::ON_DEMAND).build()?;
+    /// let (tower, (health,)) = world.spawn_composite::<Tower>();
+    /// world.destroy(health)?; // the part alone: the set is no longer whole…
+    /// world.destroy(tower)?; // … so it is destroyed, not kept
+    ///
+    /// let stats = world.composite_stats::<Tower>().expect("a composite pool");
+    /// assert_eq!((stats.parts, stats.pool.spawns, stats.broken), (1, 1, 1));
+    /// assert!(world.composite_stats::<Health>().is_none(), "a part, not a composite");
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn composite_stats<O: 'static>(&self) -> Option<CompositeStats> {
         self.pools.composite_stats::<O>()
     }
