@@ -24,30 +24,96 @@ pub struct RawHandle {
 impl RawHandle {
     /// A handle from its parts. Any value is safe: one that names no live object just does
     /// not resolve.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::num::NonZeroU32;
+    /// use respawn_arena::{Arena, Handle, RawHandle};
+    ///
+    /// let mut arena = Arena::new();
+    /// let h = arena.insert(42u32);
+    /// let raw = RawHandle::new(h.index(), h.generation());
+    /// assert_eq!(raw, h.raw());
+    /// assert_eq!(arena.get(Handle::<u32>::from_raw(raw)), Some(&42));
+    ///
+    /// // Any value is safe: one that names no live object does not resolve.
+    /// let later = NonZeroU32::new(h.generation().get() + 1).unwrap();
+    /// assert_eq!(arena.get(Handle::<u32>::from_raw(RawHandle::new(h.index(), later))), None);
+    /// ```
     #[inline]
     pub const fn new(index: u32, generation: NonZeroU32) -> Self {
         Self { index, generation }
     }
 
     /// The slot index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    ///
+    /// let mut arena = Arena::new();
+    /// let a = arena.insert(1u32).raw();
+    /// let b = arena.insert(2u32).raw();
+    /// assert_ne!(a.index(), b.index(), "a slot each");
+    /// assert_eq!(arena.handle_at(a.index()), Some(a));
+    /// ```
     #[inline]
     pub const fn index(self) -> u32 {
         self.index
     }
 
     /// The generation the slot had when the object was placed in it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    ///
+    /// let mut arena = Arena::new();
+    /// let old = arena.insert(1u32);
+    /// arena.remove(old);
+    /// let new = arena.insert(2u32); // the freed slot, with the next generation
+    /// assert_eq!(new.raw().index(), old.raw().index());
+    /// assert!(new.raw().generation() > old.raw().generation());
+    /// assert!(arena.get(old).is_none(), "the old handle never resolves again");
+    /// ```
     #[inline]
     pub const fn generation(self) -> NonZeroU32 {
         self.generation
     }
 
     /// Packs the handle into 64 bits: generation high, index low.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::num::NonZeroU32;
+    /// use respawn_arena::RawHandle;
+    ///
+    /// let raw = RawHandle::new(5, NonZeroU32::new(3).unwrap());
+    /// assert_eq!(raw.to_bits(), 3 << 32 | 5);
+    /// // One `u64`, for a network message or a save file.
+    /// assert_eq!(RawHandle::from_bits(raw.to_bits()), Some(raw));
+    /// ```
     #[inline]
     pub const fn to_bits(self) -> u64 {
         (self.generation.get() as u64) << 32 | self.index as u64
     }
 
     /// Unpacks [`to_bits`](Self::to_bits); `None` if the generation half is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::num::NonZeroU32;
+    /// use respawn_arena::RawHandle;
+    ///
+    /// let raw = RawHandle::from_bits(3 << 32 | 5).expect("generation 3");
+    /// assert_eq!((raw.index(), raw.generation()), (5, NonZeroU32::new(3).unwrap()));
+    /// assert_eq!(RawHandle::from_bits(5), None, "generation 0 is never a handle's");
+    /// ```
     #[inline]
     pub const fn from_bits(bits: u64) -> Option<Self> {
         match NonZeroU32::new((bits >> 32) as u32) {
@@ -79,36 +145,119 @@ pub struct Handle<T> {
 
 impl<T> Handle<T> {
     /// A typed handle from an untyped one. Safe: the arena checks the class on every use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::{Arena, Handle, RawHandle};
+    ///
+    /// let mut arena = Arena::new();
+    /// // Untyped handles of several classes, kept in one list.
+    /// let mixed: Vec<RawHandle> = vec![arena.insert(7u32).raw(), arena.insert(0.5f32).raw()];
+    /// assert_eq!(arena.get(Handle::<u32>::from_raw(mixed[0])), Some(&7));
+    /// assert_eq!(arena.get(Handle::<f32>::from_raw(mixed[1])), Some(&0.5));
+    /// // The wrong class: the arena checks it, and the handle does not resolve.
+    /// assert_eq!(arena.get(Handle::<u32>::from_raw(mixed[1])), None);
+    /// ```
     #[inline]
     pub const fn from_raw(raw: RawHandle) -> Self {
         Self { raw, _class: PhantomData }
     }
 
     /// The untyped handle.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::{Arena, RawHandle};
+    ///
+    /// struct Ship { hull: u32 }
+    /// struct Cargo { mass: u32 }
+    ///
+    /// let mut arena = Arena::new();
+    /// let ship = arena.insert(Ship { hull: 100 });
+    /// let cargo = arena.insert(Cargo { mass: 5 });
+    /// // Calls that take objects of any class take their untyped handles.
+    /// arena.set_outer(cargo.raw(), Some(ship.raw()))?;
+    /// assert_eq!(arena.sub_objects(ship.raw()).collect::<Vec<RawHandle>>(), [cargo.raw()]);
+    /// # Ok::<(), respawn_arena::ArenaError>(())
+    /// ```
     #[inline]
     pub const fn raw(self) -> RawHandle {
         self.raw
     }
 
     /// The slot index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    ///
+    /// let mut arena = Arena::new();
+    /// let a = arena.insert(1u32);
+    /// let b = arena.insert(2u32);
+    /// assert_ne!(a.index(), b.index(), "a slot each");
+    /// assert_eq!(a.index(), a.raw().index());
+    /// ```
     #[inline]
     pub const fn index(self) -> u32 {
         self.raw.index
     }
 
     /// The generation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    ///
+    /// let mut arena = Arena::new();
+    /// let old = arena.insert(1u32);
+    /// arena.remove(old);
+    /// let new = arena.insert(2u32); // the freed slot, with the next generation
+    /// assert_eq!(new.index(), old.index());
+    /// assert!(new.generation() > old.generation());
+    /// assert_ne!(new, old);
+    /// ```
     #[inline]
     pub const fn generation(self) -> NonZeroU32 {
         self.raw.generation
     }
 
     /// See [`RawHandle::to_bits`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    ///
+    /// let mut arena = Arena::new();
+    /// let h = arena.insert(7u32);
+    /// let bits: u64 = h.to_bits(); // generation high, index low
+    /// assert_eq!(bits >> 32, u64::from(h.generation().get()));
+    /// assert_eq!(bits as u32, h.index());
+    /// ```
     #[inline]
     pub const fn to_bits(self) -> u64 {
         self.raw.to_bits()
     }
 
     /// See [`RawHandle::from_bits`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::{Arena, Handle};
+    ///
+    /// let mut arena = Arena::new();
+    /// let h = arena.insert(7u32);
+    /// // Back from a `u64` (a network message, a save file).
+    /// let back = Handle::<u32>::from_bits(h.to_bits()).expect("a nonzero generation");
+    /// assert_eq!(back, h);
+    /// assert_eq!(arena.get(back), Some(&7));
+    /// assert!(Handle::<u32>::from_bits(0).is_none());
+    /// ```
     #[inline]
     pub const fn from_bits(bits: u64) -> Option<Self> {
         match RawHandle::from_bits(bits) {
@@ -182,6 +331,21 @@ impl<T> Root<T> {
     }
 
     /// The handle of the rooted object.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::{Arena, ArenaError};
+    ///
+    /// let mut arena = Arena::new();
+    /// let h = arena.insert(7u32);
+    /// let root = arena.root(h)?;
+    /// assert_eq!(root.handle(), h);
+    /// assert!(matches!(arena.try_remove(root.handle()), Err(ArenaError::Rooted)));
+    /// drop(root);
+    /// assert_eq!(arena.remove(h), Some(7));
+    /// # Ok::<(), ArenaError>(())
+    /// ```
     pub fn handle(&self) -> Handle<T> {
         self.handle
     }
