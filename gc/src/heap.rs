@@ -121,22 +121,93 @@ impl fmt::Debug for Subtree<'_> {
 
 impl<'h> Subtree<'h> {
     /// The object the walk started from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let tower = heap.insert(Part { hp: 500 });
+    /// let gun = heap.insert(Part { hp: 80 });
+    /// heap.set_outer(gun.raw(), Some(tower.raw()))?;
+    /// let subtree = heap.subtree(gun.raw())?;
+    /// assert_eq!(subtree.root(), gun.raw(), "where the walk started, not the gun's owner");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn root(&self) -> RawHandle {
         self.order[0]
     }
 
     /// Every object walked: the root first, each owner before its sub-objects.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let [tower, gun, barrel] = [500, 80, 20].map(|hp| heap.insert(Part { hp }));
+    /// heap.set_outer(gun.raw(), Some(tower.raw()))?;
+    /// heap.set_outer(barrel.raw(), Some(gun.raw()))?;
+    /// let subtree = heap.subtree(tower.raw())?;
+    /// assert_eq!(subtree.objects(), [tower.raw(), gun.raw(), barrel.raw()]);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn objects(&self) -> &[RawHandle] {
         &self.order
     }
 
     /// Whether the root owns sub-objects.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let tower = heap.insert(Part { hp: 500 });
+    /// let gun = heap.insert(Part { hp: 80 });
+    /// assert!(!heap.subtree(tower.raw())?.has_sub_objects());
+    /// heap.set_outer(gun.raw(), Some(tower.raw()))?;
+    /// assert!(heap.subtree(tower.raw())?.has_sub_objects());
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn has_sub_objects(&self) -> bool {
         self.order.len() > 1
     }
 
     /// The root object, mutably, if it is a `T` (for a hook that runs before it ends —
     /// a pool's `on_release`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { hp: u32 }
+    /// #[derive(Trace, Object)]
+    /// struct Gun { ammo: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let tower = heap.insert(Part { hp: 500 });
+    /// let mut subtree = heap.subtree(tower.raw())?;
+    /// assert!(subtree.root_mut::<Gun>().is_none(), "the root is a Part");
+    /// subtree.root_mut::<Part>().unwrap().hp = 0;
+    /// drop(subtree); // ends nothing
+    /// assert_eq!(heap.get(tower).map(|p| p.hp), Some(0));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn root_mut<T: 'static>(&mut self) -> Option<&mut T> {
         let root = Handle::<T>::from_raw(self.order[0]);
         self.heap.arena.get_mut(root)
@@ -147,6 +218,31 @@ impl<'h> Subtree<'h> {
     /// pool's destroy, before `on_release` and `reset` — and wants them told before the
     /// first. Their releases then tell them nothing more. Costs one look at the classes
     /// when no class has end listeners.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let ended = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&ended);
+    /// heap.add_end_listener(move |_, part: &Part| log.lock().unwrap().push(part.hp))?;
+    /// let tower = heap.insert(Part { hp: 500 });
+    /// let gun = heap.insert(Part { hp: 80 });
+    /// heap.set_outer(gun.raw(), Some(tower.raw()))?;
+    ///
+    /// let mut subtree = heap.subtree(tower.raw())?;
+    /// subtree.notify_ends(); // told now, the gun before its tower …
+    /// assert_eq!(*ended.lock().unwrap(), [80, 500]);
+    /// subtree.destroy_now(); // … and not again as they end
+    /// assert_eq!(ended.lock().unwrap().len(), 2);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn notify_ends(&mut self) {
         if !self.heap.arena.any_end_listeners() {
             return;
@@ -161,6 +257,28 @@ impl<'h> Subtree<'h> {
     /// resolving at once and the next collection purges them. Returns how many were marked:
     /// a sub-object already garbage, or already on its way out (found unreachable and
     /// waiting for the purge, or its `begin_destroy` run), is not counted again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let tower = heap.insert(Part { hp: 500 });
+    /// let gun = heap.insert(Part { hp: 80 });
+    /// heap.set_outer(gun.raw(), Some(tower.raw()))?;
+    /// heap.add_to_root(gun.raw())?;
+    /// assert!(heap.subtree(tower.raw()).is_err(), "the gun is rooted: nothing may end");
+    ///
+    /// heap.remove_from_root(gun.raw())?;
+    /// assert_eq!(heap.subtree(tower.raw())?.mark_as_garbage(), 2);
+    /// assert!(!heap.contains(tower) && !heap.contains(gun), "stale at once");
+    /// assert_eq!(heap.collect_garbage(CollectOptions::FULL).purged, 2);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn mark_as_garbage(mut self) -> usize {
         let order = std::mem::take(&mut self.order);
         let listed = self.heap.purges_early();
@@ -185,6 +303,24 @@ impl<'h> Subtree<'h> {
 
     /// Ends every object walked now, sub-objects before their owners (see
     /// [`Heap::destroy_now`]). Returns how many ended now (the rest wait for `purge`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let tower = heap.insert(Part { hp: 500 });
+    /// let gun = heap.insert(Part { hp: 80 });
+    /// heap.set_outer(gun.raw(), Some(tower.raw()))?;
+    /// let subtree = heap.subtree(tower.raw())?;
+    /// assert_eq!(subtree.destroy_now(), 2); // the gun, then the tower: no collection needed
+    /// assert_eq!(heap.len::<Part>(), 0);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn destroy_now(mut self) -> usize {
         let order = std::mem::take(&mut self.order);
         let ended = self.heap.end_all(&order);
@@ -194,6 +330,24 @@ impl<'h> Subtree<'h> {
 
     /// Ends the sub-objects now, as [`destroy_now`](Self::destroy_now) would, and keeps the
     /// root, which then owns none. Returns how many ended now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let [tower, gun, barrel] = [500, 80, 20].map(|hp| heap.insert(Part { hp }));
+    /// heap.set_outer(gun.raw(), Some(tower.raw()))?;
+    /// heap.set_outer(barrel.raw(), Some(gun.raw()))?;
+    /// assert_eq!(heap.subtree(tower.raw())?.destroy_sub_objects(), 2); // the barrel, the gun
+    /// assert!(heap.contains(tower) && !heap.contains(gun) && !heap.contains(barrel));
+    /// assert_eq!(heap.sub_objects(tower.raw()).count(), 0);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn destroy_sub_objects(mut self) -> usize {
         let order = std::mem::take(&mut self.order);
         let ended = self.heap.end_all(&order[1..]);
@@ -333,6 +487,20 @@ impl Default for Heap {
 
 impl Heap {
     /// An empty heap with the default arena and [`GcSettings::DEFAULT`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{GcSettings, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Coin { value: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// assert_eq!(heap.settings(), &GcSettings::DEFAULT);
+    /// let coin = heap.insert(Coin { value: 5 }); // `Coin` registers on first use
+    /// assert_eq!(heap.get(coin).map(|c| c.value), Some(5));
+    /// ```
     pub fn new() -> Self {
         Self::from_arena(Arena::new(), GcSettings::DEFAULT).expect("the default settings are valid")
     }
@@ -341,6 +509,22 @@ impl Heap {
     ///
     /// # Errors
     /// [`GcError::BadSettings`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_arena::ArenaConfig;
+    /// use respawn_gc::{GcError, GcSettings, Heap};
+    ///
+    /// let heap = Heap::with_config(ArenaConfig::DEFAULT, GcSettings::SINGLE_THREADED)?;
+    /// assert!(!heap.settings().parallel);
+    ///
+    /// let bad = GcSettings { purge_budget: Some(Duration::ZERO), ..GcSettings::DEFAULT };
+    /// let refused = Heap::with_config(ArenaConfig::DEFAULT, bad);
+    /// assert!(matches!(refused, Err(GcError::BadSettings(_))));
+    /// # Ok::<(), GcError>(())
+    /// ```
     pub fn with_config(arena: ArenaConfig, settings: GcSettings) -> Result<Self, GcError> {
         Self::from_arena(Arena::with_config(arena), settings)
     }
@@ -350,6 +534,24 @@ impl Heap {
     ///
     /// # Errors
     /// [`GcError::BadSettings`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    /// use respawn_gc::{CollectOptions, GcSettings, Heap};
+    ///
+    /// let mut arena = Arena::new();
+    /// let kept = arena.insert(10u32); // a class the collector never scans: a leaf
+    /// let lost = arena.insert(20u32);
+    /// arena.add_to_root(kept.raw())?;
+    ///
+    /// let mut heap = Heap::from_arena(arena, GcSettings::SINGLE_THREADED)?;
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert_eq!(heap.get(kept), Some(&10));
+    /// assert_eq!(heap.get(lost), None, "nothing rooted it");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn from_arena(arena: Arena, settings: GcSettings) -> Result<Self, GcError> {
         settings.validate()?;
         let threads = Threads::new(settings.threads)?;
@@ -379,6 +581,21 @@ impl Heap {
 
     /// The arena under the collector, to read: everything [`Arena`] tells (`table`,
     /// `layouts`, `allocator`, `handle_at`…) beyond the reads the heap forwards itself.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Coin { value: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let coin = heap.insert(Coin { value: 5 });
+    /// let arena = heap.arena(); // reads beyond the heap's own
+    /// assert_eq!(arena.handle_at(coin.index()), Some(coin.raw()));
+    /// assert!(arena.class_name(heap.class_of::<Coin>().unwrap()).unwrap().ends_with("Coin"));
+    /// ```
     pub fn arena(&self) -> &Arena {
         &self.arena
     }
@@ -443,6 +660,22 @@ impl Heap {
     }
 
     /// The object `h` names, if it resolves. As [`Arena::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Hero { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let hero = heap.insert(Hero { hp: 100 });
+    /// assert_eq!(heap.get(hero).map(|h| h.hp), Some(100));
+    /// heap.destroy_now(hero.raw())?;
+    /// assert!(heap.get(hero).is_none(), "a stale handle resolves to nothing");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     #[inline]
     pub fn get<T: 'static>(&self, h: Handle<T>) -> Option<&T> {
         self.arena.get(h)
@@ -452,17 +685,65 @@ impl Heap {
     ///
     /// # Errors
     /// [`ArenaError::Stale`], [`ArenaError::Hidden`] or [`ArenaError::WrongClass`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::ArenaError;
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Hero { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let hero = heap.insert(Hero { hp: 100 });
+    /// assert_eq!(heap.try_get(hero)?.hp, 100);
+    /// heap.mark_as_garbage(hero.raw())?;
+    /// assert!(matches!(heap.try_get(hero), Err(ArenaError::Hidden(_))), "garbage, not yet purged");
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert!(matches!(heap.try_get(hero), Err(ArenaError::Stale)), "purged");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn try_get<T: 'static>(&self, h: Handle<T>) -> Result<&T, ArenaError> {
         self.arena.try_get(h)
     }
 
     /// The object `h` names, mutably, if it resolves. As [`Arena::get_mut`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Hero { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let hero = heap.insert(Hero { hp: 100 });
+    /// heap.get_mut(hero).unwrap().hp -= 30;
+    /// assert_eq!(heap.get(hero).map(|h| h.hp), Some(70));
+    /// ```
     #[inline]
     pub fn get_mut<T: 'static>(&mut self, h: Handle<T>) -> Option<&mut T> {
         self.arena.get_mut(h)
     }
 
     /// Whether `h` resolves.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Hero { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let hero = heap.insert(Hero { hp: 100 });
+    /// assert!(heap.contains(hero));
+    /// heap.collect_garbage(CollectOptions::FULL); // nothing roots it
+    /// assert!(!heap.contains(hero));
+    /// ```
     pub fn contains<T: 'static>(&self, h: Handle<T>) -> bool {
         self.arena.contains(h)
     }
@@ -471,6 +752,23 @@ impl Heap {
     ///
     /// # Errors
     /// [`ArenaError::Stale`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::ObjectFlags;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Hero { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let hero = heap.insert(Hero { hp: 100 });
+    /// assert!(!heap.flags(hero.raw())?.contains(ObjectFlags::ROOT_SET));
+    /// heap.add_to_root(hero.raw())?;
+    /// assert!(heap.flags(hero.raw())?.contains(ObjectFlags::ROOT_SET));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn flags(&self, raw: RawHandle) -> Result<ObjectFlags, ArenaError> {
         self.arena.flags(raw)
     }
@@ -480,6 +778,23 @@ impl Heap {
     ///
     /// # Errors
     /// [`ArenaError::Stale`] or [`ArenaError::Hidden`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Boss { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let boss = heap.insert(Boss { hp: 5000 });
+    /// heap.add_to_root(boss.raw())?;
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert!(heap.contains(boss), "a root: nothing needs to reference it");
+    /// assert!(heap.destroy_now(boss.raw()).is_err(), "and it refuses to end");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn add_to_root(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
         self.arena.add_to_root(raw)
     }
@@ -489,6 +804,25 @@ impl Heap {
     ///
     /// # Errors
     /// [`ArenaError::Stale`], or [`ArenaError::NotRooted`] if it was not added.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::ArenaError;
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Boss { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let boss = heap.insert(Boss { hp: 5000 });
+    /// heap.add_to_root(boss.raw())?;
+    /// heap.remove_from_root(boss.raw())?;
+    /// assert!(matches!(heap.remove_from_root(boss.raw()), Err(ArenaError::NotRooted)));
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert!(!heap.contains(boss), "no longer a root: purged");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn remove_from_root(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
         self.arena.remove_from_root(raw)
     }
@@ -519,6 +853,24 @@ impl Heap {
     }
 
     /// Whether the object is a root (added by hand or guarded by a [`Root`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Boss { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let boss = heap.insert(Boss { hp: 5000 });
+    /// assert!(!heap.is_rooted(boss.raw()));
+    /// let guard = heap.root(boss)?;
+    /// assert!(heap.is_rooted(boss.raw()));
+    /// drop(guard);
+    /// assert!(!heap.is_rooted(boss.raw()));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn is_rooted(&self, raw: RawHandle) -> bool {
         self.arena.is_rooted(raw)
     }
@@ -529,32 +881,135 @@ impl Heap {
     ///
     /// # Errors
     /// As [`Arena::set_outer`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let ship = heap.insert(Part { hp: 900 });
+    /// let engine = heap.insert(Part { hp: 300 });
+    /// heap.set_outer(engine.raw(), Some(ship.raw()))?; // the engine is the ship's
+    /// assert!(heap.set_outer(ship.raw(), Some(engine.raw())).is_err(), "no cycles");
+    /// assert_eq!(heap.destroy_now(ship.raw())?, 2, "the engine goes with its ship");
+    /// assert!(!heap.contains(engine));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn set_outer(&mut self, child: RawHandle, outer: Option<RawHandle>) -> Result<(), ArenaError> {
         self.arena.set_outer(child, outer)
     }
 
     /// The direct sub-objects of `raw`. As [`Arena::sub_objects`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let [ship, engine, wing] = [900, 300, 200].map(|hp| heap.insert(Part { hp }));
+    /// heap.set_outer(engine.raw(), Some(ship.raw()))?;
+    /// heap.set_outer(wing.raw(), Some(ship.raw()))?;
+    /// let subs: Vec<_> = heap.sub_objects(ship.raw()).collect();
+    /// assert_eq!(subs.len(), 2);
+    /// assert!(subs.contains(&engine.raw()) && subs.contains(&wing.raw()));
+    /// assert_eq!(heap.sub_objects(engine.raw()).count(), 0);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn sub_objects(&self, raw: RawHandle) -> impl Iterator<Item = RawHandle> + '_ {
         self.arena.sub_objects(raw)
     }
 
     /// `T`'s class id, if registered (with the arena; see [`register`](Self::register)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Tree { height: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// assert_eq!(heap.class_of::<Tree>(), None);
+    /// let id = heap.register::<Tree>()?;
+    /// assert_eq!(heap.class_of::<Tree>(), Some(id));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     #[inline]
     pub fn class_of<T: 'static>(&self) -> Option<ClassId> {
         self.arena.class_of::<T>()
     }
 
     /// Objects of class `T` held (whatever their flags).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Coin { value: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let coins: Vec<_> = (0..3).map(|value| heap.insert(Coin { value })).collect();
+    /// heap.mark_as_garbage(coins[0].raw())?;
+    /// assert_eq!(heap.len::<Coin>(), 3, "garbage counts until it is purged");
+    /// assert_eq!(heap.iter::<Coin>().count(), 2);
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert_eq!(heap.len::<Coin>(), 0, "nothing rooted them");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn len<T: 'static>(&self) -> usize {
         self.arena.len::<T>()
     }
 
     /// Whether the heap holds no object of class `T`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Coin { value: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// assert!(heap.is_empty::<Coin>());
+    /// let coin = heap.insert(Coin { value: 5 });
+    /// assert!(!heap.is_empty::<Coin>());
+    /// heap.destroy_now(coin.raw())?;
+    /// assert!(heap.is_empty::<Coin>());
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn is_empty<T: 'static>(&self) -> bool {
         self.arena.is_empty::<T>()
     }
 
     /// Every visible object of class `T` with its handle, in memory order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Coin { value: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let a = heap.insert(Coin { value: 5 });
+    /// let b = heap.insert(Coin { value: 7 });
+    /// let total: u32 = heap.iter::<Coin>().map(|(_, coin)| coin.value).sum();
+    /// assert_eq!(total, 12);
+    /// assert_eq!(heap.iter::<Coin>().map(|(h, _)| h).collect::<Vec<_>>(), [a, b]);
+    /// ```
     pub fn iter<T: 'static>(&self) -> Iter<'_, T> {
         self.arena.iter::<T>()
     }
@@ -562,29 +1017,129 @@ impl Heap {
     /// Calls `f` on every visible object of class `T` in one pass over its contiguous slabs
     /// (the aggregated tick). Garbage, objects being destroyed and dormant objects
     /// ([`set_dormant`](Self::set_dormant)) are skipped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Mover { x: f32, speed: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let a = heap.insert(Mover { x: 0.0, speed: 2.0 });
+    /// let b = heap.insert(Mover { x: 0.0, speed: 3.0 });
+    /// heap.set_dormant(b.raw(), true)?;
+    /// heap.tick::<Mover>(|m| m.x += m.speed);
+    /// assert_eq!(heap.get(a).unwrap().x, 2.0);
+    /// assert_eq!(heap.get(b).unwrap().x, 0.0, "dormant: skipped");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn tick<T: 'static>(&mut self, f: impl FnMut(&mut T)) {
         self.arena.tick(f);
     }
 
     /// Like [`tick`](Self::tick), split across rayon's threads by work (see [`Arena::par_tick`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Cell { age: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// for _ in 0..5000 {
+    ///     heap.insert(Cell { age: 0 });
+    /// }
+    /// heap.par_tick::<Cell>(|c| c.age += 1);
+    /// assert!(heap.iter::<Cell>().all(|(_, c)| c.age == 1), "each ticked once");
+    /// ```
     pub fn par_tick<T: Send + 'static>(&mut self, f: impl Fn(&mut T) + Sync + Send) {
         self.in_threads(|heap| heap.arena.par_tick(f));
     }
 
     /// [`tick`](Self::tick) with a read-only [`View`] of every other class (a missile
     /// reads its target). As [`Arena::tick_reading`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::Handle;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Target { x: f32 }
+    /// #[derive(Trace, Object)]
+    /// struct Missile { target: Handle<Target>, x: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let target = heap.insert(Target { x: 10.0 });
+    /// let missile = heap.insert(Missile { target, x: 0.0 });
+    /// // Each missile closes half the distance to its target, read through the view.
+    /// heap.tick_reading::<Missile>(|m, rest| {
+    ///     if let Some(t) = rest.get(m.target) {
+    ///         m.x += (t.x - m.x) / 2.0;
+    ///     }
+    /// });
+    /// assert_eq!(heap.get(missile).unwrap().x, 5.0);
+    /// ```
     pub fn tick_reading<T: 'static>(&mut self, f: impl FnMut(&mut T, &View<'_>)) {
         self.arena.tick_reading(f);
     }
 
     /// [`tick_reading`](Self::tick_reading) split across the heap's threads by work.
     /// As [`Arena::par_tick_reading`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::Handle;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Beacon { strength: u32 }
+    /// #[derive(Trace, Object)]
+    /// struct Probe { beacon: Handle<Beacon>, heard: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let beacon = heap.insert(Beacon { strength: 7 });
+    /// for _ in 0..5000 {
+    ///     heap.insert(Probe { beacon, heard: 0 });
+    /// }
+    /// heap.par_tick_reading::<Probe>(|p, rest| {
+    ///     p.heard = rest.get(p.beacon).map_or(0, |b| b.strength);
+    /// });
+    /// assert!(heap.iter::<Probe>().all(|(_, p)| p.heard == 7));
+    /// ```
     pub fn par_tick_reading<T: Send + 'static>(&mut self, f: impl Fn(&mut T, &View<'_>) + Sync + Send) {
         self.in_threads(|heap| heap.arena.par_tick_reading(f));
     }
 
     /// Ticks at most `budget` awake objects of class `T` from where `cursor` stopped: a
     /// round-robin over the class across frames. As [`Arena::tick_budgeted`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::TickCursor;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Npc { thoughts: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// for _ in 0..10 {
+    ///     heap.insert(Npc { thoughts: 0 });
+    /// }
+    /// let mut cursor = TickCursor::new();
+    /// let mut frame = || heap.tick_budgeted::<Npc>(&mut cursor, 4, |n| n.thoughts += 1);
+    /// let ticked = [frame(), frame(), frame()];
+    /// assert_eq!(ticked, [4, 4, 2], "one pass over the class in three frames");
+    /// assert!(heap.iter::<Npc>().all(|(_, n)| n.thoughts == 1));
+    /// assert_eq!(cursor.cycles(), 1);
+    /// ```
     pub fn tick_budgeted<T: 'static>(
         &mut self,
         cursor: &mut respawn_arena::TickCursor,
@@ -601,23 +1156,108 @@ impl Heap {
     /// # Errors
     /// As [`Arena::set_dormant`]: [`ArenaError::Stale`], [`ArenaError::Hidden`] or
     /// [`ArenaError::Permanent`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Npc { thoughts: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let npc = heap.insert(Npc { thoughts: 0 });
+    /// heap.set_dormant(npc.raw(), true)?; // far from the player
+    /// heap.tick::<Npc>(|n| n.thoughts += 1);
+    /// assert_eq!(heap.get(npc).unwrap().thoughts, 0, "asleep: not ticked, but alive");
+    /// heap.set_dormant(npc.raw(), false)?;
+    /// heap.tick::<Npc>(|n| n.thoughts += 1);
+    /// assert_eq!(heap.get(npc).unwrap().thoughts, 1);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn set_dormant(&mut self, raw: RawHandle, dormant: bool) -> Result<(), ArenaError> {
         self.arena.set_dormant(raw, dormant)
     }
 
     /// Whether `raw` resolves to a dormant object. As [`Arena::is_dormant`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Npc { thoughts: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let npc = heap.insert(Npc { thoughts: 0 });
+    /// assert!(!heap.is_dormant(npc.raw()));
+    /// heap.set_dormant(npc.raw(), true)?;
+    /// assert!(heap.is_dormant(npc.raw()));
+    /// heap.destroy_now(npc.raw())?;
+    /// assert!(!heap.is_dormant(npc.raw()), "a stale handle names nothing dormant");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn is_dormant(&self, raw: RawHandle) -> bool {
         self.arena.is_dormant(raw)
     }
 
     /// Calls `f` with every visible, awake object of class `T` and its handle, in memory
     /// order; see [`Arena::tick_handles`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Npc { thoughts: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let a = heap.insert(Npc { thoughts: 0 });
+    /// let b = heap.insert(Npc { thoughts: 0 });
+    /// let mut seen = Vec::new();
+    /// heap.tick_handles::<Npc>(|h, npc| {
+    ///     npc.thoughts += 1;
+    ///     seen.push(h); // e.g. to queue commands about this object
+    /// });
+    /// assert_eq!(seen, [a, b]);
+    /// ```
     pub fn tick_handles<T: 'static>(&mut self, f: impl FnMut(Handle<T>, &mut T)) {
         self.arena.tick_handles(f);
     }
 
     /// [`tick_handles`](Self::tick_handles) split across the heap's threads chunk by chunk,
     /// with a per-chunk state from `begin`; see [`Arena::par_tick_chunks`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Npc { thoughts: u32 }
+    ///
+    /// // A chunk's state: it counts in a local, and adds the count once, as the chunk ends.
+    /// struct Tally<'a>(u32, &'a AtomicU32);
+    /// impl Drop for Tally<'_> {
+    ///     fn drop(&mut self) {
+    ///         self.1.fetch_add(self.0, Ordering::Relaxed);
+    ///     }
+    /// }
+    ///
+    /// let mut heap = Heap::new();
+    /// for _ in 0..5000 {
+    ///     heap.insert(Npc { thoughts: 0 });
+    /// }
+    /// let total = AtomicU32::new(0);
+    /// heap.par_tick_chunks::<Npc, _>(|_chunk| Tally(0, &total), |tally, _h, npc| {
+    ///     npc.thoughts += 1;
+    ///     tally.0 += 1;
+    /// });
+    /// assert_eq!(total.load(Ordering::Relaxed), 5000);
+    /// ```
     pub fn par_tick_chunks<T: Send + 'static, S>(
         &mut self,
         begin: impl Fn(usize) -> S + Sync + Send,
@@ -636,16 +1276,68 @@ impl Heap {
     }
 
     /// Memory figures of class `T`, if registered. As [`Arena::stats`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Rock { mass: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// assert!(heap.stats::<Rock>().is_none(), "not registered yet");
+    /// heap.insert(Rock { mass: 3 });
+    /// heap.insert(Rock { mass: 4 });
+    /// let stats = heap.stats::<Rock>().unwrap();
+    /// assert_eq!((stats.len, stats.object_size), (2, std::mem::size_of::<Rock>()));
+    /// assert!(stats.memory.committed_bytes > 0);
+    /// ```
     pub fn stats<T: 'static>(&self) -> Option<ArenaClassStats> {
         self.arena.stats::<T>()
     }
 
     /// What every cell of every class's slabs holds. As [`Arena::layouts`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::CellState;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Rock { mass: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let rocks: Vec<_> = (0..3).map(|mass| heap.insert(Rock { mass })).collect();
+    /// heap.destroy_now(rocks[1].raw())?;
+    /// let layouts = heap.layouts();
+    /// let rock = layouts.iter().find(|l| l.name.ends_with("Rock")).unwrap();
+    /// assert_eq!(rock.count(CellState::Live), 2);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn layouts(&self) -> Vec<ClassLayout> {
         self.arena.layouts()
     }
 
     /// The object table, for type-erased code. As [`Arena::table`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Rock { mass: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let rock = heap.insert(Rock { mass: 3 });
+    /// let slot = heap.table().resolve(rock.raw())?; // no `Rock` needed to read its slot
+    /// assert_eq!(usize::from(slot.class()), heap.class_of::<Rock>().unwrap().index());
+    /// heap.destroy_now(rock.raw())?;
+    /// assert!(heap.table().resolve(rock.raw()).is_err());
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     #[inline]
     pub fn table(&self) -> &ObjectTable {
         self.arena.table()
@@ -656,6 +1348,27 @@ impl Heap {
     ///
     /// # Errors
     /// As [`Arena::reserve`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::SlabConfig;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    /// #[derive(Trace, Object)]
+    /// struct Ember { heat: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// heap.reserve::<Spark>(1000)?; // prepared in the background; returns at once
+    /// assert!(heap.class_of::<Spark>().is_some(), "registered now");
+    ///
+    /// let one_slab = SlabConfig { max_slabs: 1, ..SlabConfig::SMALL }; // 64 cells
+    /// heap.register_with::<Ember>(one_slab)?;
+    /// assert!(heap.reserve::<Ember>(1000).is_err(), "more than its reservation holds");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn reserve<T: Object>(&mut self, n: usize) -> Result<(), ArenaError> {
         self.ensure_class::<T>()?;
         self.arena.reserve::<T>(n)
@@ -666,12 +1379,43 @@ impl Heap {
     ///
     /// # Errors
     /// As [`Arena::prefill`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// heap.prefill::<Spark>(500)?; // a loading screen: the cells are ready now
+    /// assert!(heap.stats::<Spark>().unwrap().vacant >= 500);
+    /// for _ in 0..500 {
+    ///     heap.insert(Spark { heat: 1.0 }); // no allocator call
+    /// }
+    /// assert_eq!(heap.len::<Spark>(), 500);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn prefill<T: Object>(&mut self, n: usize) -> Result<(), ArenaError> {
         self.ensure_class::<T>()?;
         self.arena.prefill::<T>(n)
     }
 
     /// The settings.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_arena::ArenaConfig;
+    /// use respawn_gc::{GcSettings, Heap};
+    ///
+    /// let heap = Heap::with_config(ArenaConfig::DEFAULT, GcSettings::LOW_LATENCY)?;
+    /// assert_eq!(heap.settings().time_between_collections, Some(Duration::from_secs(10)));
+    /// assert_eq!(heap.settings().purge_budget, Some(Duration::from_millis(1)));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn settings(&self) -> &GcSettings {
         &self.settings
     }
@@ -680,6 +1424,23 @@ impl Heap {
     ///
     /// # Errors
     /// [`GcError::BadSettings`]; the old settings stay.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_gc::{GcSettings, Heap};
+    ///
+    /// let mut heap = Heap::new();
+    /// let every_5s = Some(Duration::from_secs(5));
+    /// let settings = GcSettings { time_between_collections: every_5s, ..GcSettings::DEFAULT };
+    /// heap.set_settings(settings)?;
+    /// assert_eq!(heap.settings().time_between_collections, every_5s);
+    ///
+    /// assert!(heap.set_settings(GcSettings { threads: Some(0), ..GcSettings::DEFAULT }).is_err());
+    /// assert_eq!(heap.settings().time_between_collections, every_5s, "the old settings stay");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn set_settings(&mut self, settings: GcSettings) -> Result<(), GcError> {
         settings.validate()?;
         if settings.threads != self.settings.threads {
@@ -692,6 +1453,25 @@ impl Heap {
 
     /// Figures of the last collection (and of its purge so far). (`stats::<T>()`, through
     /// the arena, gives a class's memory figures.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Coin { value: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let kept = heap.insert(Coin { value: 1 });
+    /// heap.add_to_root(kept.raw())?;
+    /// heap.insert(Coin { value: 2 });
+    /// heap.insert(Coin { value: 3 });
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// let stats = heap.gc_stats();
+    /// assert_eq!((stats.cycles, stats.kept, stats.purged), (1, 1, 2));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn gc_stats(&self) -> &GcStats {
         &self.stats
     }
@@ -731,6 +1511,19 @@ impl Heap {
 
     /// External referencers registered (those whose [`Referencer`] was dropped are forgotten
     /// at the next collection).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::Heap;
+    ///
+    /// let mut heap = Heap::new();
+    /// assert_eq!(heap.referencers(), 0);
+    /// let minimap = heap.add_referencer(|_tracer| {}); // would report the handles it holds
+    /// assert_eq!(heap.referencers(), 1);
+    /// drop(minimap);
+    /// assert_eq!(heap.referencers(), 0);
+    /// ```
     pub fn referencers(&self) -> usize {
         self.referencers.len()
     }
@@ -794,6 +1587,29 @@ impl Heap {
     ///
     /// # Errors
     /// As [`why_alive`](Self::why_alive).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::{Handle, ObjectFlags};
+    /// use respawn_gc::{Heap, Object, RootKind, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Level { props: Vec<Handle<Prop>> }
+    /// #[derive(Trace, Object)]
+    /// struct Prop { mass: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let prop = heap.insert(Prop { mass: 2.0 });
+    /// let level = heap.insert(Level { props: vec![prop] });
+    /// // The game flags the level standalone: kept by the collections whose keep flags name it.
+    /// heap.table().resolve(level.raw())?.insert_flags(ObjectFlags::STANDALONE);
+    /// assert_eq!(heap.why_alive(prop)?, None, "no keep flags: the next collection purges it");
+    /// let chain = heap.why_alive_with(prop, ObjectFlags::STANDALONE)?.expect("kept by the level");
+    /// assert_eq!(chain.root, RootKind::KeepFlags(ObjectFlags::STANDALONE));
+    /// assert_eq!((chain.root_object().handle, chain.len()), (level.raw(), 1));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn why_alive_with(
         &mut self,
         object: impl Into<RawHandle>,
@@ -876,6 +1692,21 @@ impl Heap {
     ///
     /// # Errors
     /// [`GcError::AlreadyRegistered`], or as [`Arena::register`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{GcError, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Tree { height: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let id = heap.register::<Tree>()?; // ahead of the first insert
+    /// assert_eq!(heap.class_of::<Tree>(), Some(id));
+    /// assert!(matches!(heap.register::<Tree>(), Err(GcError::AlreadyRegistered(_))));
+    /// # Ok::<(), GcError>(())
+    /// ```
     pub fn register<T: Object>(&mut self) -> Result<ClassId, GcError> {
         let id = match self.arena.class_of::<T>() {
             Some(id) => id,
@@ -888,6 +1719,23 @@ impl Heap {
     ///
     /// # Errors
     /// As [`Arena::register_with`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::SlabConfig;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// heap.register_with::<Spark>(SlabConfig::SMALL)?;
+    /// heap.insert(Spark { heat: 1.0 });
+    /// assert_eq!(heap.stats::<Spark>().unwrap().memory.cells_per_slab, 64);
+    /// assert!(heap.register_with::<Spark>(SlabConfig::SMALL).is_err(), "once per class");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn register_with<T: Object>(&mut self, slab: SlabConfig) -> Result<ClassId, GcError> {
         let id = self.arena.register_with::<T>(slab)?;
         self.attach::<T>(id)
@@ -947,6 +1795,22 @@ impl Heap {
     ///
     /// # Errors
     /// As [`Arena::register`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Tree { height: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// assert_eq!(heap.class_of::<Tree>(), None);
+    /// let id = heap.class_id::<Tree>()?; // registers it
+    /// assert_eq!(heap.class_id::<Tree>()?, id, "the same id from then on");
+    /// assert_eq!(heap.class_of::<Tree>(), Some(id));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn class_id<T: Object>(&mut self) -> Result<ClassId, ArenaError> {
         self.ensure_class::<T>()
     }
@@ -987,6 +1851,21 @@ impl Heap {
     /// How long `T`'s objects live: the class's [`Lifetime`], or, if `T` has not
     /// registered with the collector yet, the one it will get
     /// ([`default_lifetime`](Self::default_lifetime)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Lifetime, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Actor { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// assert_eq!(heap.lifetime::<Actor>(), Lifetime::Collected, "the default");
+    /// heap.set_lifetime::<Actor>(Lifetime::Owned)?;
+    /// assert_eq!(heap.lifetime::<Actor>(), Lifetime::Owned);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn lifetime<T: 'static>(&self) -> Lifetime {
         match self.arena.class_of::<T>().and_then(|id| self.arena.collector_entry(id.index())) {
             Some(entry) if entry.owned() => Lifetime::Owned,
@@ -1005,11 +1884,43 @@ impl Heap {
 
     /// Sets the [`Lifetime`] classes get when they register from now on (a class registered
     /// already keeps its own). [`Lifetime::Collected`] until changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap, Lifetime, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Actor { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// heap.set_default_lifetime(Lifetime::Owned);
+    /// let actor = heap.insert(Actor { hp: 100 }); // `Actor` registers now: owned
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert!(heap.contains(actor), "kept with nothing referencing it");
+    /// heap.set_default_lifetime(Lifetime::Collected);
+    /// assert_eq!(heap.lifetime::<Actor>(), Lifetime::Owned, "a registered class keeps its own");
+    /// ```
     pub fn set_default_lifetime(&mut self, lifetime: Lifetime) {
         self.default_lifetime = lifetime;
     }
 
     /// The [`Lifetime`] a class gets when it registers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Lifetime, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Actor { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// assert_eq!(heap.default_lifetime(), Lifetime::Collected);
+    /// heap.set_default_lifetime(Lifetime::Owned);
+    /// assert_eq!(heap.default_lifetime(), Lifetime::Owned);
+    /// assert_eq!(heap.lifetime::<Actor>(), Lifetime::Owned, "what `Actor` will get");
+    /// ```
     pub fn default_lifetime(&self) -> Lifetime {
         self.default_lifetime
     }
@@ -1046,6 +1957,26 @@ impl Heap {
     ///
     /// # Errors
     /// As [`Arena::try_insert`]; the value comes back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::SlabConfig;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Rock { mass: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let one_slab = SlabConfig { max_slabs: 1, ..SlabConfig::SMALL }; // 64 cells
+    /// heap.register_with::<Rock>(one_slab)?;
+    /// for mass in 0..64 {
+    ///     assert!(heap.try_insert(Rock { mass }).is_ok());
+    /// }
+    /// let refused = heap.try_insert(Rock { mass: 64 }).unwrap_err(); // the slab is full
+    /// assert_eq!(refused.value.mass, 64, "the value comes back");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn try_insert<T: Object>(&mut self, value: T) -> Result<Handle<T>, Rejected<T, ArenaError>> {
         if let Err(error) = self.ensure_class::<T>() {
             return Err(Rejected { error, value });
@@ -1060,6 +1991,22 @@ impl Heap {
     ///
     /// # Errors
     /// As [`Arena::insert_permanent`]; the value comes back.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, GcError, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Config { volume: u8 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let config = heap.insert_permanent(Config { volume: 7 }).map_err(|r| r.error)?;
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert_eq!(heap.get(config).map(|c| c.volume), Some(7), "kept with no root");
+    /// assert!(matches!(heap.destroy_now(config.raw()), Err(GcError::Permanent)));
+    /// # Ok::<(), GcError>(())
+    /// ```
     pub fn insert_permanent<T: Object>(&mut self, value: T) -> Result<Handle<T>, Rejected<T, ArenaError>> {
         if let Err(error) = self.ensure_class::<T>() {
             return Err(Rejected { error, value });
@@ -1151,6 +2098,29 @@ impl Heap {
     /// Nothing changes on [`ArenaError::Stale`] / [`ArenaError::Hidden`] (`raw` is not a
     /// visible object), [`ArenaError::Rooted`] if it or a sub-object is rooted, or
     /// [`GcError::Permanent`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::ArenaError;
+    /// use respawn_gc::{GcError, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let tower = heap.insert(Part { hp: 500 });
+    /// let gun = heap.insert(Part { hp: 80 });
+    /// heap.set_outer(gun.raw(), Some(tower.raw()))?;
+    /// let guard = heap.root(gun)?;
+    /// let refused = matches!(heap.subtree(tower.raw()), Err(GcError::Arena(ArenaError::Rooted)));
+    /// assert!(refused, "the gun is rooted: nothing may end");
+    /// drop(guard);
+    /// let subtree = heap.subtree(tower.raw())?;
+    /// assert_eq!(subtree.objects(), [tower.raw(), gun.raw()]);
+    /// assert_eq!(subtree.destroy_now(), 2);
+    /// # Ok::<(), GcError>(())
+    /// ```
     pub fn subtree(&mut self, raw: RawHandle) -> Result<Subtree<'_>, GcError> {
         let slot = self.arena.table().resolve(raw)?;
         if !slot.flags().contains(ObjectFlags::HAS_SUBOBJECTS) {
@@ -1360,6 +2330,25 @@ impl Heap {
     ///
     /// # Errors
     /// [`GcError::UnknownCluster`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, GcError, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { id: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let [body, wheel] = [0, 1].map(|id| heap.insert(Part { id }));
+    /// let cluster = heap.create_cluster(body.raw(), &[wheel.raw()])?;
+    /// heap.dissolve_cluster(cluster)?;
+    /// let _root = heap.root(wheel)?;
+    /// heap.collect_garbage(CollectOptions::FULL);
+    /// assert!(heap.contains(wheel) && !heap.contains(body), "judged one by one again");
+    /// assert!(matches!(heap.dissolve_cluster(cluster), Err(GcError::UnknownCluster)));
+    /// # Ok::<(), GcError>(())
+    /// ```
     pub fn dissolve_cluster(&mut self, id: ClusterId) -> Result<(), GcError> {
         if self.clusters.dissolve(id) {
             Ok(())
@@ -1369,6 +2358,22 @@ impl Heap {
     }
 
     /// The cluster the object is in, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { id: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let [body, wheel, crate_] = [0, 1, 2].map(|id| heap.insert(Part { id }));
+    /// let cluster = heap.create_cluster(body.raw(), &[wheel.raw()])?;
+    /// assert_eq!(heap.cluster_of(wheel.raw()), Some(cluster));
+    /// assert_eq!(heap.cluster_of(crate_.raw()), None);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn cluster_of(&self, raw: RawHandle) -> Option<ClusterId> {
         let slot = self.arena.table().resolve_live(raw).ok()?;
         self.clusters.cluster_of(raw.index(), slot).map(ClusterId)
@@ -1376,11 +2381,48 @@ impl Heap {
 
     /// The objects of a cluster, root first (stale entries included until the next
     /// collection tidies them).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Part { id: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let [body, wheel, door] = [0, 1, 2].map(|id| heap.insert(Part { id }));
+    /// let cluster = heap.create_cluster(body.raw(), &[wheel.raw(), door.raw()])?;
+    /// let objects: Vec<_> = heap.cluster_objects(cluster).unwrap().collect();
+    /// assert_eq!(objects, [body.raw(), wheel.raw(), door.raw()], "the root first");
+    /// heap.dissolve_cluster(cluster)?;
+    /// assert!(heap.cluster_objects(cluster).is_none());
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn cluster_objects(&self, id: ClusterId) -> Option<impl Iterator<Item = RawHandle> + '_> {
         self.clusters.objects(id)
     }
 
     /// Objects waiting to be purged (queued or waiting for `finish_destroy`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// for _ in 0..3 {
+    ///     heap.insert(Spark { heat: 1.0 });
+    /// }
+    /// assert_eq!(heap.pending_purge(), 0);
+    /// heap.collect_garbage(CollectOptions::INCREMENTAL); // mark now, purge later
+    /// assert_eq!(heap.pending_purge(), 3);
+    /// heap.purge(None);
+    /// assert_eq!(heap.pending_purge(), 0);
+    /// ```
     pub fn pending_purge(&self) -> usize {
         self.purge_queue.len() - self.purge_cursor + self.waiting.len()
     }
@@ -1393,6 +2435,24 @@ impl Heap {
     /// There is no GC lock (UE's `FGCCSyncObject`): every call that reaches the heap's
     /// objects takes `&mut Heap` or `&Heap`, so no other thread can be inside the heap while
     /// a collection runs, and nothing needs to hold one off.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Coin { value: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let kept = heap.insert(Coin { value: 1 });
+    /// let lost = heap.insert(Coin { value: 2 });
+    /// heap.add_to_root(kept.raw())?;
+    /// let stats = heap.collect_garbage(CollectOptions::FULL);
+    /// assert_eq!((stats.objects, stats.kept, stats.purged), (2, 1, 1));
+    /// assert!(heap.contains(kept) && !heap.contains(lost));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn collect_garbage(&mut self, options: CollectOptions) -> GcStats {
         self.abandon_mark();
         self.in_threads(|heap| heap.collect_whole(options))
@@ -1408,6 +2468,28 @@ impl Heap {
     /// runs one slice, [`GcStep::Marked`], until the slice that finishes it returns
     /// [`GcStep::Collected`]. A mark running when the setting is turned off finishes in the
     /// next call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_arena::ArenaConfig;
+    /// use respawn_gc::{GcSettings, GcStep, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let every_second = GcSettings {
+    ///     time_between_collections: Some(Duration::from_secs(1)),
+    ///     ..GcSettings::SINGLE_THREADED
+    /// };
+    /// let mut heap = Heap::with_config(ArenaConfig::DEFAULT, every_second)?;
+    /// heap.insert(Spark { heat: 1.0 });
+    /// let frame = Duration::from_millis(500); // the game's frame time (here, two fps)
+    /// assert_eq!(heap.update(frame), GcStep::Idle, "half a second: nothing due");
+    /// assert!(matches!(heap.update(frame), GcStep::Collected(stats) if stats.purged == 1));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn update(&mut self, dt: Duration) -> GcStep {
         // The cells the purge thread finished with, vacant again before this frame's work.
         self.purger.reclaim(&mut self.arena);
@@ -1617,6 +2699,30 @@ impl Heap {
 
     /// [`purge`](Self::purge) against your own clock (a frame clock, or a simulated one):
     /// stops once `now()` has advanced by `budget` since the call began.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// for _ in 0..100 {
+    ///     heap.insert(Spark { heat: 1.0 });
+    /// }
+    /// heap.collect_garbage(CollectOptions::INCREMENTAL); // 100 to purge
+    /// // A simulated clock that moves 1 ms a reading: a 10 ms budget ends 10 objects.
+    /// let mut now = Duration::ZERO;
+    /// let clock = || {
+    ///     now += Duration::from_millis(1);
+    ///     now
+    /// };
+    /// let step = heap.purge_timed(Duration::from_millis(10), clock);
+    /// assert_eq!((step.purged, step.remaining), (10, 90));
+    /// ```
     pub fn purge_timed(&mut self, budget: Duration, mut now: impl FnMut() -> Duration) -> PurgeProgress {
         let begin = now();
         self.purge_until(Instant::now(), move || now().saturating_sub(begin) >= budget)
