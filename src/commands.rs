@@ -610,13 +610,50 @@ impl World {
     /// assert_eq!(world.iter::<Impact>().map(|(_, i)| i.x).collect::<Vec<_>>(), [11.0]);
     /// # Ok::<(), respawn::PoolError>(())
     /// ```
-    pub fn tick_with<T: 'static>(&mut self, mut f: impl FnMut(Handle<T>, &mut T, &mut CommandBuffer)) -> Applied {
+    pub fn tick_with<T: 'static>(&mut self, f: impl FnMut(Handle<T>, &mut T, &mut CommandBuffer)) -> Applied {
         // Out of the world while the tick borrows it; a panic drops it (and the commands).
         let mut buffer = mem::take(&mut self.commands.buffer);
-        self.heap_mut().tick_handles(|h, object| f(h, object, &mut buffer));
+        self.tick_recording(&mut buffer, f);
         let applied = self.apply(&mut buffer);
         self.commands.buffer = buffer;
         applied
+    }
+
+    /// [`tick_with`](Self::tick_with) into a command buffer of your own, applied when you
+    /// call [`apply`](Self::apply): several classes' ticks can record into one buffer and
+    /// be applied together, and a game can time its tick and the changes apart.
+    ///
+    /// ```
+    /// use respawn::{CommandBuffer, Object, PoolConfig, Poolable, Trace, World};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { life: u32 }
+    /// impl Poolable for Spark {
+    ///     fn create() -> Self { Spark { life: 0 } }
+    /// }
+    ///
+    /// let mut world = World::builder().pool::<Spark>(PoolConfig::ON_DEMAND).build()?;
+    /// let short = world.spawn_with(|s: &mut Spark| s.life = 1);
+    /// let long = world.spawn_with(|s: &mut Spark| s.life = 5);
+    ///
+    /// let mut commands = CommandBuffer::new();
+    /// world.tick_recording::<Spark>(&mut commands, |h, spark, commands| {
+    ///     spark.life -= 1;
+    ///     if spark.life == 0 {
+    ///         commands.destroy(h);
+    ///     }
+    /// });
+    /// assert!(world.contains(short), "recorded, not applied yet");
+    /// assert_eq!(world.apply(&mut commands).applied, 1);
+    /// assert!(!world.contains(short) && world.contains(long));
+    /// # Ok::<(), respawn::PoolError>(())
+    /// ```
+    pub fn tick_recording<T: 'static>(
+        &mut self,
+        commands: &mut CommandBuffer,
+        mut f: impl FnMut(Handle<T>, &mut T, &mut CommandBuffer),
+    ) {
+        self.heap_mut().tick_handles(|h, object| f(h, object, commands));
     }
 
     /// [`tick_with`](Self::tick_with) split across rayon's threads by work, as

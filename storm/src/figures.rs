@@ -211,8 +211,15 @@ pub struct Scenario {
     /// Latency of the rocket spawns alone, in nanoseconds.
     pub payload_spawn_ns: Summary,
     /// Time of one frame's work (spawn, tick, retire, end of frame; not the pacing sleep),
-    /// in microseconds.
+    /// in microseconds, over the steady state (the frames from
+    /// [`steady_from`](Self::steady_from) on).
     pub frame_us: Summary,
+    /// The first frame (counting from 0) of the steady state, the window the frame-time
+    /// and phase figures and the steady allocation count are taken over: the storm's second
+    /// half, when the population has levelled off and the pools are warm.
+    pub steady_from: u32,
+    /// Where a steady-state frame's time goes, phase by phase.
+    pub phases: Phases,
     /// The collector's work.
     pub gc: GcFigures,
     /// The pools' figures; `None` for the Box scenario.
@@ -268,6 +275,46 @@ pub struct Summary {
     pub mean: f64,
 }
 
+/// A steady-state frame's time by phase: means over the frames from
+/// [`Scenario::steady_from`] on, in microseconds. They add up to the mean frame time, less
+/// the few reads of the clock between them.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Phases {
+    /// Firing: the turrets' shots and a spawn for each.
+    pub spawn_us: f64,
+    /// The tick: one pass over every projectile, moving it and judging whether it hit or
+    /// expired (a World scenario records the destroys of those that did).
+    pub tick_us: f64,
+    /// Retiring the dead: Box drops its boxes; a World applies the recorded destroys.
+    pub retire_us: f64,
+    /// The collector's work at the frame's end (a purge slice, a mark slice, a collection).
+    pub collector_us: f64,
+    /// The rest of the frame's end: pool upkeep (waking workers, handing back cells,
+    /// growing), the frame arena's reset.
+    pub upkeep_us: f64,
+    /// The tick's time per projectile alive, in nanoseconds: the headline "one pass over
+    /// contiguous memory" figure.
+    pub tick_ns_per_object: f64,
+}
+
+/// How the longest purge slice's time divides between the game thread's own work and time
+/// it spent off the processor (preempted), to tell a slice that overruns its budget on its
+/// own from one that was interrupted. Read from the thread's processor clock and its count
+/// of involuntary context switches around the frame's end.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct SliceTiming {
+    /// The slice's wall-clock time, as the collector measured it, in microseconds.
+    pub wall_us: f64,
+    /// Time the game thread was off the processor during the frame's end (its wall time
+    /// less its processor time), in microseconds.
+    pub off_cpu_us: f64,
+    /// The slice's own processor time: its wall time less the time off the processor.
+    pub cpu_us: f64,
+    /// Involuntary context switches of the game thread during the frame's end (`None` where
+    /// the platform does not count them per thread).
+    pub involuntary_switches: Option<u64>,
+}
+
 /// What the collector did during a scenario.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct GcFigures {
@@ -286,6 +333,14 @@ pub struct GcFigures {
     pub purge_slices: u64,
     /// Longest purge slice, in microseconds.
     pub max_purge_us: f64,
+    /// Purge slices that ran past the purge budget.
+    pub purge_slices_over_budget: u64,
+    /// Of those, the ones whose own processor time stayed within the budget: the thread
+    /// was preempted during them. The rest overran on their own.
+    pub purge_overruns_preempted: u64,
+    /// The longest purge slice's time, split into its own work and time off the processor
+    /// (`None` without purge slices, or where the platform has no per-thread clock).
+    pub longest_purge: Option<SliceTiming>,
     /// Everything the collector spent on the game thread, in milliseconds.
     pub total_ms: f64,
     /// Objects the collections found unreachable (and purged).
@@ -376,6 +431,20 @@ pub struct Series {
     pub live: Vec<u32>,
     /// Heap allocations during each frame.
     pub allocations: Vec<u32>,
+    /// Each frame's firing (the shots and their spawns), in microseconds.
+    pub spawn_us: Vec<f32>,
+    /// Each frame's tick of every projectile, in microseconds.
+    pub tick_us: Vec<f32>,
+    /// Each frame's retiring of the dead, in microseconds.
+    pub retire_us: Vec<f32>,
+    /// Each frame's end less the collector's share of it (pool upkeep), in microseconds.
+    pub upkeep_us: Vec<f32>,
+    /// Heap bytes live at each frame's end: the scenario's own, without what the process
+    /// held before it and the harness's buffers.
+    pub heap_bytes: Vec<u64>,
+    /// Bytes mapped outside the heap at each frame's end: the World's slabs and object
+    /// table (0 for Box).
+    pub mapped_bytes: Vec<u64>,
     /// The spawn-latency distribution: `[quantile, nanoseconds]` pairs, quantile ascending
     /// from 0 to 1 (a CDF, sampled at 200 points weighted toward the tail).
     pub spawn_cdf: Vec<[f64; 2]>,

@@ -9,6 +9,7 @@
 //! game thread. Every scenario fires the same seeded storm.
 
 mod baseline;
+mod cpu;
 mod figures;
 mod format;
 mod heap;

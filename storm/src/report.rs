@@ -8,8 +8,9 @@
 //!
 //! ```text
 //! verdict ─ against a baseline ─ intro ─ summary table ─ where the peak memory goes
-//!         ─ details ─ frame time ─ spawn latency ─ GC pauses ─ heap allocations
-//!         ─ live projectiles ─ bytes by cell state ─ slab occupancy ─ figures JSON
+//!         ─ details ─ frame time ─ frame time by phase ─ spawn latency ─ GC pauses
+//!         ─ heap allocations ─ memory over the storm ─ live projectiles
+//!         ─ bytes by cell state ─ slab occupancy ─ why is it alive (collapsed) ─ figures JSON
 //! ```
 
 use std::error::Error;
@@ -23,7 +24,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::baseline;
-use crate::figures::{ClassMap, Comparison, Run, Scenario, CELL_STATES};
+use crate::figures::{ClassMap, Comparison, Phases, Run, Scenario, CELL_STATES};
 use crate::format::{amount, bytes, count, ns, percent, us, utc, NONE};
 use crate::verdict;
 
@@ -160,9 +161,11 @@ fn document(out: &mut String, run: &Run) -> fmt::Result {
         details_table(out, run)?;
         out.push_str("<h2>Over the storm</h2>\n");
         frame_figure(out, run)?;
+        phases_figure(out, run)?;
         spawn_figure(out, run)?;
         gc_figure(out, run)?;
         allocations_figure(out, run)?;
+        memory_figure(out, run)?;
         live_figure(out, run)?;
         occupancy_section(out, run)?;
         diagnosis_section(out, run)?;
@@ -202,6 +205,9 @@ table.details tbody th { font-weight: 400; color: #333; }
 table.details tr.group th { font-weight: 600; background: #f7f7f3; }
 details { margin: 10px 0; }
 summary { cursor: pointer; margin-bottom: 6px; }
+details.why > summary h2 { display: inline; }
+dl.chain-legend { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; font-size: 14px; }
+dl.chain-legend dd { margin: 0; color: #444; }
 figure { margin: 22px 0; background: #fff; border: 1px solid #e0e0da; border-radius: 6px; padding: 14px 14px 10px; }
 figure svg { display: block; max-width: 100%; height: auto; }
 figure svg text { font-family: inherit; }
@@ -460,14 +466,16 @@ fn summary_table(out: &mut String, run: &Run) -> fmt::Result {
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table></div>\n");
-    out.push_str(
+    writeln!(
+        out,
         "<p class=\"meta\">Spawn latency is one spawn call; frame time is the game thread's work \
-         in a frame (spawn, tick, retire, end of frame) without the pacing sleep; the GC pause is \
-         the longest collection; heap allocations count every thread, pool workers included \
-         (“/ frame” is the steady state, over the storm's second half); peak memory is the \
-         heap's peak plus what the World mapped (slabs and object table), broken down \
-         below.</p>\n",
-    );
+         in a frame (spawn, tick, retire, end of frame) without the pacing sleep, over the steady \
+         state ({}, the storm's second half); the GC pause is the longest collection; heap \
+         allocations count every thread, pool workers included (“/ frame” is over the steady \
+         state too); peak memory is the heap's peak plus what the World mapped (slabs and object \
+         table), broken down below.</p>",
+        steady_frames(run)
+    )?;
     Ok(())
 }
 
@@ -720,7 +728,10 @@ fn frame_figure(out: &mut String, run: &Run) -> fmt::Result {
          is set aside. Spikes above it are collections, pools growing or rockets built inline; \
          compare the bold lines across panels for the typical frame, the pale spikes for the \
          worst. Long storms are drawn at one column per pixel, keeping each column's fastest and \
-         slowest frame."
+         slowest frame. The shaded band is the steady state ({}): the p50, p99 and max above, \
+         and the phases below, are taken over it, once the population has levelled off and the \
+         pools are warm.",
+        steady_frames(run)
     );
     figure(out, "frame-time", "Frame time", &legend, frame_chart(run), &caption)
 }
@@ -789,6 +800,9 @@ fn frame_chart(run: &Run) -> Svg {
                 mesh.x_labels(0);
             }
             mesh.draw()?;
+            if let Some(from) = steady_from(run).filter(|&f| f < frames) {
+                chart.draw_series(std::iter::once(Rectangle::new([(from, lo), (frames, hi)], steady_shade())))?;
+            }
             if let Some(b) = budget {
                 let style = ShapeStyle::from(BLACK.mix(0.45)).stroke_width(1);
                 chart.draw_series(DashedLineSeries::new([(0.0, b), (frames, b)], 6, 4, style))?;
@@ -983,9 +997,54 @@ fn gc_figure(out: &mut String, run: &Run) -> fmt::Result {
     if !idle.is_empty() {
         let _ = write!(caption, " {} did no collector work.", idle.join(", "));
     }
+    caption.push_str(&purge_overruns(run));
     let chart =
         if with_gc.is_empty() { Err("No scenario ran the garbage collector.".into()) } else { gc_chart(run, &with_gc) };
     figure(out, "gc-pauses", "Collector pauses", &legend, chart, &caption)
+}
+
+/// Whether the purge slices that ran past their budget did so on their own or because the
+/// game thread was preempted during them, scenario by scenario (a caption's sentences).
+fn purge_overruns(run: &Run) -> String {
+    let budget = f64::from(run.settings.purge_budget_us);
+    let mut text = String::new();
+    for s in run.scenarios.iter().filter(|s| s.gc.purge_slices > 0) {
+        let gc = &s.gc;
+        let _ = write!(
+            text,
+            " {}: {} of {} purge slices ran past the {} budget",
+            esc(s.name),
+            count(gc.purge_slices_over_budget),
+            count(gc.purge_slices),
+            us(budget)
+        );
+        let Some(longest) = gc.longest_purge else {
+            text.push_str(" (this platform has no per-thread processor clock to tell why).");
+            continue;
+        };
+        if gc.purge_slices_over_budget > 0 {
+            let own = gc.purge_slices_over_budget - gc.purge_overruns_preempted;
+            let _ = write!(
+                text,
+                "; {} of them because the game thread was preempted (their own processor time \
+                 stayed within the budget), {} on their own",
+                count(gc.purge_overruns_preempted),
+                count(own)
+            );
+        }
+        let switches = longest
+            .involuntary_switches
+            .map_or(String::new(), |n| format!(", preempted {} time{}", count(n), if n == 1 { "" } else { "s" }));
+        let _ = write!(
+            text,
+            ". The longest, {}, was {} of its own work and {} off the processor{}.",
+            us(longest.wall_us),
+            us(longest.cpu_us),
+            us(longest.off_cpu_us),
+            switches
+        );
+    }
+    text
 }
 
 /// Height of one scenario's panel in the GC chart.
@@ -1068,7 +1127,7 @@ fn allocations_figure(out: &mut String, run: &Run) -> fmt::Result {
                    warm. Bumps in a pooled scenario are pools growing or workers refilling them.";
     let series: Vec<Vec<f64>> =
         run.scenarios.iter().map(|s| s.series.allocations.iter().map(|&v| f64::from(v)).collect()).collect();
-    let chart = count_chart(run, &series, "heap allocations in the frame", false);
+    let chart = count_chart(run, &series, "heap allocations in the frame", false, whole_or_amount);
     figure(out, "allocations", "Heap allocations per frame", &legend, chart, caption)
 }
 
@@ -1083,13 +1142,211 @@ fn live_figure(out: &mut String, run: &Run) -> fmt::Result {
                    others means that scenario played a different game.";
     let series: Vec<Vec<f64>> =
         run.scenarios.iter().map(|s| s.series.live.iter().map(|&v| f64::from(v)).collect()).collect();
-    let chart = count_chart(run, &series, "projectiles alive", true);
+    let chart = count_chart(run, &series, "projectiles alive", true, whole_or_amount);
     figure(out, "live", "Projectiles alive", &legend, chart, caption)
 }
 
-/// A line chart of a per-frame count, every scenario on one linear axis from zero. With
-/// `stacked`, lines are drawn thinner as they go, so series that coincide stay visible.
-fn count_chart(run: &Run, series: &[Vec<f64>], y_desc: &str, stacked: bool) -> Svg {
+/// A frame's phases in the order it runs them: label, colour, what the phase does. The
+/// colours are none of the scenarios'.
+const PHASES: [(&str, &str, &str); 5] = [
+    ("fire + spawn", "#7e8c3a", "the turrets' shots, and a spawn for each"),
+    ("tick", "#3d4556", "one pass over every projectile: move it, judge whether it hit or expired"),
+    ("retire", "#b07aa1", "Box drops the dead boxes; a World applies the destroys its tick recorded"),
+    ("collector", "#9c755f", "the collector's work at the frame's end: purge and mark slices, collections"),
+    ("pool upkeep", "#bab0ac", "the rest of the frame's end: waking workers, handing cells back, growth"),
+];
+
+/// A steady-state frame's mean time by phase, in [`PHASES`] order.
+fn phase_values(p: &Phases) -> [f64; 5] {
+    [p.spawn_us, p.tick_us, p.retire_us, p.collector_us, p.upkeep_us]
+}
+
+/// Where a steady-state frame's time goes: one stacked bar per scenario on one scale, then
+/// the figures in a table with the tick's time per projectile.
+fn phases_figure(out: &mut String, run: &Run) -> fmt::Result {
+    out.push_str("<figure id=\"phases\">\n<h3>Where a frame's time goes</h3>\n<ul class=\"legend\">");
+    for (label, colour, _) in PHASES {
+        write!(out, "<li><span class=\"swatch\" style=\"background:{colour}\"></span>{label}</li>")?;
+    }
+    out.push_str("</ul>\n");
+    let totals: Vec<f64> = run.scenarios.iter().map(|s| phase_values(&s.phases).iter().sum()).collect();
+    let widest = totals.iter().copied().fold(0.0, f64::max);
+    if widest > 0.0 && widest.is_finite() {
+        out.push_str(&phase_bars(run, widest));
+    } else {
+        out.push_str("<p class=\"note\">No frame phases were recorded.</p>");
+    }
+    out.push_str(
+        "\n<div class=\"table-wrap\"><table class=\"phases\">\n<thead><tr><th style=\"text-align:left\">Scenario</th>",
+    );
+    for (label, _, _) in PHASES {
+        write!(out, "<th>{label}</th>")?;
+    }
+    out.push_str("<th>frame</th><th>tick per projectile</th></tr></thead>\n<tbody>\n");
+    for (i, (sc, total)) in run.scenarios.iter().zip(&totals).enumerate() {
+        write!(out, "<tr><th scope=\"row\">{}{}</th>", swatch(sc, i), esc(sc.name))?;
+        for v in phase_values(&sc.phases) {
+            write!(out, "<td>{}</td>", us(v))?;
+        }
+        let per = sc.phases.tick_ns_per_object;
+        writeln!(
+            out,
+            "<td>{}</td><td data-key=\"{}\" data-figure=\"tick_ns_per_object\">{}</td></tr>",
+            us(*total),
+            esc(sc.key),
+            ns(per)
+        )?;
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+    let mut caption = format!(
+        "Each bar is a frame of the steady state ({}), phase by phase: the mean of each phase's \
+         time over those frames, all bars on one scale. ",
+        steady_frames(run)
+    );
+    for (label, _, what) in PHASES {
+        let _ = write!(caption, "<b>{label}</b>: {what}. ");
+    }
+    caption.push_str(
+        "The tick is the claim “one pass over contiguous memory” measured: a World ticks each \
+         class over its slabs in address order, Box chases a pointer per projectile; “tick per \
+         projectile” divides it by the projectiles alive.",
+    );
+    write!(out, "<figcaption>{caption}</figcaption>\n</figure>\n")
+}
+
+/// The phase bars (SVG): a row per scenario, its name, its phases side by side at
+/// `widest` µs to the full width, its total after them.
+fn phase_bars(run: &Run, widest: f64) -> String {
+    const ROW_H: f64 = 30.0;
+    const BAR_H: f64 = 20.0;
+    const NAME_W: f64 = 170.0;
+    const TOTAL_W: f64 = 90.0;
+    let plot_w = f64::from(CHART_W) - NAME_W - TOTAL_W;
+    let height = ROW_H * run.scenarios.len() as f64 + 8.0;
+    let mut svg = format!(
+        "<svg class=\"phases\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{CHART_W}\" height=\"{}\" \
+         viewBox=\"0 0 {CHART_W} {}\" role=\"img\" aria-label=\"frame time by phase\">",
+        px(height),
+        px(height)
+    );
+    for (row, (i, sc)) in run.scenarios.iter().enumerate().enumerate() {
+        let y = 4.0 + ROW_H * row as f64;
+        let _ = write!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"13\" fill=\"{}\">{}</text>",
+            px(NAME_W - 8.0),
+            px(y + BAR_H * 0.72),
+            hex(colour(sc, i)),
+            esc(sc.name)
+        );
+        let mut x = NAME_W;
+        let values = phase_values(&sc.phases);
+        for ((label, fill, _), v) in PHASES.iter().zip(values) {
+            let w = (v.max(0.0) / widest * plot_w).max(0.0);
+            if w <= 0.0 {
+                continue;
+            }
+            let _ = write!(
+                svg,
+                "<rect data-phase=\"{label}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{BAR_H}\" fill=\"{fill}\">\
+                 <title>{}: {label} {}</title></rect>",
+                px(x),
+                px(y),
+                px(w),
+                esc(sc.name),
+                us(v)
+            );
+            if w >= 52.0 {
+                let ink = if *label == "tick" { "#fff" } else { "#111" };
+                let _ = write!(
+                    svg,
+                    "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\" fill=\"{ink}\">{}</text>",
+                    px(x + w / 2.0),
+                    px(y + BAR_H * 0.7),
+                    us(v)
+                );
+            }
+            x += w;
+        }
+        let _ = write!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#333\">{}</text>",
+            px(x + 6.0),
+            px(y + BAR_H * 0.72),
+            us(values.iter().sum())
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// Memory over the storm: the heap and what a World mapped outside it, per frame.
+fn memory_figure(out: &mut String, run: &Run) -> fmt::Result {
+    let last = |v: &[u64]| v.last().copied().unwrap_or(0);
+    let legend = scenario_legend(run.scenarios.iter().enumerate(), |s| {
+        format!(
+            " — at the end: heap <b>{}</b>, mapped <b>{}</b>",
+            bytes(last(&s.series.heap_bytes)),
+            bytes(last(&s.series.mapped_bytes))
+        )
+    });
+    let as_f64 = |pick: fn(&Scenario) -> &Vec<u64>| -> Vec<Vec<f64>> {
+        run.scenarios.iter().map(|s| pick(s).iter().map(|&v| v as f64).collect()).collect()
+    };
+    let heap = count_chart(run, &as_f64(|s| &s.series.heap_bytes), "heap bytes live", false, byte_label);
+    let mapped = count_chart(run, &as_f64(|s| &s.series.mapped_bytes), "slab + table bytes", false, byte_label);
+    let chart = match (heap, mapped) {
+        (Ok(heap), Ok(mapped)) => Ok(format!("{heap}\n{mapped}")),
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    };
+    let caption = format!(
+        "Memory at the end of each frame, in two charts. Above, the heap: the scenario's live \
+         bytes (what the process held before it, and the harness's buffers, left out): Box's \
+         boxes, or a World's pools (queues, magazines), class side tables and the rest of its \
+         structures. Below, what a World maps outside the heap: the slabs its classes were \
+         granted or prepared ahead, and the object table's slots (Box maps nothing). The \
+         shaded band is the steady state ({}). A line that still climbs there is memory that \
+         keeps growing; the summary's peak memory is the highest point of the two together.",
+        steady_frames(run)
+    );
+    figure(out, "memory-over-time", "Memory over the storm", &legend, chart, &caption)
+}
+
+/// A count's axis label: whole numbers grouped (`12,000`), fractions as amounts.
+fn whole_or_amount(v: f64) -> String {
+    if v.fract() == 0.0 {
+        count(v as u64)
+    } else {
+        amount(v)
+    }
+}
+
+/// A byte count's axis label (`2.3 MiB`).
+fn byte_label(v: f64) -> String {
+    bytes(v.max(0.0) as u64)
+}
+
+/// The first frame of the steady state, as the charts shade it (`None` with no scenario).
+fn steady_from(run: &Run) -> Option<f64> {
+    run.scenarios.first().map(|s| f64::from(s.steady_from))
+}
+
+/// The steady state's frames, for a caption: `frames 301–600`.
+fn steady_frames(run: &Run) -> String {
+    let from = run.scenarios.first().map_or(0, |s| s.steady_from);
+    let to = run.scenarios.iter().map(|s| s.series.frame_us.len()).max().unwrap_or(0);
+    format!("frames {}–{}", count(u64::from(from) + 1), count(to as u64))
+}
+
+/// The steady state's shade behind a chart's lines.
+fn steady_shade() -> ShapeStyle {
+    BLACK.mix(0.05).filled()
+}
+
+/// A line chart of a per-frame count, every scenario on one linear axis from zero, the
+/// steady state shaded. With `stacked`, lines are drawn thinner as they go, so series that
+/// coincide stay visible. `label` writes the vertical axis's values.
+fn count_chart(run: &Run, series: &[Vec<f64>], y_desc: &str, stacked: bool, label: fn(f64) -> String) -> Svg {
     if series.iter().all(Vec::is_empty) {
         return Err("No per-frame series were recorded.".into());
     }
@@ -1113,12 +1370,15 @@ fn count_chart(run: &Run, series: &[Vec<f64>], y_desc: &str, stacked: bool) -> S
             .y_desc(y_desc)
             .y_labels(6)
             .x_label_formatter(&frame_label)
-            .y_label_formatter(&|v| if v.fract() == 0.0 { count(*v as u64) } else { amount(*v) })
+            .y_label_formatter(&|v| label(*v))
             .label_style((FONT, LABEL_SIZE))
             .axis_desc_style((FONT, LABEL_SIZE))
             .bold_line_style(BLACK.mix(0.09))
             .light_line_style(TRANSPARENT)
             .draw()?;
+        if let Some(from) = steady_from(run).filter(|&f| f < frames) {
+            chart.draw_series(std::iter::once(Rectangle::new([(from, 0.0), (frames, y_max)], steady_shade())))?;
+        }
         let n = run.scenarios.len() as u32;
         for (i, (sc, values)) in run.scenarios.iter().zip(series).enumerate() {
             let width = if stacked { 1 + 2 * (n - 1 - i as u32).min(2) } else { 1 };
@@ -1277,9 +1537,10 @@ fn peaks(points: &[(usize, f64)], columns: usize) -> Vec<(f64, f64)> {
 // The slab occupancy map.
 // ---------------------------------------------------------------------------------------
 
-/// Each cell state's colour, in [`CELL_STATES`] order: live blue, in pool green, garbage
-/// orange, free light grey, retired dark grey.
-const STATE_COLOURS: [&str; 5] = ["#3a6fd8", "#3fae5c", "#e8702a", "#d3d7dc", "#5b616b"];
+/// Each cell state's colour, in [`CELL_STATES`] order: live violet, in pool pale violet (a
+/// live object's colour, paler: ready to be one), garbage pink, free light grey, retired dark
+/// grey. None is near a scenario's colour ([`colour`]): a map is not read as a scenario.
+const STATE_COLOURS: [&str; 5] = ["#7b3f9e", "#c4a8e0", "#e84393", "#d3d7dc", "#3c3c3c"];
 /// What each cell state means, in [`CELL_STATES`] order, for the maps' legend (as
 /// `respawn::CellState` judges a cell from its slot's flags).
 const STATE_MEANINGS: [&str; 5] = [
@@ -1295,7 +1556,7 @@ const STATE_MEANINGS: [&str; 5] = [
     "used up its generations; never handed out again.",
 ];
 /// The colour of a letter [`CELL_STATES`] does not know.
-const UNKNOWN_COLOUR: &str = "#c03ad0";
+const UNKNOWN_COLOUR: &str = "#00c8c8";
 /// Width of the cell area of a map, in SVG pixels.
 const MAP_W: usize = 860;
 /// Width of the slab-number column left of a map.
@@ -1370,7 +1631,7 @@ fn occupancy_section(out: &mut String, run: &Run) -> fmt::Result {
 /// The collector's diagnostics at the end of each World scenario: why a projectile still
 /// flying was alive, why its turret was, and what still referenced garbage.
 fn diagnosis_section(out: &mut String, run: &Run) -> fmt::Result {
-    out.push_str("<h2>Why is it alive</h2>\n");
+    out.push_str("<details class=\"why\">\n<summary><h2>Why is it alive</h2></summary>\n");
     out.push_str(
         "<p>When each World scenario's storm ended (after its figures were taken), the collector \
          was asked why a projectile still flying was alive: <code>World::why_alive</code> finds a \
@@ -1386,6 +1647,20 @@ fn diagnosis_section(out: &mut String, run: &Run) -> fmt::Result {
          still held to objects marked as garbage and not yet purged (Unreal's garbage reference \
          tracking): the storm keeps no handle to a retired projectile, so there should be \
          none.</p>\n",
+    );
+    out.push_str(
+        "<dl class=\"chain-legend\">\
+         <dt><code>Bullet#1048576</code></dt><dd>an object: its class, and its slot in the object \
+         table (each class's slots lie in a range of their own, hence the large numbers)</dd>\
+         <dt><code>root (owned until destroyed)</code></dt><dd>where a chain starts, and what keeps \
+         its first object: spawned and not destroyed yet, <code>add_to_root</code>, a \
+         <code>Root</code> guard, an external referencer, permanent</dd>\
+         <dt><code>-&gt; [traced]</code></dt><dd>a handle in the previous object's traced \
+         fields</dd>\
+         <dt><code>-&gt; [outer]</code></dt><dd>a sub-object keeps its owner (Unreal's \
+         Outer)</dd>\
+         <dt><code>-&gt; [cluster]</code></dt><dd>objects of one cluster keep each other</dd>\
+         </dl>\n",
     );
     let (with, without): (Vec<_>, Vec<_>) = run.scenarios.iter().enumerate().partition(|(_, s)| s.diagnosis.is_some());
     if !without.is_empty() {
@@ -1427,6 +1702,7 @@ fn diagnosis_section(out: &mut String, run: &Run) -> fmt::Result {
         }
         out.push_str("</section>\n");
     }
+    out.push_str("</details>\n");
     Ok(())
 }
 
@@ -2034,6 +2310,12 @@ mod tests {
             if rng.next() < 0.004 {
                 work *= 12.0;
             }
+            // The work splits as a World's frame does: a quarter firing, half the tick, the
+            // rest retiring and pool upkeep.
+            s.spawn_us.push((work * 0.25) as f32);
+            s.tick_us.push((work * 0.5) as f32);
+            s.retire_us.push((work * 0.15) as f32);
+            s.upkeep_us.push((work * 0.1) as f32);
             work += gc;
             s.frame_us.push(work as f32);
             s.gc_us.push(gc as f32);
@@ -2042,6 +2324,9 @@ mod tests {
             s.live.push((21_600.0 * ramp * (0.985 + 0.015 * (f as f64 / 7.0).sin())) as u32);
             let a = alloc_per_frame * (0.9 + 0.2 * rng.next()) + if pooled && rng.next() < 0.02 { 40.0 } else { 0.0 };
             s.allocations.push(a as u32);
+            let heap = if pooled { (2 << 20) as f64 + 4e5 * ramp } else { 9e6 * ramp };
+            s.heap_bytes.push(heap as u64);
+            s.mapped_bytes.push(if pooled { ((8 << 20) as f64 + 4e6 * ramp) as u64 } else { 0 });
         }
         // A CDF sampled at 200 points weighted toward the tail.
         let spawn_at = |q: f64| -> f64 {
@@ -2100,6 +2385,15 @@ mod tests {
                 mean: 2_000.0,
             },
             frame_us: Summary::of(&mut frame_samples),
+            steady_from: (frames / 2) as u32,
+            phases: crate::figures::Phases {
+                spawn_us: base_us * 0.25,
+                tick_us: base_us * 0.5,
+                retire_us: base_us * 0.15,
+                collector_us: if pooled { 60.0 } else { 0.0 },
+                upkeep_us: if pooled { base_us * 0.1 } else { 0.0 },
+                tick_ns_per_object: base_us * 500.0 / 21_600.0,
+            },
             gc: if pooled {
                 GcFigures {
                     collections: frames as u64 / 60,
@@ -2107,7 +2401,15 @@ mod tests {
                     mark_slices: 0,
                     max_mark_slice_us: 0.0,
                     purge_slices: 40,
-                    max_purge_us: 199.0,
+                    max_purge_us: 1_500.0,
+                    purge_slices_over_budget: 2,
+                    purge_overruns_preempted: 2,
+                    longest_purge: Some(crate::figures::SliceTiming {
+                        wall_us: 1_500.0,
+                        off_cpu_us: 1_300.0,
+                        cpu_us: 150.0,
+                        involuntary_switches: Some(1),
+                    }),
                     total_ms: 55.0,
                     purged: 12_000,
                 }
@@ -2484,6 +2786,12 @@ mod tests {
         let html = render(&run);
         let start = html.find("<h2>Why is it alive</h2>").expect("the section");
         assert!(start > html.find("<h2>Slab occupancy at the end of the storm</h2>").unwrap(), "after the maps");
+        // Collapsed, with a legend of the chains' notation.
+        assert!(html[..start].ends_with("<details class=\"why\">\n<summary>"), "collapsed");
+        assert!(html[start..].find("</details>").unwrap() < html[start..].find("<script").unwrap());
+        for notation in ["<code>Bullet#1048576</code>", "<code>-&gt; [traced]</code>", "<code>-&gt; [outer]</code>"] {
+            assert!(html[start..].contains(notation), "the legend explains {notation}");
+        }
         let part = &html[start..html.find("<script type=\"application/json\"").unwrap()];
         assert!(part.contains("No diagnosis for Box: it has no collector."));
         let section = |key: &str| {
@@ -2504,6 +2812,120 @@ mod tests {
         assert!(section("purge").contains("0 objects marked as garbage and not yet purged; 0 references to them"));
         let reuse = section("reuse");
         assert!(reuse.contains("each:") && reuse.contains("<li><code>a &lt;b&gt; &amp; c</code></li>"), "{reuse}");
+    }
+
+    /// The tick's time on its own: a stacked bar per scenario, phase by phase on one scale,
+    /// and a table with the tick per projectile.
+    #[test]
+    fn shows_where_a_frames_time_goes() {
+        let run = sample(300);
+        let html = render(&run);
+        let start = html.find("<figure id=\"phases\">").expect("the phases figure");
+        assert!(start > html.find("<figure id=\"frame-time\">").unwrap(), "after the frame times");
+        let part = &html[start..start + html[start..].find("</figure>").unwrap()];
+        let bars = &part[part.find("<svg class=\"phases\"").expect("the bars")..part.find("</svg>").unwrap()];
+        // Every scenario's bar has each of its phases, and the widths keep their ratio.
+        let widths = |phase: &str| -> Vec<f64> {
+            let key = format!("<rect data-phase=\"{phase}\" x=\"");
+            bars.match_indices(&key)
+                .map(|(at, _)| {
+                    let rest = &bars[at..];
+                    let w = &rest[rest.find("width=\"").unwrap() + 7..];
+                    w[..w.find('"').unwrap()].parse().unwrap()
+                })
+                .collect()
+        };
+        let (tick, spawn) = (widths("tick"), widths("fire + spawn"));
+        assert_eq!(tick.len(), run.scenarios.len());
+        for ((t, s), sc) in tick.iter().zip(&spawn).zip(&run.scenarios) {
+            let want = sc.phases.tick_us / sc.phases.spawn_us;
+            assert!((t / s - want).abs() < 0.01 * want, "{}: tick {t} px, spawn {s} px", sc.name);
+        }
+        assert_eq!(widths("collector").len(), 3, "Box has no collector: no segment");
+        // The widest bar spans the plot, the rest scaled to it: all segments together are
+        // the totals' share of the widest, in plot widths.
+        let total = |sc: &Scenario| phase_values(&sc.phases).iter().sum::<f64>();
+        let widest = run.scenarios.iter().map(total).fold(0.0, f64::max);
+        let drawn: f64 = PHASES.iter().flat_map(|(p, _, _)| widths(p)).sum();
+        let plot = f64::from(CHART_W) - 170.0 - 90.0;
+        let want = run.scenarios.iter().map(total).sum::<f64>() / widest * plot;
+        assert!((drawn - want).abs() < 1.0, "{drawn} px drawn, {want} px wanted");
+        for sc in &run.scenarios {
+            let cell = format!(
+                "<td data-key=\"{}\" data-figure=\"tick_ns_per_object\">{}</td>",
+                sc.key,
+                ns(sc.phases.tick_ns_per_object)
+            );
+            assert!(part.contains(&cell), "{cell}");
+        }
+        assert!(part.contains("the steady state (frames 151–300)"), "the window named");
+    }
+
+    /// Memory over the storm: the heap and the mapped bytes, a line per scenario, per frame.
+    #[test]
+    fn draws_memory_over_the_storm() {
+        let run = sample(300);
+        let html = render(&run);
+        let start = html.find("<figure id=\"memory-over-time\">").expect("the memory figure");
+        let part = &html[start..start + html[start..].find("</figure>").unwrap()];
+        assert_eq!(part.matches("<svg").count(), 2, "heap, then mapped");
+        assert!(part.contains("heap bytes live") && part.contains("slab + table bytes"));
+        for (i, sc) in run.scenarios.iter().enumerate() {
+            let line = format!("stroke=\"{}\"", hex(colour(sc, i)));
+            assert!(part.to_lowercase().contains(&line), "{} drawn", sc.name);
+            let end = format!("heap <b>{}</b>", bytes(*sc.series.heap_bytes.last().unwrap()));
+            assert!(part.contains(&end), "{end}");
+        }
+        // Box maps nothing; each World ends with 12 MB mapped in the sample.
+        assert!(part.contains(&format!("mapped <b>{}</b>", bytes(0))));
+        assert!(part.contains("MiB"), "byte labels on the axes");
+        let empty = Run { scenarios: Vec::new(), ..run.clone() };
+        let _ = render(&empty);
+    }
+
+    /// The cell states' colours are not the scenarios': a map is not read as a scenario.
+    #[test]
+    fn cell_state_colours_are_far_from_scenario_colours() {
+        let rgb = |hex: &str| -> [f64; 3] {
+            let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap();
+            [f64::from((v >> 16) as u8), f64::from((v >> 8) as u8), f64::from(v as u8)]
+        };
+        let run = sample(10);
+        let scenarios: Vec<[f64; 3]> =
+            run.scenarios.iter().enumerate().map(|(i, sc)| rgb(&hex(colour(sc, i)))).collect();
+        for state in STATE_COLOURS.iter().chain([&UNKNOWN_COLOUR]) {
+            for scenario in &scenarios {
+                let d = rgb(state).iter().zip(scenario).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt();
+                assert!(d > 80.0, "state colour {state} is {d:.0} from a scenario's {scenario:?}");
+            }
+        }
+    }
+
+    /// Each scenario's purge slices past their budget are told apart: preempted, or long on
+    /// their own.
+    #[test]
+    fn says_why_purge_slices_overran() {
+        let mut run = sample(60);
+        let html = render(&run);
+        assert!(
+            html.contains(
+                "2 of 40 purge slices ran past the 200 µs budget; 2 of them because the game thread was preempted"
+            ),
+            "{}",
+            purge_overruns(&run)
+        );
+        let said = purge_overruns(&run);
+        assert!(
+            said.contains(
+                "The longest, 1.5 ms, was 150 µs of its own work and 1.3 ms off the processor, preempted 1 time."
+            ),
+            "{said}"
+        );
+        let purge = run.scenarios.iter_mut().find(|s| s.key == "purge").unwrap();
+        purge.gc.purge_overruns_preempted = 0;
+        purge.gc.longest_purge = None;
+        let text = purge_overruns(&run);
+        assert!(text.contains("World · Purge: 2 of 40 purge slices ran past the 200 µs budget (this platform has no per-thread processor clock to tell why)."), "{text}");
     }
 
     /// Class names and paths are escaped wherever they land in the HTML.
@@ -2562,6 +2984,7 @@ mod tests {
                 live: vec![0; n],
                 allocations: vec![0; n],
                 spawn_cdf: Vec::new(),
+                ..Series::default()
             };
             s.gc = GcFigures::default();
         }

@@ -9,13 +9,14 @@ use std::time::{Duration, Instant};
 use respawn::bumpalo::collections::Vec as FrameVec;
 use respawn::bumpalo::Bump;
 use respawn::{
-    CellState, ConfigError, ConfigLayers, GcSettings, GcStep, Handle, Object, Policy, PoolConfig, PoolError, Poolable,
-    Trace, World,
+    CellState, CommandBuffer, ConfigError, ConfigLayers, GcSettings, GcStep, Handle, Object, Policy, PoolConfig,
+    PoolError, Poolable, Trace, World,
 };
 
+use crate::cpu::ThreadClock;
 use crate::figures::{
-    ClassMap, Diagnosis, GcFigures, MemoryFigures, PeakParts, PoolFigures, Scenario, Series, Settings, Summary,
-    CELL_STATES,
+    ClassMap, Diagnosis, GcFigures, MemoryFigures, PeakParts, Phases, PoolFigures, Scenario, Series, Settings,
+    SliceTiming, Summary, CELL_STATES,
 };
 use crate::heap;
 
@@ -303,6 +304,12 @@ impl Recorder {
                 gc_kind: Vec::with_capacity(frames),
                 live: Vec::with_capacity(frames),
                 allocations: Vec::with_capacity(frames),
+                spawn_us: Vec::with_capacity(frames),
+                tick_us: Vec::with_capacity(frames),
+                retire_us: Vec::with_capacity(frames),
+                upkeep_us: Vec::with_capacity(frames),
+                heap_bytes: Vec::with_capacity(frames),
+                mapped_bytes: Vec::with_capacity(frames),
                 spawn_cdf: Vec::new(),
             },
             hits: 0,
@@ -334,10 +341,19 @@ impl Recorder {
     }
 }
 
+/// How long a frame's phases before its end took.
+#[derive(Clone, Copy, Default)]
+struct Phased {
+    spawn: Duration,
+    tick: Duration,
+    retire: Duration,
+}
+
 /// One scenario's game: what differs between Box and the World.
 trait Game {
-    /// Fires this frame's shots, ticks every projectile, retires the dead.
-    fn frame(&mut self, turrets: &mut Turrets, rec: &mut Recorder);
+    /// Fires this frame's shots, ticks every projectile, retires the dead; says how long
+    /// each took.
+    fn frame(&mut self, turrets: &mut Turrets, rec: &mut Recorder) -> Phased;
     /// The frame's end: the collector's slice, pool upkeep.
     fn end_frame(&mut self) -> GcSample;
     /// The memory the World's structures hold now, by part (`None` without a World).
@@ -383,7 +399,8 @@ struct Boxes {
 }
 
 impl Game for Boxes {
-    fn frame(&mut self, turrets: &mut Turrets, rec: &mut Recorder) {
+    fn frame(&mut self, turrets: &mut Turrets, rec: &mut Recorder) -> Phased {
+        let start = Instant::now();
         let mut shots = FrameVec::new_in(&self.frame);
         turrets.fire(&mut shots);
         for s in &shots {
@@ -400,8 +417,10 @@ impl Game for Boxes {
             rec.spawned(t.elapsed(), s.rocket);
         }
         drop(shots);
+        let ticked = Instant::now();
         self.bullets.iter_mut().for_each(|b| b.motion.step());
         self.rockets.iter_mut().for_each(|r| r.motion.step());
+        let retired = Instant::now();
         self.bullets.retain(|b| {
             rec.retired(b.motion.fate);
             b.motion.fate == Fate::Flying
@@ -410,6 +429,7 @@ impl Game for Boxes {
             rec.retired(r.motion.fate);
             r.motion.fate == Fate::Flying
         });
+        Phased { spawn: ticked - start, tick: retired - ticked, retire: retired.elapsed() }
     }
 
     fn end_frame(&mut self) -> GcSample {
@@ -430,6 +450,8 @@ impl Game for Boxes {
 struct Pooled {
     world: World,
     turrets: Vec<Handle<Turret>>,
+    /// The tick's destroys, applied after it (kept between frames for its room).
+    commands: CommandBuffer,
 }
 
 /// A turret: an object that owns (is the `outer` of) the projectiles it fires.
@@ -442,10 +464,15 @@ pub struct Turret {
     index: u32,
 }
 
-/// Ticks `T`'s projectiles and retires the dead in the same pass: one whose flight ended
-/// records its destroy, which the world applies when the tick ends.
-fn tick_and_retire<T: Poolable>(world: &mut World, rec: &mut Recorder, motion: impl Fn(&mut T) -> &mut Motion) {
-    let applied = world.tick_with::<T>(|h, p, commands| {
+/// Ticks `T`'s projectiles: one whose flight ended records its destroy in `commands`, which
+/// the frame applies once every class has ticked.
+fn tick<T: Poolable>(
+    world: &mut World,
+    commands: &mut CommandBuffer,
+    rec: &mut Recorder,
+    motion: impl Fn(&mut T) -> &mut Motion,
+) {
+    world.tick_recording::<T>(commands, |h, p, commands| {
         let motion = motion(p);
         motion.step();
         if motion.fate != Fate::Flying {
@@ -453,15 +480,13 @@ fn tick_and_retire<T: Poolable>(world: &mut World, rec: &mut Recorder, motion: i
             rec.retired(motion.fate);
         }
     });
-    if let Some(failure) = world.command_failures().first() {
-        panic!("a projectile found alive this frame can be destroyed: {failure} ({applied:?})");
-    }
 }
 
 impl Game for Pooled {
-    fn frame(&mut self, turrets: &mut Turrets, rec: &mut Recorder) {
-        let owners = &self.turrets;
+    fn frame(&mut self, turrets: &mut Turrets, rec: &mut Recorder) -> Phased {
+        let (owners, commands) = (&self.turrets, &mut self.commands);
         self.world.with_frame_arena(|world, frame| {
+            let start = Instant::now();
             let mut shots = FrameVec::new_in(frame);
             turrets.fire(&mut shots);
             for s in &shots {
@@ -479,9 +504,16 @@ impl Game for Pooled {
                 rec.spawned(t.elapsed(), s.rocket);
                 spawned.expect("turrets are live");
             }
-            tick_and_retire::<Bullet>(world, rec, |b| &mut b.motion);
-            tick_and_retire::<Rocket>(world, rec, |r| &mut r.motion);
-        });
+            let ticked = Instant::now();
+            tick::<Bullet>(world, commands, rec, |b| &mut b.motion);
+            tick::<Rocket>(world, commands, rec, |r| &mut r.motion);
+            let retired = Instant::now();
+            let applied = world.apply(commands);
+            if let Some(failure) = world.command_failures().first() {
+                panic!("a projectile found alive this frame can be destroyed: {failure} ({applied:?})");
+            }
+            Phased { spawn: ticked - start, tick: retired - ticked, retire: retired.elapsed() }
+        })
     }
 
     fn end_frame(&mut self) -> GcSample {
@@ -624,7 +656,7 @@ fn build_world(kind: Kind, settings: &Settings, layers: &ConfigLayers) -> Result
     while !filled(&world) && start.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(2));
     }
-    Ok((Pooled { world, turrets }, start.elapsed()))
+    Ok((Pooled { world, turrets, commands: CommandBuffer::new() }, start.elapsed()))
 }
 
 /// What the frame loop measured.
@@ -660,16 +692,29 @@ fn storm(game: &mut impl Game, settings: &Settings, floor: u64, mut progress: im
     heap::reset_peak();
     let before = heap::read();
     let (mut peak_mapped, mut peak_side) = (game.memory(), game.memory());
+    let purge_budget_us = f64::from(settings.purge_budget_us);
     let mut next_frame = Instant::now();
     for _ in 0..settings.frames {
         let allocations = heap::read().allocations;
         let start = Instant::now();
-        game.frame(&mut turrets, &mut rec);
+        let phased = game.frame(&mut turrets, &mut rec);
+        let ended = Instant::now();
+        // The thread's clocks around the frame's end, read outside its time: they tell a
+        // purge slice that ran long from one whose thread was preempted.
+        let clock = ThreadClock::now();
+        let end_start = Instant::now();
         let sample = game.end_frame();
-        let took = start.elapsed();
+        let end = end_start.elapsed();
+        let clock_after = ThreadClock::now();
+        let took = (ended - start) + end;
         let alive = rec.alive() as u32;
         let series = &mut rec.series;
-        series.frame_us.push(took.as_secs_f32() * 1e6);
+        let micros = |d: Duration| d.as_secs_f32() * 1e6;
+        series.frame_us.push(micros(took));
+        series.spawn_us.push(micros(phased.spawn));
+        series.tick_us.push(micros(phased.tick));
+        series.retire_us.push(micros(phased.retire));
+        series.upkeep_us.push((micros(end) - sample.micros).max(0.0));
         series.gc_us.push(sample.micros);
         series.gc_kind.push(sample.kind);
         series.live.push(alive);
@@ -677,7 +722,27 @@ fn storm(game: &mut impl Game, settings: &Settings, floor: u64, mut progress: im
         match sample.kind {
             1 => {
                 gc.purge_slices += 1;
-                gc.max_purge_us = gc.max_purge_us.max(f64::from(sample.micros));
+                let wall = f64::from(sample.micros);
+                let timing = clock.cpu.zip(clock_after.cpu).map(|(before, after)| {
+                    let off_cpu_us = (end.as_secs_f64() - (after - before).as_secs_f64()).max(0.0) * 1e6;
+                    let switches = clock.switches.zip(clock_after.switches).map(|(b, a)| a - b);
+                    SliceTiming {
+                        wall_us: wall,
+                        off_cpu_us,
+                        cpu_us: (wall - off_cpu_us).max(0.0),
+                        involuntary_switches: switches,
+                    }
+                });
+                if wall > purge_budget_us {
+                    gc.purge_slices_over_budget += 1;
+                    if timing.is_some_and(|t| t.cpu_us <= purge_budget_us) {
+                        gc.purge_overruns_preempted += 1;
+                    }
+                }
+                if wall > gc.max_purge_us {
+                    gc.max_purge_us = wall;
+                    gc.longest_purge = timing;
+                }
             }
             2 => {
                 gc.collections += 1;
@@ -694,7 +759,11 @@ fn storm(game: &mut impl Game, settings: &Settings, floor: u64, mut progress: im
         }
         gc.total_ms += f64::from(sample.micros) / 1000.0;
         // Read after the frame's allocation count and outside its time.
-        if let Some(now) = game.memory() {
+        let harnessed = heap::read().live_bytes.saturating_sub(harness).saturating_sub(floor);
+        rec.series.heap_bytes.push(harnessed);
+        let memory = game.memory();
+        rec.series.mapped_bytes.push(memory.map_or(0, MemoryNow::mapped));
+        if let Some(now) = memory {
             if peak_mapped.is_none_or(|p| now.mapped() > p.mapped()) {
                 peak_mapped = Some(now);
             }
@@ -755,11 +824,26 @@ impl Measured {
         let live_at_end = rec.alive();
         let spawns = rec.spawn_ns.len() as u64;
         let allocations = self.after.allocations - self.before.allocations;
-        let steady = &rec.series.allocations[rec.series.allocations.len() / 2..];
+        let series = &rec.series;
+        let steady_from = series.frame_us.len() / 2;
         let per = |n: f64, d: usize| if d == 0 { 0.0 } else { n / d as f64 };
+        let mean = |values: &[f32]| {
+            let steady = &values[steady_from.min(values.len())..];
+            per(steady.iter().map(|&v| f64::from(v)).sum(), steady.len())
+        };
+        let steady = &series.allocations[steady_from..];
         let steady_allocations_per_frame = per(steady.iter().map(|&a| f64::from(a)).sum(), steady.len());
+        let live: Vec<f32> = series.live.iter().map(|&n| n as f32).collect();
+        let phases = Phases {
+            spawn_us: mean(&series.spawn_us),
+            tick_us: mean(&series.tick_us),
+            retire_us: mean(&series.retire_us),
+            collector_us: mean(&series.gc_us),
+            upkeep_us: mean(&series.upkeep_us),
+            tick_ns_per_object: mean(&series.tick_us) * 1e3 / mean(&live).max(1.0),
+        };
+        let mut frame_us: Vec<f64> = series.frame_us[steady_from..].iter().map(|&x| f64::from(x)).collect();
         rec.series.spawn_cdf = cdf(&mut rec.spawn_ns);
-        let mut frame_us: Vec<f64> = rec.series.frame_us.iter().map(|&x| f64::from(x)).collect();
         Scenario {
             key: kind.key(),
             name: kind.name(),
@@ -773,6 +857,8 @@ impl Measured {
             spawn_ns: Summary::of(&mut rec.spawn_ns),
             payload_spawn_ns: Summary::of(&mut rec.rocket_ns),
             frame_us: Summary::of(&mut frame_us),
+            steady_from: steady_from as u32,
+            phases,
             gc: self.gc,
             pool,
             memory: MemoryFigures {

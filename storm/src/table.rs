@@ -51,6 +51,15 @@ fn extras(after: &str) -> Vec<Extra> {
                 ns(s.payload_spawn_ns.p99)
             }
         })],
+        // A steady-state frame's mean time, phase by phase (the report draws it as bars).
+        "frame_max_us" => vec![
+            ("  mean fire + spawn", |s| us(s.phases.spawn_us)),
+            ("    tick", |s| us(s.phases.tick_us)),
+            ("    retire", |s| us(s.phases.retire_us)),
+            ("    collector", |s| us(s.phases.collector_us)),
+            ("    pool upkeep", |s| us(s.phases.upkeep_us)),
+            ("tick per projectile", |s| ns(s.phases.tick_ns_per_object)),
+        ],
         "gc_max_pause_us" => {
             vec![
                 ("GC incremental mark slices", |s| {
@@ -70,6 +79,14 @@ fn extras(after: &str) -> Vec<Extra> {
                         }
                     },
                 ),
+                ("  slices past budget", |s| {
+                    if s.gc.purge_slices == 0 {
+                        NONE.into()
+                    } else {
+                        let (over, preempted) = (s.gc.purge_slices_over_budget, s.gc.purge_overruns_preempted);
+                        format!("{} ({} preempted)", count(over), count(preempted))
+                    }
+                }),
                 // The collector's diagnosis at the end (the report shows its chains).
                 ("references to garbage at end", |s| {
                     s.diagnosis.as_ref().map_or(NONE.into(), |d| count(d.garbage_references))
