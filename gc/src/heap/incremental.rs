@@ -325,6 +325,19 @@ impl Heap {
     }
 
     /// Whether an incremental mark is running (started and not finished).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{CollectOptions, Heap};
+    ///
+    /// let mut heap = Heap::new();
+    /// assert!(!heap.is_marking());
+    /// heap.start_incremental_collection(CollectOptions::FULL);
+    /// assert!(heap.is_marking(), "started, even before its first slice");
+    /// heap.finish_mark();
+    /// assert!(!heap.is_marking());
+    /// ```
     pub fn is_marking(&self) -> bool {
         self.marking.phase.is_some()
     }
@@ -338,6 +351,31 @@ impl Heap {
     /// if its options said so). A gather slice first traces to the end whatever the game
     /// made reachable since the last slice, and lets the external referencers report. See
     /// [`start_incremental_collection`](Self::start_incremental_collection).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_gc::{CollectOptions, Heap, MarkStep, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// for _ in 0..10_000 {
+    ///     heap.insert(Spark { heat: 1.0 });
+    /// }
+    /// heap.start_incremental_collection(CollectOptions::FULL);
+    /// let mut frames = 0;
+    /// let stats = loop {
+    ///     frames += 1; // one slice a frame; the game runs between them
+    ///     if let MarkStep::Done(stats) = heap.mark_slice(Duration::from_micros(100)) {
+    ///         break stats;
+    ///     }
+    /// };
+    /// assert_eq!((stats.mark_slices, stats.purged), (frames, 10_000));
+    /// assert_eq!(heap.mark_slice(Duration::from_micros(100)), MarkStep::Idle, "no mark running");
+    /// ```
     pub fn mark_slice(&mut self, budget: Duration) -> MarkStep {
         let origin = Instant::now();
         self.slice(budget, move || origin.elapsed())
@@ -348,12 +386,64 @@ impl Heap {
     /// budgeted work began, the re-tracing of what the game changed aside. The clock is
     /// read after 1 unit of work, then 2, 4 … (a unit: 64 slots flagged, or an object
     /// visited), so a clock that ticks once a reading makes slices of a few objects.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_gc::{CollectOptions, Heap, MarkStep, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// for _ in 0..1000 {
+    ///     heap.insert(Spark { heat: 1.0 });
+    /// }
+    /// // A simulated clock that moves 1 µs a reading: each slice does a few units of work.
+    /// let mut now = Duration::ZERO;
+    /// let mut clock = || {
+    ///     now += Duration::from_micros(1);
+    ///     now
+    /// };
+    /// heap.start_incremental_collection(CollectOptions::FULL);
+    /// let mut slices = 0;
+    /// loop {
+    ///     slices += 1;
+    ///     let step = heap.mark_slice_timed(Duration::from_micros(4), &mut clock);
+    ///     if matches!(step, MarkStep::Done(_)) {
+    ///         break;
+    ///     }
+    /// }
+    /// assert!(slices > 1, "the mark was spread over slices");
+    /// assert!(heap.is_empty::<Spark>());
+    /// ```
     pub fn mark_slice_timed(&mut self, budget: Duration, now: impl FnMut() -> Duration) -> MarkStep {
         self.slice(budget, now)
     }
 
     /// Runs the rest of the incremental mark in one slice, to its end. `None` if no
     /// incremental mark is running.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let kept = heap.insert(Spark { heat: 1.0 });
+    /// heap.add_to_root(kept.raw())?;
+    /// heap.insert(Spark { heat: 0.0 });
+    /// assert_eq!(heap.finish_mark(), None, "no mark running");
+    /// heap.start_incremental_collection(CollectOptions::FULL);
+    /// let stats = heap.finish_mark().unwrap(); // a loading screen: no frame to spread it over
+    /// assert_eq!((stats.kept, stats.purged), (1, 1));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn finish_mark(&mut self) -> Option<GcStats> {
         match self.mark_slice(Duration::MAX) {
             MarkStep::Done(stats) => Some(stats),

@@ -93,12 +93,54 @@ impl Heap {
     ///
     /// # Errors
     /// As `Arena::decommit_empty_slabs`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::SlabConfig;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Spark { heat: f32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let no_spare = SlabConfig { spare_slabs: 0, ..SlabConfig::SMALL }; // 64 cells a slab
+    /// let class = heap.register_with::<Spark>(no_spare)?;
+    /// let keep = heap.insert(Spark { heat: 0.0 });
+    /// let burst: Vec<_> = (0..1000).map(|_| heap.insert(Spark { heat: 1.0 })).collect();
+    /// for spark in burst {
+    ///     heap.destroy_now(spark.raw())?;
+    /// }
+    /// let before = heap.stats::<Spark>().unwrap().memory.committed_bytes;
+    /// assert_eq!(heap.decommit_empty_slabs(class)?, 15, "16 slabs of 64; the first keeps `keep`");
+    /// assert!(heap.stats::<Spark>().unwrap().memory.committed_bytes < before);
+    /// assert!(heap.contains(keep));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn decommit_empty_slabs(&mut self, class: ClassId) -> Result<usize, ArenaError> {
         self.arena.decommit_empty_slabs(class)
     }
 
     /// The objects `handles` name, mutably, if each resolves and no two are the same
     /// ([`Arena::get_disjoint_mut`](respawn_arena::Arena::get_disjoint_mut)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Fighter { hp: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let a = heap.insert(Fighter { hp: 100 });
+    /// let b = heap.insert(Fighter { hp: 100 });
+    /// let [attacker, target] = heap.get_disjoint_mut([a, b]).unwrap();
+    /// target.hp -= 30;
+    /// attacker.hp += 10; // drains the hit
+    /// assert_eq!((heap.get(a).unwrap().hp, heap.get(b).unwrap().hp), (110, 70));
+    /// assert!(heap.get_disjoint_mut([a, a]).is_none(), "the same object twice");
+    /// ```
     #[inline]
     pub fn get_disjoint_mut<T: 'static, const N: usize>(&mut self, handles: [Handle<T>; N]) -> Option<[&mut T; N]> {
         self.arena.get_disjoint_mut(handles)
@@ -106,6 +148,25 @@ impl Heap {
 
     /// Every visible object of class `T` with its handle, mutably, in memory order
     /// ([`Arena::iter_mut`](respawn_arena::Arena::iter_mut)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Coin { value: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let a = heap.insert(Coin { value: 5 });
+    /// let b = heap.insert(Coin { value: 7 });
+    /// heap.set_dormant(b.raw(), true)?;
+    /// for (_, coin) in heap.iter_mut::<Coin>() {
+    ///     coin.value *= 2; // dormant ones too: only ticks skip them
+    /// }
+    /// assert_eq!((heap.get(a).unwrap().value, heap.get(b).unwrap().value), (10, 14));
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn iter_mut<T: 'static>(&mut self) -> IterMut<'_, T> {
         self.arena.iter_mut()
     }
@@ -116,6 +177,27 @@ impl Heap {
     ///
     /// # Errors
     /// As [`Arena::register`](respawn_arena::Arena::register).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use respawn_gc::{CollectOptions, Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { net_id: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let gone = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&gone);
+    /// heap.add_end_listener(move |_, ship: &Ship| log.lock().unwrap().push(ship.net_id))?;
+    /// let a = heap.insert(Ship { net_id: 7 });
+    /// heap.insert(Ship { net_id: 8 });
+    /// heap.destroy_now(a.raw())?;
+    /// heap.collect_garbage(CollectOptions::FULL); // nothing roots the other
+    /// assert_eq!(*gone.lock().unwrap(), [7, 8], "however it ends");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn add_end_listener<T: Object>(
         &mut self,
         listener: impl FnMut(Handle<T>, &T) + Send + 'static,
@@ -130,6 +212,27 @@ impl Heap {
     ///
     /// # Errors
     /// As [`Arena::register`](respawn_arena::Arena::register).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { net_id: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// heap.add_spawn_listener(move |_, ship: &Ship| log.lock().unwrap().push(ship.net_id))?;
+    /// let ship = heap.insert(Ship { net_id: 0 });
+    /// heap.get_mut(ship).unwrap().net_id = 7;
+    /// assert!(seen.lock().unwrap().is_empty(), "`insert` tells nobody");
+    /// heap.notify_spawn(ship.raw())?; // complete now
+    /// assert_eq!(*seen.lock().unwrap(), [7]);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn add_spawn_listener<T: Object>(
         &mut self,
         listener: impl FnMut(Handle<T>, &T) + Send + 'static,
@@ -140,6 +243,30 @@ impl Heap {
 
     /// Removes a spawn or an end listener; `false` if it was removed already
     /// ([`Arena::remove_listener`](respawn_arena::Arena::remove_listener)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { net_id: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let told = Arc::new(AtomicU32::new(0));
+    /// let count = Arc::clone(&told);
+    /// let id = heap.add_end_listener(move |_, _: &Ship| {
+    ///     count.fetch_add(1, Ordering::Relaxed);
+    /// })?;
+    /// assert!(heap.remove_listener(id));
+    /// let ship = heap.insert(Ship { net_id: 1 });
+    /// heap.destroy_now(ship.raw())?;
+    /// assert_eq!(told.load(Ordering::Relaxed), 0, "no longer told");
+    /// assert!(!heap.remove_listener(id), "removed already");
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn remove_listener(&mut self, id: ListenerId) -> bool {
         self.arena.remove_listener(id)
     }
@@ -149,6 +276,31 @@ impl Heap {
     ///
     /// # Errors
     /// As `Arena::notify_spawn`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { net_id: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let told = Arc::new(AtomicU32::new(0));
+    /// let count = Arc::clone(&told);
+    /// heap.add_spawn_listener(move |_, _: &Ship| {
+    ///     count.fetch_add(1, Ordering::Relaxed);
+    /// })?;
+    /// let ship = heap.insert(Ship { net_id: 7 });
+    /// heap.notify_spawn(ship.raw())?;
+    /// assert_eq!(told.load(Ordering::Relaxed), 1);
+    /// heap.destroy_now(ship.raw())?;
+    /// assert!(heap.notify_spawn(ship.raw()).is_err(), "a stale handle: nobody is told");
+    /// assert_eq!(told.load(Ordering::Relaxed), 1);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn notify_spawn(&mut self, raw: RawHandle) -> Result<(), ArenaError> {
         self.arena.notify_spawn(raw)
     }
@@ -159,6 +311,30 @@ impl Heap {
     ///
     /// # Errors
     /// As `Arena::notify_end`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// use respawn_gc::{Heap, Object, Trace};
+    ///
+    /// #[derive(Trace, Object)]
+    /// struct Ship { net_id: u32 }
+    ///
+    /// let mut heap = Heap::new();
+    /// let told = Arc::new(AtomicU32::new(0));
+    /// let count = Arc::clone(&told);
+    /// heap.add_end_listener(move |_, _: &Ship| {
+    ///     count.fetch_add(1, Ordering::Relaxed);
+    /// })?;
+    /// let ship = heap.insert(Ship { net_id: 7 });
+    /// assert!(heap.notify_end(ship.raw())?); // told now, before the object is torn down …
+    /// assert!(!heap.notify_end(ship.raw())?);
+    /// heap.destroy_now(ship.raw())?; // … and not again as it ends
+    /// assert_eq!(told.load(Ordering::Relaxed), 1);
+    /// # Ok::<(), respawn_gc::GcError>(())
+    /// ```
     pub fn notify_end(&mut self, raw: RawHandle) -> Result<bool, ArenaError> {
         self.arena.notify_end(raw)
     }
