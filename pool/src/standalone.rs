@@ -209,6 +209,16 @@ impl<T: Send + 'static> fmt::Debug for PoolBuilder<T> {
 
 impl<T: Send + 'static> PoolBuilder<T> {
     /// The name stats and errors use (default: the type's name).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder().name("packets").workers(0).create(Vec::<u8>::new).build()?;
+    /// assert_eq!(pool.stats().class, "packets");
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn name(mut self, name: &'static str) -> Self {
         self.name = name;
         self
@@ -216,6 +226,21 @@ impl<T: Send + 'static> PoolBuilder<T> {
 
     /// All the settings at once (a preset, or a config from a file). The later setters
     /// override single fields.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::{Policy, Pool, PoolConfig};
+    ///
+    /// let pool = Pool::builder()
+    ///     .config(PoolConfig::ON_DEMAND) // no workers, `Reuse`
+    ///     .max(8)                        // … with one field overridden
+    ///     .create(String::new)
+    ///     .build()?;
+    /// assert_eq!(pool.config(), &PoolConfig { max: 8, ..PoolConfig::ON_DEMAND });
+    /// assert_eq!((pool.config().policy, pool.owned()), (Policy::Reuse, 0), "nothing built ahead");
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn config(mut self, config: PoolConfig) -> Self {
         self.config = config;
         self.watermark_given = true;
@@ -226,6 +251,19 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// [`low_watermark`](Self::low_watermark) was given, the watermark follows it: a quarter
     /// of the capacity, `PoolConfig::DEFAULT`'s proportion (so a small capacity never starts
     /// the pool at its watermark).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder().capacity(8).workers(1).create(|| [0u8; 64]).build()?;
+    /// assert_eq!(pool.config().low_watermark, 2, "a quarter of the capacity");
+    /// pool.wait_until_warm(Duration::from_secs(10))?;
+    /// assert_eq!(pool.stats().ready, 8);
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.config.capacity = capacity;
         if !self.watermark_given && self.config.precreate {
@@ -235,12 +273,49 @@ impl<T: Send + 'static> PoolBuilder<T> {
     }
 
     /// [`PoolConfig::max`]: ceiling on the cells the pool owns.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder().workers(0).capacity(0).max(2).create(String::new).build()?;
+    /// let (a, b) = (pool.pull(), pool.pull());
+    /// assert!(pool.try_pull().is_err(), "two cells at most …");
+    /// let c = pool.pull(); // … but `pull` builds an overflow object
+    /// assert_eq!((pool.stats().overflow, pool.owned()), (1, 3));
+    /// drop((a, b, c));
+    /// assert_eq!(pool.owned(), 2, "the first back was freed: the pool is at `max` again");
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn max(mut self, max: usize) -> Self {
         self.config.max = max;
         self
     }
 
     /// [`PoolConfig::low_watermark`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder()
+    ///     .capacity(16)
+    ///     .low_watermark(8)
+    ///     .grow_by(16)
+    ///     .create(|| 0u64)
+    ///     .build()?;
+    /// pool.wait_until_warm(Duration::from_secs(10))?;
+    /// assert_eq!(pool.stats().grown, 0);
+    /// let held: Vec<_> = (0..10).map(|_| pool.pull()).collect();
+    /// pool.wait_until_warm(Duration::from_secs(10))?;
+    /// // Fewer than 8 were left with the workers: they built `grow_by` more.
+    /// assert_eq!((pool.stats().grown, pool.owned()), (16, 32));
+    /// # drop(held);
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn low_watermark(mut self, low_watermark: usize) -> Self {
         self.config.low_watermark = low_watermark;
         self.watermark_given = true;
@@ -248,6 +323,26 @@ impl<T: Send + 'static> PoolBuilder<T> {
     }
 
     /// [`PoolConfig::grow_by`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder()
+    ///     .capacity(4)
+    ///     .low_watermark(1)
+    ///     .grow_by(32)
+    ///     .create(|| 0u64)
+    ///     .build()?;
+    /// pool.wait_until_warm(Duration::from_secs(10))?;
+    /// assert_eq!(pool.owned(), 4);
+    /// let first = pool.pull(); // takes all 4: under the watermark, the workers get 32 cells
+    /// assert_eq!(pool.owned(), 36, "4, then a step of 32");
+    /// # drop(first);
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn grow_by(mut self, grow_by: usize) -> Self {
         self.config.grow_by = grow_by;
         self
@@ -256,6 +351,19 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// Precreation threads. `0` means no threads at all: objects are created inline on a
     /// miss, nothing is precreated, and there is no low watermark (`precreate` and
     /// `low_watermark` are set to match; use [`prefill`](Pool::prefill) to warm such a pool).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder().workers(0).create(|| vec![0u8; 1024]).build()?;
+    /// assert!(!pool.config().precreate && pool.config().low_watermark == 0);
+    /// assert_eq!(pool.owned(), 0, "nothing built ahead");
+    /// let buf = pool.pull(); // built here, inline: a miss
+    /// assert_eq!((pool.stats().misses, buf.len()), (1, 1024));
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn workers(mut self, workers: usize) -> Self {
         self.config.workers = workers;
         self.config.precreate = workers > 0;
@@ -268,18 +376,64 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// What happens to a returned object: [`Policy::Reuse`] (the default: `reset`, then
     /// ready at once) or [`Policy::Purge`] (dropped; a worker builds a fresh one in its cell).
     /// [`Policy::Default`] recycles through a World's collector and is refused here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::{Policy, Pool};
+    ///
+    /// let reuse = Pool::builder().workers(0).create(String::new).build()?;
+    /// drop(reuse.pull());
+    /// drop(reuse.pull());
+    /// assert_eq!(reuse.stats().misses, 1, "`Reuse`: the second pull got the first object back");
+    ///
+    /// let purge = Pool::builder().workers(0).policy(Policy::Purge).create(String::new).build()?;
+    /// drop(purge.pull());
+    /// drop(purge.pull());
+    /// assert_eq!(purge.stats().misses, 2, "`Purge`: dropped, and built anew");
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn policy(mut self, policy: Policy) -> Self {
         self.config.policy = policy;
         self
     }
 
     /// The slab geometry of the pool's memory (default [`SlabConfig::DEFAULT`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_allocator::SlabConfig;
+    /// use respawn_pool::Pool;
+    ///
+    /// // What a pool holding one object commits, by its slabs' size.
+    /// let committed = |slab: SlabConfig| {
+    ///     let pool = Pool::builder().workers(0).slab(slab).create(|| [0u64; 4]).build().unwrap();
+    ///     let _one = pool.pull();
+    ///     pool.stats().committed_bytes
+    /// };
+    /// let small = committed(SlabConfig { spare_slabs: 0, ..SlabConfig::SMALL });
+    /// let default = committed(SlabConfig { spare_slabs: 0, ..SlabConfig::DEFAULT });
+    /// assert!(small < default, "one slab of 64 cells, not of 1024");
+    /// ```
     pub fn slab(mut self, slab: SlabConfig) -> Self {
         self.slab = slab;
         self
     }
 
     /// Builds an object: on the workers ahead of time, or inline on a miss. Required.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::{Pool, PoolError};
+    ///
+    /// let pool = Pool::builder().workers(0).create(|| Vec::<u8>::with_capacity(1500)).build()?;
+    /// assert!(pool.pull().capacity() >= 1500);
+    /// let without = Pool::<Vec<u8>>::builder().workers(0).build();
+    /// assert!(matches!(without, Err(PoolError::Config(_))), "`create` is required");
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn create(mut self, create: impl Fn() -> T + Send + Sync + 'static) -> Self {
         self.create = Some(Arc::new(create));
         self
@@ -287,6 +441,22 @@ impl<T: Send + 'static> PoolBuilder<T> {
 
     /// `Reuse`: readies a returned object for its next pull (default: nothing). If it
     /// panics, the object is dropped instead of being kept half-reset, and the panic goes on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder()
+    ///     .workers(0)
+    ///     .create(Vec::<u32>::new)
+    ///     .reset(|scores: &mut Vec<u32>| scores.clear())
+    ///     .build()?;
+    /// pool.pull().extend([3, 1, 2]); // back in the pool, cleared, as the guard drops
+    /// let scores = pool.pull(); // the same vector: its memory kept
+    /// assert!(scores.is_empty() && scores.capacity() >= 3);
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn reset(mut self, reset: impl Fn(&mut T) + Send + Sync + 'static) -> Self {
         self.reset = Some(Box::new(reset));
         self
@@ -302,6 +472,18 @@ impl<T: Send + 'static> PoolBuilder<T> {
     ///
     /// # Panics
     /// If the OS cannot start a thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::{Pool, PoolError};
+    ///
+    /// let pool = Pool::builder().capacity(4).create(|| [0u8; 32]).build()?;
+    /// assert_eq!(pool.owned(), 4, "four cells, for the worker to build in");
+    /// let bad = Pool::builder().capacity(8).max(4).create(|| [0u8; 32]).build();
+    /// assert!(matches!(bad, Err(PoolError::Config(_))), "max below capacity");
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn build(self) -> Result<Pool<T>, PoolError> {
         let Self { name, config, slab, create, reset, .. } = self;
         let invalid = |key, message: &str| ConfigError::Invalid {
@@ -490,6 +672,26 @@ impl<T: Send + 'static> Pool<T> {
     ///
     /// # Errors
     /// As [`try_pull`](Self::try_pull).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use respawn_pool::{Pool, PoolError};
+    ///
+    /// let pool = Pool::builder().workers(0).capacity(0).max(1).create(String::new).build()?;
+    /// let pool = Arc::new(pool);
+    /// let mut line = pool.try_pull_owned()?;
+    /// assert!(matches!(pool.try_pull_owned(), Err(PoolError::Exhausted { max: 1, .. })));
+    /// // The guard is not tied to a borrow: it may go to another thread and come back.
+    /// let worker = std::thread::spawn(move || {
+    ///     line.push_str("done");
+    ///     line
+    /// });
+    /// drop(worker.join().unwrap()); // back in the pool, from this thread
+    /// assert_eq!(pool.try_pull_owned()?.as_str(), "done", "the same object (no `reset`)");
+    /// # Ok::<(), PoolError>(())
+    /// ```
     pub fn try_pull_owned(self: &Arc<Self>) -> Result<OwnedPooled<T>, PoolError> {
         self.take(AtMax::Refuse).map(|cell| OwnedPooled { pool: Arc::clone(self), cell })
     }
@@ -635,16 +837,62 @@ impl<T: Send + 'static> Pool<T> {
     }
 
     /// `reset` calls that panicked (the object was dropped instead of kept).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::panic::{self, AssertUnwindSafe};
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder()
+    ///     .workers(0)
+    ///     .create(Vec::<u8>::new)
+    ///     .reset(|buf: &mut Vec<u8>| assert!(buf.len() < 4, "too big to keep"))
+    ///     .build()?;
+    /// let mut big = pool.pull();
+    /// big.extend([0; 8]);
+    /// assert!(panic::catch_unwind(AssertUnwindSafe(|| drop(big))).is_err());
+    /// assert_eq!(pool.reset_panics(), 1);
+    /// assert_eq!(pool.owned(), 0, "dropped, not kept half-reset");
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn reset_panics(&self) -> u64 {
         self.reset_panics.load(Ordering::Relaxed)
     }
 
     /// The pool's settings.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::{Policy, Pool};
+    ///
+    /// let pool = Pool::builder().workers(0).max(1000).create(String::new).build()?;
+    /// assert_eq!(pool.config().max, 1000);
+    /// assert_eq!(pool.config().policy, Policy::Reuse, "the builder's default");
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn config(&self) -> &PoolConfig {
         self.crew.config()
     }
 
     /// Cells the pool owns now: objects in use, ready, being built.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder().workers(0).create(String::new).build()?;
+    /// assert_eq!(pool.owned(), 0);
+    /// let (a, b) = (pool.pull(), pool.pull());
+    /// drop(a);
+    /// assert_eq!(pool.owned(), 2, "one in use, one ready");
+    /// pool.clear()?;
+    /// assert_eq!(pool.owned(), 1, "the ready one dropped, its cell freed");
+    /// # drop(b);
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn owned(&self) -> usize {
         self.owned.load(Ordering::Relaxed)
     }
@@ -939,6 +1187,18 @@ unsafe impl<T: Send + Sync + 'static> Sync for Pooled<'_, T> {}
 
 impl<T: Send + 'static> Pooled<'_, T> {
     /// The pool the object came from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::{Pool, Pooled};
+    ///
+    /// let pool = Pool::builder().workers(0).create(String::new).build()?;
+    /// let line = pool.pull();
+    /// assert!(std::ptr::eq(Pooled::pool(&line), &pool));
+    /// assert_eq!(Pooled::pool(&line).stats().in_use, 1);
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn pool(this: &Self) -> &Pool<T> {
         this.pool
     }
@@ -990,6 +1250,19 @@ unsafe impl<T: Send + Sync + 'static> Sync for OwnedPooled<T> {}
 
 impl<T: Send + 'static> OwnedPooled<T> {
     /// The pool the object came from.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use respawn_pool::{OwnedPooled, Pool};
+    ///
+    /// let pool = Arc::new(Pool::builder().workers(0).create(String::new).build()?);
+    /// let line = pool.pull_owned();
+    /// assert!(Arc::ptr_eq(OwnedPooled::pool(&line), &pool));
+    /// assert_eq!(Arc::strong_count(&pool), 2, "the guard keeps the pool alive");
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn pool(this: &Self) -> &Arc<Pool<T>> {
         &this.pool
     }
@@ -1110,6 +1383,19 @@ impl<T: Send + 'static> Pool<T> {
     ///
     /// # Errors
     /// As [`shrink_to`](Self::shrink_to).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_pool::Pool;
+    ///
+    /// let pool = Pool::builder().workers(0).create(|| vec![0u8; 4096]).build()?;
+    /// let burst: Vec<_> = (0..10).map(|_| pool.pull()).collect();
+    /// drop(burst); // `Reuse`: ten buffers ready
+    /// assert_eq!(pool.clear()?, 10);
+    /// assert_eq!((pool.stats().ready, pool.owned()), (0, 0));
+    /// # Ok::<(), respawn_pool::PoolError>(())
+    /// ```
     pub fn clear(&self) -> Result<usize, PoolError> {
         self.shrink_to(0)
     }
