@@ -21,3 +21,16 @@ fn the_readme_game_loop_is_the_game_loop_example() {
     assert!(block.contains("fn main() {"), "a whole program");
     assert!(!block.contains(")?;"), "a `?` in `main`");
 }
+
+/// A reader gets through the README in five minutes: at most 250 lines, and the first screen
+/// compares respawn with its peers.
+#[test]
+fn the_readme_is_short_and_opens_with_the_peers() {
+    let readme = include_str!("../README.md");
+    assert!(readme.lines().count() <= 250, "README.md has {} lines", readme.lines().count());
+    let table = readme.find("## respawn or a peer?").expect("the peers table");
+    assert!(table < readme.find("```rust").unwrap(), "before the game loop");
+    for peer in ["slotmap", "hecs", "bevy_ecs", "rust-gc"] {
+        assert!(readme[table..].contains(peer), "{peer} in the table");
+    }
+}
