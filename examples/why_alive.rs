@@ -10,23 +10,22 @@
 //! gun's scope, a sub-object of a gun nothing else keeps. Turrets, projectiles, guns and
 //! scopes are collected classes: they live only while something references them. The example asks `why_alive` about each, then
 //! destroys a projectile its turret still lists and collects with garbage-reference tracking
-//! on. It prints (the slot numbers vary from run to run):
+//! on. It prints (the numbers can vary from run to run):
 //!
 //! ```text
 //! How to read the chains below:
-//!   Class#N        an object: its class and its slot in the object table (each class's slots
-//!                  lie in a range of their own, hence the large numbers)
+//!   Class#N        an object: its class, and its index among the objects of its class
 //!   root (why)     where a chain starts: what keeps its first object (owned until destroyed,
 //!                  a root guard, an external referencer such as a HUD)
 //!   -> [traced]    a handle in the object's traced fields
 //!   -> [outer]     a sub-object keeps its owner (UE's Outer)
 //!
-//! Projectile#127: root (owned until destroyed) Base#13631488 -> [traced] Turret#1049600 -> [traced] Projectile#127
-//! Gun#5242880: root (referencer #0) Scope#9437184 -> [outer] Gun#5242880
-//! Turret#1049601: not reachable: the next collection purges it
+//! Projectile#127: root (owned until destroyed) Base#0 -> [traced] Turret#0 -> [traced] Projectile#127
+//! Gun#0: root (referencer #0) Scope#0 -> [outer] Gun#0
+//! Turret#1: not reachable: the next collection purges it
 //! collected: 2 purged, 1 reference to garbage:
-//!   Turret#1049600 -> [traced] Projectile#127 (garbage)
-//! Projectile#127: stale (Projectile#127 was purged although Turret#1049600 still lists it)
+//!   Turret#0 -> [traced] Projectile#127 (garbage)
+//! Projectile#127: stale (Projectile#127 was purged although Turret#0 still lists it)
 //! ```
 
 use std::sync::{Arc, Mutex};
@@ -103,17 +102,22 @@ fn main() -> Result<(), PoolError> {
     let _hud = world.add_referencer(move |t| shown.lock().unwrap().iter().for_each(|&h| t.handle(h)));
 
     println!("How to read the chains below:");
-    println!("  Class#N        an object: its class and its slot in the object table (each class's slots");
-    println!("                 lie in a range of their own, hence the large numbers)");
+    println!("  Class#N        an object: its class, and its index among the objects of its class");
     println!("  root (why)     where a chain starts: what keeps its first object (owned until destroyed,");
     println!("                 a root guard, an external referencer such as a HUD)");
     println!("  -> [traced]    a handle in the object's traced fields");
     println!("  -> [outer]     a sub-object keeps its owner (UE's Outer)");
     println!();
-    let name = |kind: &str, h: RawHandle| format!("{kind}#{}", h.index());
-    explain(&mut world, &name("Projectile", shot.raw()), shot)?;
-    explain(&mut world, &name("Gun", gun.raw()), gun)?;
-    explain(&mut world, &name("Turret", idle.raw()), idle)?;
+    let name = |world: &World, kind: &str, h: RawHandle| {
+        format!("{kind}#{}", world.heap().arena().index_in_class(h.index()).expect("an object of the world"))
+    };
+    // Named now: once purged, an object has no class to be counted in.
+    let (shot_name, turret_name) = (name(&world, "Projectile", shot.raw()), name(&world, "Turret", turret.raw()));
+    explain(&mut world, &shot_name, shot)?;
+    let named = name(&world, "Gun", gun.raw());
+    explain(&mut world, &named, gun)?;
+    let named = name(&world, "Turret", idle.raw());
+    explain(&mut world, &named, idle)?;
     assert!(world.why_alive(shot)?.is_some_and(|c| c.len() == 2));
     assert!(world.why_alive(gun)?.is_some_and(|c| c.len() == 1));
     assert!(world.why_alive(idle)?.is_none());
@@ -135,12 +139,9 @@ fn main() -> Result<(), PoolError> {
     assert_eq!((stats.purged, found.len()), (2, 1), "the shot and the idle turret; the turret's list");
     assert_eq!(found[0].to.handle, shot.raw());
     match world.why_alive(shot) {
-        Err(PoolError::Stale) => println!(
-            "{}: stale ({} was purged although {} still lists it)",
-            name("Projectile", shot.raw()),
-            name("Projectile", shot.raw()),
-            name("Turret", turret.raw())
-        ),
+        Err(PoolError::Stale) => {
+            println!("{}: stale ({} was purged although {} still lists it)", shot_name, shot_name, turret_name)
+        }
         other => panic!("a purged object's handle is stale, not {other:?}"),
     }
     Ok(())

@@ -281,7 +281,10 @@ fn a_root_still_pins_and_refuses_destroy_until_removed() {
     assert!(world.contains(enemy), "owned: no root needed");
     let chain = world.why_alive(enemy).unwrap().expect("kept");
     assert_eq!(chain.root, RootKind::Owned);
-    assert_eq!(chain.to_string(), format!("root (owned until destroyed) Enemy#{}", enemy.index()));
+    assert_eq!(
+        chain.to_string(),
+        format!("root (owned until destroyed) Enemy#{}", world.heap().arena().index_in_class(enemy.index()).unwrap())
+    );
     {
         let _pin = world.root(enemy).unwrap();
         assert!(world.destroy(enemy).is_err(), "pinned");

@@ -39,9 +39,9 @@ fn world(policy: Policy, events: &Events) -> World {
     let config = PoolConfig { policy, max: 256, ..PoolConfig::ON_DEMAND };
     let mut world = World::builder().pool::<Shell>(config).build().unwrap();
     let e = Arc::clone(events);
-    world.on_spawn(move |h, s: &Shell| e.lock().unwrap().push(format!("spawn {h:?} {}", s.n)));
+    world.on_spawn(move |h, s: &Shell| e.lock().unwrap().push(format!("spawn {:?} {}", h.raw(), s.n)));
     let e = Arc::clone(events);
-    world.on_destroy(move |h, s: &Shell| e.lock().unwrap().push(format!("end {h:?} {}", s.n)));
+    world.on_destroy(move |h, s: &Shell| e.lock().unwrap().push(format!("end {:?} {}", h.raw(), s.n)));
     world
 }
 
@@ -93,7 +93,7 @@ fn run(policy: Policy, seed: u64, view: bool) -> (Vec<String>, Vec<String>, Stri
         ));
         let rooted = handles[rng.below(handles.len())];
         if world.root(rooted).map(|r| roots.push(r)).is_ok() {
-            log.push(format!("rooted {rooted:?}"));
+            log.push(format!("rooted {:?}", rooted.raw()));
         }
         if round % 5 == 4 {
             roots.clear();
@@ -107,12 +107,12 @@ fn run(policy: Policy, seed: u64, view: bool) -> (Vec<String>, Vec<String>, Stri
             if rng.below(3) == 0 || handles.len() < 2 {
                 let h = via.spawn(round * 100 + k);
                 handles.push(h);
-                log.push(format!("spawned {h:?}"));
+                log.push(format!("spawned {:?}", h.raw()));
             } else {
                 let h = handles[rng.below(handles.len())];
                 let result = outcome(via.destroy(h));
                 let (released, reset) = HOOKS.get();
-                log.push(format!("destroy {h:?}: {result} (on_release {released}, reset {reset})"));
+                log.push(format!("destroy {:?}: {result} (on_release {released}, reset {reset})", h.raw()));
             }
         }
     }

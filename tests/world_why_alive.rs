@@ -41,13 +41,14 @@ fn why_alive_follows_pooled_objects_fields_and_outers_and_garbage_references_are
     assert_eq!(chain.root, RootKind::Guard(1));
     let how: Vec<(RawHandle, Reference)> = chain.links.iter().map(|l| (l.object.handle, l.reference)).collect();
     assert_eq!(how, [(ship.raw(), Reference::Root), (shot.raw(), Reference::Traced), (turret.raw(), Reference::Outer)]);
+    let at = |raw: RawHandle| world.heap().arena().index_in_class(raw.index()).unwrap();
     assert_eq!(
         chain.to_string(),
         format!(
             "root (Root guard) Ship#{} -> [traced] Shot#{} -> [outer] Counted#{}",
-            ship.index(),
-            shot.index(),
-            turret.index()
+            at(ship.raw()),
+            at(shot.raw()),
+            at(turret.raw())
         )
     );
     assert!(world.find_garbage_references().is_empty());

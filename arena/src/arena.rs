@@ -281,6 +281,7 @@ impl Arena {
         let max_generation = self.config.max_generation;
         let geometry =
             Geometry::new::<T>(id, memory.cell_size, slab.cells_per_slab, drop_fn, range, capacity, max_generation);
+        crate::handle::record_class_start(type_name::<T>(), geometry.start());
         self.classes.push(ClassEntry::new(geometry, self.barrier));
         self.by_type.insert(TypeId::of::<T>(), id);
         Ok(id)
@@ -1086,6 +1087,29 @@ impl Arena {
             side_bytes: entry.side_bytes() + self.outers.bytes_in(geometry.start(), geometry.capacity()),
             object_size: geometry.object_size(),
         })
+    }
+
+    /// The object in slot `index` counted among its class's slots (`0` for the class's
+    /// first), as a handle's debug form and the collector's reference chains print it
+    /// (`Enemy#127`). `None` for an index no class of this arena holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use respawn_arena::Arena;
+    ///
+    /// struct Enemy { hp: u32 }
+    ///
+    /// let mut arena = Arena::new();
+    /// let enemy = arena.insert(Enemy { hp: 3 });
+    /// let n = arena.index_in_class(enemy.index()).unwrap();
+    /// assert_eq!(format!("{enemy:?}"), format!("Enemy#{n}v1"));
+    /// assert_eq!(arena.index_in_class(u32::MAX - 1), None);
+    /// ```
+    pub fn index_in_class(&self, index: u32) -> Option<u32> {
+        let slot = self.table.slot(index)?;
+        let entry = self.classes.get(usize::from(slot.class()))?;
+        index.checked_sub(entry.geometry().start())
     }
 
     /// The name (Rust type) of class `class`, or `None` for a class this arena does not

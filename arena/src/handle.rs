@@ -295,13 +295,64 @@ impl<T> Hash for Handle<T> {
         self.raw.hash(state);
     }
 }
-/// `Enemy#4194431v1`: the class (its type without the module path), the slot's index in
-/// the object table, and the generation. (The index is the table's: a class's slots lie in
-/// a range of their own, so it reads large; a [`RawHandle`] prints `4194431v1`.)
+/// `Enemy#127v1`: the class (its type without the module path), the object's index among
+/// its class's slots, and the generation (a [`RawHandle`], which knows no class, prints the
+/// object table's index: `4194431v1`).
+/// Prints `Enemy#127v1`: the class without its module path, the object's index among its
+/// class's slots ([`class_local_index`]), its generation. When the class's slots begin at
+/// different places in different arenas, the index is the object table's, after an `@`:
+/// `Enemy@4194431v1`.
 impl<T> fmt::Debug for Handle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}#{:?}", crate::short_type_name(std::any::type_name::<T>()), self.raw)
+        let class = std::any::type_name::<T>();
+        let short = crate::short_type_name(class);
+        match class_local_index(class, self.raw.index) {
+            Some(local) => write!(f, "{short}#{local}v{}", self.raw.generation),
+            None => write!(f, "{short}@{:?}", self.raw),
+        }
     }
+}
+
+/// Where each class's slots begin in the object table, by the class's type name: recorded
+/// when an arena registers the class. `None` once arenas registered it at different places.
+type Starts = std::sync::RwLock<std::collections::HashMap<&'static str, Option<u32>>>;
+
+fn starts() -> &'static Starts {
+    static STARTS: std::sync::OnceLock<Starts> = std::sync::OnceLock::new();
+    STARTS.get_or_init(Default::default)
+}
+
+/// Records that an arena gave `class` the slots from `start` on.
+pub(crate) fn record_class_start(class: &'static str, start: u32) {
+    let mut starts = starts().write().unwrap_or_else(std::sync::PoisonError::into_inner);
+    starts.entry(class).and_modify(|known| *known = known.filter(|&s| s == start)).or_insert(Some(start));
+}
+
+/// The object in slot `index` counted among its class's slots: `0` for the class's first.
+/// What a handle's debug form and the collector's reference chains print, so that an
+/// object reads `Enemy#127`, not by its place in the object table (whose classes each
+/// begin a block of a million slots on). `None` for a class no arena registered, or one
+/// that arenas registered at different places (its objects' table indices then say nothing
+/// about their class alone).
+///
+/// # Examples
+///
+/// ```
+/// use respawn_arena::{class_local_index, Arena};
+///
+/// struct Enemy { hp: u32 }
+///
+/// let mut arena = Arena::new();
+/// let enemy = arena.insert(Enemy { hp: 3 });
+/// let local = class_local_index(std::any::type_name::<Enemy>(), enemy.index()).unwrap();
+/// // Among the class's slots: 4 Mi of them by default.
+/// assert!(local < 4 << 20);
+/// assert_eq!(format!("{enemy:?}"), format!("Enemy#{local}v1"));
+/// ```
+pub fn class_local_index(class: &str, index: u32) -> Option<u32> {
+    let starts = starts().read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let start = (*starts.get(class)?)?;
+    index.checked_sub(start)
 }
 impl<T> From<Handle<T>> for RawHandle {
     fn from(h: Handle<T>) -> Self {

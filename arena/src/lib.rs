@@ -76,7 +76,7 @@ pub use error::{short_type_name, ArenaError};
 pub use flags::{Lifecycle, ObjectFlags};
 #[cfg(not(loom))]
 pub use handle::Root;
-pub use handle::{Handle, RawHandle};
+pub use handle::{class_local_index, Handle, RawHandle};
 #[cfg(not(loom))]
 pub use layout::{CellState, ClassLayout, SlabLayout};
 #[cfg(not(loom))]

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use respawn_arena::{
-    Arena, ArenaConfig, ArenaError, Ended, EndedCells, Freed, FreedCell, Handle, Lifecycle, ObjectFlags, RawHandle,
-    SlabConfig, BLOCK_SLOTS,
+    class_local_index, Arena, ArenaConfig, ArenaError, Ended, EndedCells, Freed, FreedCell, Handle, Lifecycle,
+    ObjectFlags, RawHandle, SlabConfig, BLOCK_SLOTS,
 };
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
@@ -36,20 +36,48 @@ impl Drop for Counted {
 
 #[test]
 fn handles_are_eight_bytes_and_print_class_index_v_generation() {
+    /// A class of this test's own: how a handle prints depends on where every arena of the
+    /// process placed its class.
+    struct Enemy(#[allow(dead_code)] u32);
     assert_eq!(size_of::<Handle<Projectile>>(), 8);
     assert_eq!(size_of::<Option<Handle<Projectile>>>(), 8);
     assert_eq!(size_of::<RawHandle>(), 8);
     let mut arena = Arena::with_config(SMALL);
-    // (Which slab the class gets first is up to the preparation thread: the index is the
-    // slab's first cell's, not always 0.)
-    let h = arena.insert(projectile(0));
-    assert_eq!(format!("{h:?}"), format!("Projectile#{}v1", h.index()));
+    let h = arena.insert(Enemy(0));
+    // The index among the class's slots: which slab the class gets first is up to the
+    // preparation thread, so not always 0, but within the class's range, which begins on a
+    // block of the table.
+    let local = class_local_index(std::any::type_name::<Enemy>(), h.index()).expect("registered once");
+    assert!(local < SMALL.slab.cells_per_slab * SMALL.slab.max_slabs, "{local}");
+    assert_eq!((h.index() - local) as usize % BLOCK_SLOTS, 0, "the class's slots begin on a block");
+    assert_eq!(format!("{h:?}"), format!("Enemy#{local}v1"));
     assert_eq!(format!("{:?}", h.raw()), format!("{}v1", h.index()), "a raw handle has no class");
     arena.remove(h).unwrap();
-    let h2 = arena.insert(projectile(1));
-    assert_eq!(format!("{h2:?}"), format!("Projectile#{}v2", h.index()), "same slot, next generation");
-    assert_eq!(Handle::<Projectile>::from_bits(h2.to_bits()), Some(h2));
+    let h2 = arena.insert(Enemy(1));
+    assert_eq!(format!("{h2:?}"), format!("Enemy#{local}v2"), "same slot, next generation");
+    assert_eq!(Handle::<Enemy>::from_bits(h2.to_bits()), Some(h2));
     assert_eq!(RawHandle::from_bits(5), None, "generation zero is no handle");
+}
+
+#[test]
+fn a_class_placed_differently_by_two_arenas_prints_the_table_index() {
+    struct Scout(#[allow(dead_code)] u32);
+    struct Tank(#[allow(dead_code)] u32);
+    let mut first = Arena::with_config(SMALL);
+    let scout = first.insert(Scout(1));
+    first.insert(Tank(1));
+    let scout_class = std::any::type_name::<Scout>();
+    let local = class_local_index(scout_class, scout.index()).expect("one arena so far");
+    assert_eq!(format!("{scout:?}"), format!("Scout#{local}v1"));
+    // The second arena registers the classes the other way round: `Scout`'s slots begin
+    // elsewhere, and its table index alone no longer says where it lies in its class.
+    let mut second = Arena::with_config(SMALL);
+    second.insert(Tank(2));
+    let other = second.insert(Scout(2));
+    assert_eq!(class_local_index(scout_class, other.index()), None);
+    assert_eq!(format!("{other:?}"), format!("Scout@{}v1", other.index()));
+    assert_eq!(format!("{scout:?}"), format!("Scout@{}v1", scout.index()), "the first arena's too");
+    assert!(class_local_index(std::any::type_name::<Tank>(), 0).is_none());
 }
 
 #[test]

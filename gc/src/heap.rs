@@ -1547,7 +1547,7 @@ impl Heap {
     /// handle does not name a visible object (ended, garbage, pending purge, pooled).
     ///
     /// ```
-    /// use respawn_arena::Handle;
+    /// use respawn_arena::{Handle, RawHandle};
     /// use respawn_gc::{CollectOptions, Heap, Object, Reference, RootKind, Trace};
     ///
     /// #[derive(Trace, Object)]
@@ -1562,10 +1562,12 @@ impl Heap {
     /// let turret = heap.insert(Turret { shots: vec![shot] });
     /// heap.add_to_root(turret.raw())?;
     /// let chain = heap.why_alive(shot)?.expect("the turret keeps it");
+    /// // Each object by its class and its index among its class's objects.
+    /// let n = |raw: RawHandle| heap.arena().index_in_class(raw.index()).unwrap();
     /// assert_eq!((chain.root, chain.links[1].reference), (RootKind::AddToRoot, Reference::Traced));
     /// assert_eq!(
     ///     chain.to_string(),
-    ///     format!("root (add_to_root) Turret#{} -> [traced] Projectile#{}", turret.index(), shot.index())
+    ///     format!("root (add_to_root) Turret#{} -> [traced] Projectile#{}", n(turret.raw()), n(shot.raw()))
     /// );
     ///
     /// // A sub-object's outer is its owner: a reachable trail would keep its projectile,

@@ -32,19 +32,23 @@ use crate::mark::Keep;
 use crate::referencer::Referencers;
 use crate::trace::{call_trace, LocalStack, Tracer};
 
-/// An object as a diagnostic names it: its handle and its class. Prints as `Turret#12`
-/// (the class without its module path, then the slot index).
+/// An object as a diagnostic names it: its handle and its class. Prints as `Turret#12`: the
+/// class without its module path, then the object's index among its class's slots
+/// ([`Arena::index_in_class`](respawn_arena::Arena::index_in_class)), as a handle's debug
+/// form has it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ObjectRef {
     /// The object's handle (at the time of the report).
     pub handle: RawHandle,
     /// Its class: the Rust type's full name.
     pub class: &'static str,
+    /// Its index among its class's slots.
+    pub index_in_class: u32,
 }
 
 impl fmt::Display for ObjectRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}#{}", short_type_name(self.class), self.handle.index())
+        write!(f, "{}#{}", short_type_name(self.class), self.index_in_class)
     }
 }
 
@@ -262,7 +266,8 @@ impl<'h> Graph<'h> {
 
     fn name(&self, handle: RawHandle, slot: &Slot) -> ObjectRef {
         let class = self.arena.class_name(ClassId::from_index(slot.class())).unwrap_or("?");
-        ObjectRef { handle, class }
+        let index_in_class = self.arena.index_in_class(handle.index()).unwrap_or(handle.index());
+        ObjectRef { handle, class, index_in_class }
     }
 
     fn name_at(&self, index: u32) -> ObjectRef {

@@ -13,6 +13,11 @@ use respawn_testkit::gc::Node;
 
 const SMALL: ArenaConfig = ArenaConfig { slab: SlabConfig::SMALL, max_generation: u32::MAX, ..ArenaConfig::DEFAULT };
 
+/// The object's index among its class's slots, as the chains print it (`Node#3`).
+fn n(heap: &Heap, raw: RawHandle) -> u32 {
+    heap.arena().index_in_class(raw.index()).expect("an object of the heap")
+}
+
 fn heap() -> Heap {
     Heap::with_config(SMALL, GcSettings::SINGLE_THREADED).unwrap()
 }
@@ -60,7 +65,7 @@ fn add_to_root_and_traced_fields() {
     assert_eq!(steps(&deep), [(a.raw(), Reference::Root), (b.raw(), Reference::Traced), (c.raw(), Reference::Traced)]);
     assert_eq!((deep.root_object().handle, deep.target().handle, deep.len()), (a.raw(), c.raw(), 2));
     assert!(deep.links.iter().all(|l| l.object.class == std::any::type_name::<Node>()));
-    let (ia, ib, ic) = (a.index(), b.index(), c.index());
+    let (ia, ib, ic) = (n(&heap, a.raw()), n(&heap, b.raw()), n(&heap, c.raw()));
     assert_eq!(deep.to_string(), format!("root (add_to_root) Node#{ia} -> [traced] Node#{ib} -> [traced] Node#{ic}"));
 }
 
@@ -73,7 +78,7 @@ fn root_guards_are_counted() {
     assert_eq!(chain(&mut heap, b).root, RootKind::Guard(1));
     assert_eq!(
         chain(&mut heap, b).to_string(),
-        format!("root (Root guard) Node#{} -> [traced] Node#{}", a.index(), b.index())
+        format!("root (Root guard) Node#{} -> [traced] Node#{}", n(&heap, a.raw()), n(&heap, b.raw()))
     );
     let second = first.clone();
     assert_eq!(chain(&mut heap, b).root, RootKind::Guard(2));
@@ -103,7 +108,10 @@ fn referencers_are_roots_numbered_among_the_live_ones() {
     let via = chain(&mut heap, c);
     assert_eq!(via.root, RootKind::Referencer(0), "numbered among the referencers still registered");
     assert_eq!(steps(&via), [(b.raw(), Reference::Root), (c.raw(), Reference::Traced)]);
-    assert_eq!(via.to_string(), format!("root (referencer #0) Node#{} -> [traced] Node#{}", b.index(), c.index()));
+    assert_eq!(
+        via.to_string(),
+        format!("root (referencer #0) Node#{} -> [traced] Node#{}", n(&heap, b.raw()), n(&heap, c.raw()))
+    );
     assert_eq!(heap.why_alive(a).unwrap(), None, "its referencer was dropped");
     drop(kept);
 }
@@ -120,7 +128,7 @@ fn a_reachable_sub_object_keeps_its_outer() {
         steps(&up),
         [(grandchild.raw(), Reference::Root), (child.raw(), Reference::Outer), (owner.raw(), Reference::Outer)]
     );
-    assert!(up.to_string().contains(&format!("-> [outer] Node#{}", owner.index())));
+    assert!(up.to_string().contains(&format!("-> [outer] Node#{}", n(&heap, owner.raw()))));
 
     // The reverse does not hold: an owner keeps no sub-object.
     let [top, sub] = [3, 4].map(|i| node(&mut heap, &drops, i));
@@ -140,7 +148,10 @@ fn a_cluster_keeps_its_members() {
     let _root = heap.root(door).unwrap();
     let via = chain(&mut heap, wheel);
     assert_eq!(steps(&via), [(door.raw(), Reference::Root), (wheel.raw(), Reference::Cluster)]);
-    assert_eq!(via.to_string(), format!("root (Root guard) Node#{} -> [cluster] Node#{}", door.index(), wheel.index()));
+    assert_eq!(
+        via.to_string(),
+        format!("root (Root guard) Node#{} -> [cluster] Node#{}", n(&heap, door.raw()), n(&heap, wheel.raw()))
+    );
     assert_eq!(heap.why_alive(loose).unwrap(), None);
 
     // A garbage cluster root dissolves its cluster at the next mark: the members are then
@@ -168,7 +179,7 @@ fn permanent_objects_are_roots_that_keep_nothing() {
     let config = heap.insert_permanent(config).map_err(|r| r.error).unwrap();
     let own = chain(&mut heap, config);
     assert_eq!((own.root, own.len()), (RootKind::Permanent, 0));
-    assert_eq!(own.to_string(), format!("root (permanent) Node#{}", config.index()));
+    assert_eq!(own.to_string(), format!("root (permanent) Node#{}", n(&heap, config.raw())));
     assert_eq!(heap.why_alive(held).unwrap(), None, "a permanent object is never scanned");
     heap.collect_garbage(CollectOptions::FULL);
     assert!(heap.get(held).is_none());
@@ -298,12 +309,16 @@ fn garbage_references_list_exactly_the_edges_into_garbage() {
     by_hand.sort();
     assert_eq!(garbage_edges(&found), by_hand);
     let by_squad = found.iter().find(|g| matches!(g.from, Referrer::Object(o) if o.handle == squad.raw())).unwrap();
-    let tank_name = ObjectRef { handle: tank.raw(), class: std::any::type_name::<Node>() };
+    let tank_name =
+        ObjectRef { handle: tank.raw(), class: std::any::type_name::<Node>(), index_in_class: n(&heap, tank.raw()) };
     assert_eq!(by_squad.to, tank_name);
-    assert_eq!(by_squad.to.to_string(), format!("Node#{}", tank.index()));
-    assert_eq!(by_squad.to_string(), format!("Node#{} -> [traced] Node#{} (garbage)", squad.index(), tank.index()));
+    assert_eq!(by_squad.to.to_string(), format!("Node#{}", n(&heap, tank.raw())));
+    assert_eq!(
+        by_squad.to_string(),
+        format!("Node#{} -> [traced] Node#{} (garbage)", n(&heap, squad.raw()), n(&heap, tank.raw()))
+    );
     let by_net = found.iter().find(|g| matches!(g.from, Referrer::Referencer(0))).unwrap();
-    assert_eq!(by_net.to_string(), format!("referencer #0 -> Node#{} (garbage)", tank.index()));
+    assert_eq!(by_net.to_string(), format!("referencer #0 -> Node#{} (garbage)", n(&heap, tank.raw())));
 
     // Off (the default), a collection records nothing.
     heap.collect_garbage(CollectOptions::INCREMENTAL);
@@ -361,7 +376,7 @@ fn chains_name_each_objects_class() {
     assert_eq!(via.links[1].object.class, std::any::type_name::<Plane>());
     assert_eq!(
         via.to_string(),
-        format!("root (add_to_root) Hangar#{} -> [traced] Plane#{}", hangar.index(), plane.index())
+        format!("root (add_to_root) Hangar#{} -> [traced] Plane#{}", n(&heap, hangar.raw()), n(&heap, plane.raw()))
     );
     assert_eq!(heap.get(plane).map(|p| p.fuel), Some(9));
 }

@@ -243,12 +243,12 @@ pub struct Scenario {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Diagnosis {
     /// The sample: the first projectile alive at the end, as the chains name objects
-    /// (`Bullet#1048576`); `None` if none was alive.
+    /// (`Bullet#127`); `None` if none was alive.
     pub object: Option<String>,
     /// Its chain of references from a root, as `ReferenceChain` prints it; `None` when
     /// there is no sample or the next collection would purge it.
     pub chain: Option<String>,
-    /// The sample's outer: the turret that fired it (`Turret#3145728`).
+    /// The sample's outer: the turret that fired it (`Turret#3`).
     pub outer: Option<String>,
     /// The outer's chain of references from a root.
     pub outer_chain: Option<String>,

@@ -1650,8 +1650,8 @@ fn diagnosis_section(out: &mut String, run: &Run) -> fmt::Result {
     );
     out.push_str(
         "<dl class=\"chain-legend\">\
-         <dt><code>Bullet#1048576</code></dt><dd>an object: its class, and its slot in the object \
-         table (each class's slots lie in a range of their own, hence the large numbers)</dd>\
+         <dt><code>Bullet#127</code></dt><dd>an object: its class, and its index among the \
+         objects of its class</dd>\
          <dt><code>root (owned until destroyed)</code></dt><dd>where a chain starts, and what keeps \
          its first object: spawned and not destroyed yet, <code>add_to_root</code>, a \
          <code>Root</code> guard, an external referencer, permanent</dd>\
@@ -2789,7 +2789,7 @@ mod tests {
         // Collapsed, with a legend of the chains' notation.
         assert!(html[..start].ends_with("<details class=\"why\">\n<summary>"), "collapsed");
         assert!(html[start..].find("</details>").unwrap() < html[start..].find("<script").unwrap());
-        for notation in ["<code>Bullet#1048576</code>", "<code>-&gt; [traced]</code>", "<code>-&gt; [outer]</code>"] {
+        for notation in ["<code>Bullet#127</code>", "<code>-&gt; [traced]</code>", "<code>-&gt; [outer]</code>"] {
             assert!(html[start..].contains(notation), "the legend explains {notation}");
         }
         let part = &html[start..html.find("<script type=\"application/json\"").unwrap()];
