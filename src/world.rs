@@ -1618,7 +1618,9 @@ impl World {
         self.heap_mut().iter_mut()
     }
 
-    /// Objects of `T` in the world (live and garbage awaiting its purge).
+    /// Objects of `T` in the world: live ones and garbage awaiting its purge; not the ready
+    /// objects its pool keeps (a destroyed `Reuse` object is ready again, so not counted),
+    /// nor permanent ones.
     ///
     /// # Examples
     ///

@@ -948,7 +948,9 @@ impl Heap {
         self.arena.class_of::<T>()
     }
 
-    /// Objects of class `T` held (whatever their flags).
+    /// Objects of class `T` held: visible ones and those awaiting their end (garbage,
+    /// unreachable, being destroyed); not permanent ones, and not the ready objects a pool
+    /// keeps (see [`Arena::len`](respawn_arena::Arena::len)).
     ///
     /// # Examples
     ///
@@ -1509,8 +1511,9 @@ impl Heap {
         self.referencers.add(Box::new(report))
     }
 
-    /// External referencers registered (those whose [`Referencer`] was dropped are forgotten
-    /// at the next collection).
+    /// External referencers registered whose [`Referencer`] guard still lives (a dropped
+    /// guard's referencer stops counting at once; its entry is cleared at the next
+    /// collection).
     ///
     /// # Examples
     ///

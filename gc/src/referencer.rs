@@ -67,8 +67,8 @@ impl Referencers {
         }
     }
 
-    /// Referencers registered and not yet forgotten (a dropped guard's goes at the next
-    /// collection).
+    /// Referencers whose guard still lives (a dropped guard's entry is cleared at the next
+    /// collection, but stops counting at once).
     pub(crate) fn len(&self) -> usize {
         self.entries.iter().filter(|(alive, _)| alive.load(Ordering::Acquire)).count()
     }

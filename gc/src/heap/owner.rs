@@ -208,7 +208,9 @@ impl Heap {
 
     /// Calls `listener` with each object of class `T` its maker says is complete
     /// ([`Arena::add_spawn_listener`](respawn_arena::Arena::add_spawn_listener)); registers
-    /// `T` with the collector first if it is new.
+    /// `T` with the collector first if it is new. On a `Heap` the maker is the game:
+    /// [`insert`](Self::insert) tells nobody, so call [`notify_spawn`](Self::notify_spawn)
+    /// once the object is complete (a `World`'s pools call it for each spawn).
     ///
     /// # Errors
     /// As [`Arena::register`](respawn_arena::Arena::register).
