@@ -149,7 +149,11 @@ type Reset<T> = Box<dyn Fn(&mut T) + Send + Sync>;
 /// Ready objects sit in the magazines of the threads that returned them (two of
 /// 128 objects at most per thread) until a magazine fills and goes to the shared depot, or
 /// that thread pulls them again: size `max` for the threads that return objects, or
-/// `pull` builds overflow objects beyond it (which are freed when they come back).
+/// `pull` builds overflow objects beyond it (which are freed when they come back). A thread
+/// that exits keeps what its magazines held: those objects wait, counted in
+/// [`PoolStats::ready`], until a new thread takes the exited one's place (thread ids are
+/// reused) or the pool drops. With short-lived threads, return objects on long-lived ones,
+/// or leave `max` room for a few magazines per thread that comes and goes.
 ///
 /// Dropping the pool stops and joins its workers and drops every object it holds. A
 /// [`Pooled`] borrows the pool, so it cannot outlive it; [`OwnedPooled`] and `Shared` keep
