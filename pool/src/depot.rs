@@ -1014,7 +1014,7 @@ impl<C: Token> Depot<C> {
 
     /// An empty magazine for a worker or the game thread (a new one only until enough
     /// circulate).
-    fn take_empty(&self) -> Magazine<C> {
+    pub(crate) fn take_empty(&self) -> Magazine<C> {
         self.empty.pop().unwrap_or_else(Magazine::new)
     }
 

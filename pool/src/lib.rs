@@ -91,6 +91,8 @@ mod crew;
 mod depot;
 #[cfg(not(loom))]
 mod error;
+#[cfg_attr(loom, allow(dead_code, reason = "the standalone pools, its one user, are not built under loom"))]
+mod owned;
 #[cfg(all(feature = "world", not(loom)))]
 mod pool_core;
 #[cfg(all(feature = "world", not(loom)))]

@@ -10,18 +10,22 @@
 //!   depot: full ◄── workers' magazines ◄── create() ◄── to_build ◄── cells (grow, Purge drops)
 //! ```
 //!
-//! Each thread that uses a pool has its own pair of magazines (in a [`ThreadLocal`]), so a
-//! pull or a return touches no shared cache line and no atomic read-modify-write until a
-//! magazine runs dry or fills; then it trades a whole magazine with the depot. The cells
+//! Each thread that uses a pool has its own pair of magazines (in a [`ThreadLocal`], owned
+//! by the thread's token: [`Owned`]), so a pull or a return touches no shared cache line and
+//! no atomic read-modify-write until a magazine runs dry or fills; then it trades a whole
+//! magazine with the depot. A thread that exits hands its magazines back to the depot (its
+//! thread-local destructor, [`Exits`]); a thread given the entry of one that exited takes
+//! over what was left in it. The cells
 //! are `Slot<T>`s: the object, then the counts a [`Shared`](crate::Shared) keeps in its cell.
 
 use std::any::type_name;
-use std::cell::UnsafeCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::{self, ManuallyDrop};
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
+use std::sync::Weak;
 use std::time::{Duration, Instant};
 
 use respawn_allocator::{ChunkAllocator, ClassId, DropAll, SlabConfig};
@@ -29,7 +33,8 @@ use thread_local::ThreadLocal;
 
 use crate::config::short_type_name;
 use crate::crew::{Crew, Stopped};
-use crate::depot::{self, Magazine, Magazines, Refilled, Token};
+use crate::depot::{self, Depot, Magazine, Magazines, Refilled, Token};
+use crate::owned::Owned;
 use crate::rc::Counts;
 use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
 use crate::{ConfigError, Policy, PoolConfig, PoolError, PoolStats};
@@ -62,9 +67,10 @@ impl Token for PoolCell {
 /// One thread's side of a pool: its magazines, and tallies that only it writes (plain
 /// load-and-store, no read-modify-write) and anyone may read (stats).
 struct Local {
-    /// Touched only by the thread this entry belongs to (see [`Local::with`]), and by the
-    /// pool's `Drop` through `&mut`.
-    magazines: UnsafeCell<Magazines<PoolCell>>,
+    /// The thread's magazines: its own ([`Owned`]: the thread that claimed this entry, as
+    /// [`Pool::local`] does on its first use), handed back to the depot when it exits
+    /// ([`Locals::hand_back`]), taken by the pool's `Drop` ([`Owned::retire`]).
+    magazines: Owned<Magazines<PoolCell>>,
     /// Objects in `magazines`, mirrored for stats.
     ready: AtomicUsize,
     hits: AtomicU64,
@@ -76,16 +82,10 @@ struct Local {
     reused: AtomicU64,
 }
 
-// SAFETY: `ThreadLocal` gives a thread only its own entry, so `magazines` is only ever
-// touched by one thread at a time (an entry passes to a new thread only after its old
-// thread exited, through `thread_local`'s id registry); other threads reach an entry
-// only through `ThreadLocal::iter`, for the stats, and read the atomics alone.
-unsafe impl Sync for Local {}
-
 impl Local {
     fn new() -> Self {
         Self {
-            magazines: UnsafeCell::new(Magazines::new()),
+            magazines: Owned::new(Magazines::new()),
             ready: AtomicUsize::new(0),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -94,19 +94,103 @@ impl Local {
             reused: AtomicU64::new(0),
         }
     }
+}
 
+/// The calling thread's [`Local`] of a pool, which it owns ([`Pool::local`] claimed it).
+struct Mine<'a>(&'a Local);
+
+impl std::ops::Deref for Mine<'_> {
+    type Target = Local;
+
+    fn deref(&self) -> &Local {
+        self.0
+    }
+}
+
+impl Mine<'_> {
     /// Runs `f` on this thread's magazines. `f` must not run user code (`create`, `reset`,
     /// `T`'s drop), which could pull from or return to this pool and reach the magazines
     /// again while `f` holds them; every caller passes queue operations only.
     #[inline]
     fn with<R>(&self, f: impl FnOnce(&mut Magazines<PoolCell>) -> R) -> R {
-        // SAFETY: this entry belongs to the calling thread (see `Sync` above), and `f` does
-        // not re-enter the pool, so this is the only reference to the magazines.
-        let magazines = unsafe { &mut *self.magazines.get() };
-        let out = f(magazines);
-        self.ready.store(magazines.len(), Ordering::Relaxed);
-        out
+        // SAFETY: a `Mine` is made by `Pool::local` once this thread owns the entry, and
+        // `f` does not re-enter the pool, so nothing else reaches the magazines meanwhile.
+        unsafe {
+            self.0.magazines.with(|magazines| {
+                let out = f(magazines);
+                self.0.ready.store(magazines.len(), Ordering::Relaxed);
+                out
+            })
+        }
     }
+}
+
+/// The threads' sides of a pool, and the depot a thread hands its magazines back to when
+/// it exits: shared with the exiting threads ([`Exits`]), which may outlive the pool.
+struct Locals {
+    entries: ThreadLocal<Local>,
+    depot: Arc<Depot<PoolCell>>,
+}
+
+impl Locals {
+    /// The exit of the thread with token `me`, which owned `local`: its ready objects go to
+    /// the depot as published magazines, for any thread's next pull (what the depot
+    /// cannot take stays in `local`, for the thread that claims it next).
+    fn hand_back(&self, local: &Local, me: u64) {
+        local.magazines.give_up(me, |magazines| {
+            for magazine in [&mut magazines.loaded, &mut magazines.previous] {
+                if magazine.is_empty() {
+                    continue;
+                }
+                let full = mem::replace(magazine, self.depot.take_empty());
+                if let Err(full) = self.depot.publish_local(full) {
+                    self.depot.return_empty(mem::replace(magazine, full));
+                }
+            }
+            local.ready.store(magazines.len(), Ordering::Relaxed);
+        });
+    }
+}
+
+/// The token of the calling thread: a number no other thread of the process has had.
+#[inline]
+fn thread_token() -> u64 {
+    thread_local! {
+        static TOKEN: Cell<u64> = const { Cell::new(0) };
+    }
+    TOKEN.with(|token| match token.get() {
+        0 => new_token(token),
+        t => t,
+    })
+}
+
+#[cold]
+fn new_token(token: &Cell<u64>) -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let t = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    token.set(t);
+    t
+}
+
+/// The pool entries the thread owns, handed back when it exits (its thread-local
+/// destructor), so that its ready objects serve the threads that go on.
+struct Exits(RefCell<Vec<(Weak<Locals>, *const Local)>>);
+
+impl Drop for Exits {
+    fn drop(&mut self) {
+        let me = thread_token();
+        for (locals, local) in self.0.get_mut().drain(..) {
+            if let Some(locals) = locals.upgrade() {
+                // SAFETY: `local` is an entry of `locals`' `ThreadLocal`, which keeps its
+                // entries in place until it drops; the upgrade keeps it alive.
+                locals.hand_back(unsafe { &*local }, me);
+            }
+        }
+    }
+}
+
+thread_local! {
+    static EXITS: Exits = const { Exits(RefCell::new(Vec::new())) };
 }
 
 /// `count += 1` for a tally only its own thread writes.
@@ -150,10 +234,8 @@ type Reset<T> = Box<dyn Fn(&mut T) + Send + Sync>;
 /// 128 objects at most per thread) until a magazine fills and goes to the shared depot, or
 /// that thread pulls them again: size `max` for the threads that return objects, or
 /// `pull` builds overflow objects beyond it (which are freed when they come back). A thread
-/// that exits keeps what its magazines held: those objects wait, counted in
-/// [`PoolStats::ready`], until a new thread takes the exited one's place (thread ids are
-/// reused) or the pool drops. With short-lived threads, return objects on long-lived ones,
-/// or leave `max` room for a few magazines per thread that comes and goes.
+/// that exits hands what its magazines hold to the depot, where any thread's next pull
+/// finds it: short-lived threads leave nothing stranded.
 ///
 /// Dropping the pool stops and joins its workers and drops every object it holds. A
 /// [`Pooled`] borrows the pool, so it cannot outlive it; [`OwnedPooled`] and `Shared` keep
@@ -162,7 +244,7 @@ pub struct Pool<T: Send + 'static> {
     /// The depot, the workers and `create`, which they build with (and a miss inline).
     crew: Crew<PoolCell, dyn Fn() -> T + Send + Sync>,
     reset: Option<Reset<T>>,
-    locals: ThreadLocal<Local>,
+    locals: Arc<Locals>,
     /// Cells taken from `memory` and not given back: at most `max`, except while overflow
     /// objects are out (`pull` beyond `max`); above `max`, returned cells are freed.
     owned: AtomicUsize,
@@ -517,10 +599,12 @@ impl<T: Send + 'static> PoolBuilder<T> {
         }
         let memory = ChunkAllocator::new();
         let class = memory.register_class(std::alloc::Layout::new::<Slot<T>>(), slab).map_err(PoolError::Alloc)?;
+        let crew = Crew::start(name, config, (), create);
+        let locals = Arc::new(Locals { entries: ThreadLocal::new(), depot: Arc::clone(crew.depot()) });
         let pool = Pool {
-            crew: Crew::start(name, config, (), create),
+            crew,
             reset,
-            locals: ThreadLocal::new(),
+            locals,
             owned: AtomicUsize::new(0),
             high_water: AtomicUsize::new(0),
             grown: AtomicU64::new(0),
@@ -805,7 +889,7 @@ impl<T: Send + 'static> Pool<T> {
     /// ```
     pub fn stats(&self) -> PoolStats {
         let (mut hits, mut misses, mut overflow, mut released, mut reused, mut local_ready) = (0, 0, 0, 0, 0, 0);
-        for local in self.locals.iter() {
+        for local in self.locals.entries.iter() {
             hits += local.hits.load(Ordering::Relaxed);
             misses += local.misses.load(Ordering::Relaxed);
             overflow += local.overflow.load(Ordering::Relaxed);
@@ -814,7 +898,7 @@ impl<T: Send + 'static> Pool<T> {
             local_ready += local.ready.load(Ordering::Relaxed);
         }
         let d = self.crew.depot().snapshot();
-        let consumers = self.locals.iter().count();
+        let consumers = self.locals.entries.iter().count();
         PoolStats {
             class: self.crew.name(),
             policy: self.crew.config().policy,
@@ -901,9 +985,31 @@ impl<T: Send + 'static> Pool<T> {
         self.owned.load(Ordering::Relaxed)
     }
 
+    /// The calling thread's side of the pool, claimed for it on its first use (or when it
+    /// took over the entry of a thread that exited, with the objects that one left).
     #[inline]
-    fn local(&self) -> &Local {
-        self.locals.get_or(Local::new)
+    fn local(&self) -> Mine<'_> {
+        let local = self.locals.entries.get_or(Local::new);
+        let me = thread_token();
+        if !local.magazines.is_owned_by(me) {
+            self.claim(local, me);
+        }
+        Mine(local)
+    }
+
+    /// Makes the calling thread (token `me`) the owner of `local`, and has its exit hand
+    /// the magazines back.
+    #[cold]
+    #[inline(never)]
+    fn claim(&self, local: &Local, me: u64) {
+        // SAFETY: `ThreadLocal` gives this entry to this thread: a thread that had it before
+        // exited, past its last use of the pool (see `Owned`).
+        if unsafe { local.magazines.claim(me) } {
+            let entry = (Arc::downgrade(&self.locals), ptr::from_ref(local));
+            // A thread already past its thread-local destructors keeps what it returns
+            // until another takes its entry over.
+            let _ = EXITS.try_with(|exits| exits.0.borrow_mut().push(entry));
+        }
     }
 
     /// A cell holding a ready object, or a miss built inline.
@@ -921,7 +1027,7 @@ impl<T: Send + 'static> Pool<T> {
 
     #[cold]
     #[inline(never)]
-    fn take_slow(&self, local: &Local, at_max: AtMax) -> Result<NonNull<u8>, PoolError> {
+    fn take_slow(&self, local: Mine<'_>, at_max: AtMax) -> Result<NonNull<u8>, PoolError> {
         let depot = self.crew.depot();
         let refilled = local.with(|m| match m.refill(depot) {
             Refilled::Nothing => None,
@@ -1101,6 +1207,17 @@ impl<T: Send + 'static> Drop for Pool<T> {
     fn drop(&mut self) {
         // A panicking destructor in one step does not skip the others.
         let mut drops = DropAll::new();
+        // The threads' magazines first: a thread exiting from now on finds its entry
+        // retired and hands nothing to the depot, which the shutdown empties next.
+        for local in self.locals.entries.iter() {
+            // SAFETY: `&mut self`: no thread pulls or returns any more (every guard borrows
+            // the pool or keeps it alive); a thread exiting now may still hand its magazines
+            // back, which `retire` waits out. Every cell in them holds a `T` the pool alone
+            // owns, built by `create` or reset.
+            unsafe {
+                local.magazines.retire(|magazines| magazines.drop_built(&mut drops, self.crew.recipe(), &()));
+            }
+        }
         let panicked = match self.crew.shutdown(&mut drops) {
             Stopped::Joined { panicked } => panicked,
             // The pool's last owner went away inside `create` on one of its own workers: that
@@ -1108,11 +1225,6 @@ impl<T: Send + 'static> Drop for Pool<T> {
             // go. Leak them rather than free what is in use.
             Stopped::OnAWorker => return,
         };
-        for local in self.locals.iter_mut() {
-            // SAFETY: every cell in a thread's magazines holds a `T` the pool alone owns,
-            // built by `create` or reset; no thread can reach them now (`&mut self`).
-            unsafe { local.magazines.get_mut().drop_built(&mut drops, self.crew.recipe(), &()) };
-        }
         // SAFETY: every object is dropped (the pool's above; `Pooled` borrows the pool, and
         // `OwnedPooled` and `Shared` keep it alive); nothing uses the memory any more.
         unsafe { ManuallyDrop::drop(&mut self.memory) };

@@ -335,6 +335,68 @@ fn threads_pull_and_return_across_each_other() {
     drops.assert_each_once();
 }
 
+/// A thread that returns objects and exits hands them back: the next pull on another
+/// thread takes them, even from a pool whose `max` they fill (it would refuse, or build an
+/// overflow object, if they stayed in the exited thread's magazines).
+#[test]
+fn objects_returned_on_a_thread_that_exits_serve_the_others() {
+    let drops = Drops::default();
+    let d = drops.clone();
+    let p = Arc::new(Pool::builder().workers(0).capacity(0).max(3).create(move || Obj::new(&d)).build().unwrap());
+    let out: Vec<OwnedPooled<Obj>> = (0..3).map(|_| p.pull_owned()).collect();
+    assert!(p.try_pull().is_err(), "all three out");
+    // Returned on a thread that then ends: they sit in its magazines until it exits.
+    std::thread::spawn(move || drop(out)).join().unwrap();
+    assert_eq!(p.stats().ready, 3);
+    let again: Vec<_> = (0..3).map(|_| p.try_pull_owned().expect("the exited thread's objects")).collect();
+    let s = p.stats();
+    assert_eq!((s.misses, s.hits, s.overflow), (3, 3, 0), "built once, then taken again");
+    // (Returned here, they would wait in this thread's magazines, which lives on.)
+    std::thread::spawn(move || drop(again)).join().unwrap();
+    // Many short-lived threads, each pulling and returning: nothing piles up in theirs.
+    for _ in 0..scale(50) {
+        let p = Arc::clone(&p);
+        std::thread::spawn(move || {
+            let held: Vec<_> = (0..3).map(|_| p.try_pull_owned().expect("within max")).collect();
+            drop(held);
+        })
+        .join()
+        .unwrap();
+    }
+    assert_eq!(p.stats().overflow, 0);
+    assert_eq!(p.owned(), 3);
+    drop(p);
+    drops.assert_each_once();
+}
+
+/// The pool drops while threads that used it exit, each handing its objects back: every
+/// object is dropped once, by the hand-back's depot or by the pool's drop.
+#[test]
+fn a_pool_dropped_while_its_threads_exit_drops_each_object_once() {
+    for _ in 0..scale(20) {
+        let drops = Drops::default();
+        let p = Arc::new(pool(&drops, 1, Policy::Reuse));
+        let go = Arc::new(std::sync::Barrier::new(5));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (p, go) = (Arc::clone(&p), Arc::clone(&go));
+                std::thread::spawn(move || {
+                    let held: Vec<_> = (0..20).map(|_| p.pull_owned()).collect();
+                    drop(held);
+                    drop(p);
+                    go.wait();
+                })
+            })
+            .collect();
+        go.wait();
+        drop(p); // the last `Arc`, or close to the threads' own exits
+        for t in threads {
+            t.join().unwrap();
+        }
+        drops.assert_each_once();
+    }
+}
+
 #[test]
 fn a_small_capacity_brings_the_watermark_down_with_it_unless_one_was_given() {
     let pool = Pool::<u32>::builder().create(|| 1).capacity(16).build().unwrap();
