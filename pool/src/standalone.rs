@@ -1005,6 +1005,10 @@ impl<T: Send + 'static> Pool<T> {
         // SAFETY: `ThreadLocal` gives this entry to this thread: a thread that had it before
         // exited, past its last use of the pool (see `Owned`).
         if unsafe { local.magazines.claim(me) } {
+            // The entry as a later lookup finds it (the reference an inserting `get_or`
+            // returns comes from the write that made the entry, which another thread's read
+            // of it may freeze, as Tree Borrows sees it).
+            let local = self.locals.entries.get().unwrap_or(local);
             let entry = (Arc::downgrade(&self.locals), ptr::from_ref(local));
             // A thread already past its thread-local destructors keeps what it returns
             // until another takes its entry over.

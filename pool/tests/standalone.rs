@@ -354,7 +354,7 @@ fn objects_returned_on_a_thread_that_exits_serve_the_others() {
     // (Returned here, they would wait in this thread's magazines, which lives on.)
     std::thread::spawn(move || drop(again)).join().unwrap();
     // Many short-lived threads, each pulling and returning: nothing piles up in theirs.
-    for _ in 0..scale(50) {
+    for _ in 0..if cfg!(miri) { 4 } else { 50 } {
         let p = Arc::clone(&p);
         std::thread::spawn(move || {
             let held: Vec<_> = (0..3).map(|_| p.try_pull_owned().expect("within max")).collect();
@@ -373,7 +373,7 @@ fn objects_returned_on_a_thread_that_exits_serve_the_others() {
 /// object is dropped once, by the hand-back's depot or by the pool's drop.
 #[test]
 fn a_pool_dropped_while_its_threads_exit_drops_each_object_once() {
-    for _ in 0..scale(20) {
+    for _ in 0..if cfg!(miri) { 2 } else { 20 } {
         let drops = Drops::default();
         let p = Arc::new(pool(&drops, 1, Policy::Reuse));
         let go = Arc::new(std::sync::Barrier::new(5));
