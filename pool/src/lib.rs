@@ -62,7 +62,7 @@
 //! Without it the crate is the standalone pools alone — [`Pool`] with its [`Pooled`] and
 //! [`OwnedPooled`] guards, [`Shared`] / [`WeakShared`] (and their [`LocalShared`] flavour),
 //! [`PoolConfig`] and its TOML layers, [`PoolStats`] — over respawn-allocator and a few small
-//! crates (crossbeam-queue, crossbeam-utils, parking_lot, thread_local, serde, toml):
+//! crates (crossbeam-queue, crossbeam-utils, parking_lot, serde, toml):
 //!
 //! ```toml
 //! [dependencies]

@@ -10,12 +10,12 @@
 //!   depot: full ◄── workers' magazines ◄── create() ◄── to_build ◄── cells (grow, Purge drops)
 //! ```
 //!
-//! Each thread that uses a pool has its own pair of magazines (in a [`ThreadLocal`], owned
-//! by the thread's token: [`Owned`]), so a pull or a return touches no shared cache line and
-//! no atomic read-modify-write until a magazine runs dry or fills; then it trades a whole
-//! magazine with the depot. A thread that exits hands its magazines back to the depot (its
-//! thread-local destructor, [`Exits`]); a thread given the entry of one that exited takes
-//! over what was left in it. The cells
+//! Each thread that uses a pool has its own pair of magazines (its side of the pool, in a
+//! thread-local list of the pools it used, [`Sides`], the last one used cached), so a pull
+//! or a return touches no shared cache line and no atomic read-modify-write until a
+//! magazine runs dry or fills; then it trades a whole magazine with the depot. A thread that
+//! exits hands its magazines back to the depot (its thread-local destructor), where the
+//! threads that go on find them. The cells
 //! are `Slot<T>`s: the object, then the counts a [`Shared`](crate::Shared) keeps in its cell.
 
 use std::any::type_name;
@@ -29,14 +29,13 @@ use std::sync::Weak;
 use std::time::{Duration, Instant};
 
 use respawn_allocator::{ChunkAllocator, ClassId, DropAll, SlabConfig};
-use thread_local::ThreadLocal;
 
 use crate::config::short_type_name;
 use crate::crew::{Crew, Stopped};
 use crate::depot::{self, Depot, Magazine, Magazines, Refilled, Token};
 use crate::owned::Owned;
 use crate::rc::Counts;
-use crate::sync::{Arc, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::{ConfigError, Policy, PoolConfig, PoolError, PoolStats};
 
 /// What a pool cell holds: the object first (so a worker writes a `T` at the cell's start),
@@ -67,12 +66,22 @@ impl Token for PoolCell {
 /// One thread's side of a pool: its magazines, and tallies that only it writes (plain
 /// load-and-store, no read-modify-write) and anyone may read (stats).
 struct Local {
-    /// The thread's magazines: its own ([`Owned`]: the thread that claimed this entry, as
-    /// [`Pool::local`] does on its first use), handed back to the depot when it exits
-    /// ([`Locals::hand_back`]), taken by the pool's `Drop` ([`Owned::retire`]).
+    /// The thread's magazines: reached by that thread alone while it uses the pool, then
+    /// handed back to the depot when it exits ([`Locals::hand_back`]), or taken by the
+    /// pool's `Drop` ([`Owned::retire`]).
     magazines: Owned<Magazines<PoolCell>>,
     /// Objects in `magazines`, mirrored for stats.
     ready: AtomicUsize,
+    tallies: Tallies,
+    /// Handed back empty at its thread's exit: the next new side takes it out of the
+    /// pool's list ([`Locals::add`]).
+    gone: AtomicBool,
+}
+
+/// A thread's counts of its pulls and returns (or, in [`Locals::exited`], those of the
+/// threads that exited).
+#[derive(Default)]
+struct Tallies {
     hits: AtomicU64,
     misses: AtomicU64,
     overflow: AtomicU64,
@@ -82,28 +91,46 @@ struct Local {
     reused: AtomicU64,
 }
 
+impl Tallies {
+    /// Adds `other`'s counts to these (Relaxed: tallies).
+    fn add(&self, other: &Tallies) {
+        let pairs = [
+            (&self.hits, &other.hits),
+            (&self.misses, &other.misses),
+            (&self.overflow, &other.overflow),
+            (&self.released, &other.released),
+            (&self.reused, &other.reused),
+        ];
+        for (to, from) in pairs {
+            to.fetch_add(from.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+    }
+}
+
 impl Local {
     fn new() -> Self {
         Self {
             magazines: Owned::new(Magazines::new()),
             ready: AtomicUsize::new(0),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-            overflow: AtomicU64::new(0),
-            released: AtomicU64::new(0),
-            reused: AtomicU64::new(0),
+            tallies: Tallies::default(),
+            gone: AtomicBool::new(false),
         }
     }
 }
 
-/// The calling thread's [`Local`] of a pool, which it owns ([`Pool::local`] claimed it).
-struct Mine<'a>(&'a Local);
+/// The calling thread's [`Local`] of a pool ([`Pool::local`]); one made for a single call
+/// of a thread past its thread-locals' destructors is handed back when this drops.
+struct Mine<'a> {
+    local: &'a Local,
+    /// For a side made for this call alone: the pool's sides, to hand it back to.
+    passing: Option<&'a Locals>,
+}
 
 impl std::ops::Deref for Mine<'_> {
-    type Target = Local;
+    type Target = Tallies;
 
-    fn deref(&self) -> &Local {
-        self.0
+    fn deref(&self) -> &Tallies {
+        &self.local.tallies
     }
 }
 
@@ -113,31 +140,72 @@ impl Mine<'_> {
     /// again while `f` holds them; every caller passes queue operations only.
     #[inline]
     fn with<R>(&self, f: impl FnOnce(&mut Magazines<PoolCell>) -> R) -> R {
-        // SAFETY: a `Mine` is made by `Pool::local` once this thread owns the entry, and
-        // `f` does not re-enter the pool, so nothing else reaches the magazines meanwhile.
+        // SAFETY: a `Mine` is the calling thread's side (`Pool::local`), which no other
+        // thread reaches while this one uses the pool (its hand-back runs at its exit, the
+        // retire in the pool's drop), and `f` does not re-enter the pool.
         unsafe {
-            self.0.magazines.with(|magazines| {
+            self.local.magazines.with(|magazines| {
                 let out = f(magazines);
-                self.0.ready.store(magazines.len(), Ordering::Relaxed);
+                self.local.ready.store(magazines.len(), Ordering::Relaxed);
                 out
             })
         }
     }
 }
 
+impl Drop for Mine<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(locals) = self.passing {
+            locals.hand_back(self.local);
+        }
+    }
+}
+
 /// The threads' sides of a pool, and the depot a thread hands its magazines back to when
-/// it exits: shared with the exiting threads ([`Exits`]), which may outlive the pool.
+/// it exits. Shared with the threads that used the pool ([`Sides`]), which may outlive it.
 struct Locals {
-    entries: ThreadLocal<Local>,
+    /// Tells this pool's side from other pools' in a thread's [`Sides`]: never reused.
+    key: u64,
+    /// The sides of the threads that use the pool (for the stats and the pool's drop), and
+    /// of those that exited until the next new side takes them out.
+    all: Mutex<Vec<Arc<Local>>>,
+    /// The counts of the threads that exited, their sides taken out of `all`.
+    exited: Tallies,
     depot: Arc<Depot<PoolCell>>,
 }
 
 impl Locals {
-    /// The exit of the thread with token `me`, which owned `local`: its ready objects go to
-    /// the depot as published magazines, for any thread's next pull (what the depot
-    /// cannot take stays in `local`, for the thread that claims it next).
-    fn hand_back(&self, local: &Local, me: u64) {
-        local.magazines.give_up(me, |magazines| {
+    fn new(depot: Arc<Depot<PoolCell>>) -> Self {
+        static KEYS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let key = KEYS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self { key, all: Mutex::new(Vec::new()), exited: Tallies::default(), depot }
+    }
+
+    /// A new side, counted among the pool's (the sides of threads that exited leave the
+    /// list now, their counts kept in `exited`).
+    #[cold]
+    fn add(&self) -> Arc<Local> {
+        let local = Arc::new(Local::new());
+        let mut all = self.all.lock();
+        all.retain(|side| {
+            let gone = side.gone.load(Ordering::Acquire);
+            if gone {
+                self.exited.add(&side.tallies);
+            }
+            !gone
+        });
+        all.push(Arc::clone(&local));
+        local
+    }
+
+    /// The exit of `local`'s thread: its ready objects go to the depot as published
+    /// magazines, for any thread's next pull, and the side is marked gone. (What the depot
+    /// cannot take stays in `local`, which stays among the pool's sides for its drop.)
+    #[cold]
+    fn hand_back(&self, local: &Local) {
+        let mut emptied = false;
+        local.magazines.give_up(|magazines| {
             for magazine in [&mut magazines.loaded, &mut magazines.previous] {
                 if magazine.is_empty() {
                     continue;
@@ -148,49 +216,44 @@ impl Locals {
                 }
             }
             local.ready.store(magazines.len(), Ordering::Relaxed);
+            emptied = magazines.len() == 0;
         });
+        if emptied {
+            // Release: whoever sees it gone sees the side's last counts.
+            local.gone.store(true, Ordering::Release);
+        }
     }
 }
 
-/// The token of the calling thread: a number no other thread of the process has had.
-#[inline]
-fn thread_token() -> u64 {
-    thread_local! {
-        static TOKEN: Cell<u64> = const { Cell::new(0) };
-    }
-    TOKEN.with(|token| match token.get() {
-        0 => new_token(token),
-        t => t,
-    })
+/// The side of the pool the calling thread used last: the pool's key and the side, which
+/// [`Sides`] keeps alive (`(0, null)` once it dropped). No destructor: read at any time.
+type Last = Cell<(u64, *const Local)>;
+
+/// The calling thread's sides of the pools it used, handed back when it exits (its
+/// thread-local destructor), so that its ready objects serve the threads that go on.
+struct Sides(RefCell<Vec<Side>>);
+
+struct Side {
+    key: u64,
+    local: Arc<Local>,
+    locals: Weak<Locals>,
 }
 
-#[cold]
-fn new_token(token: &Cell<u64>) -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let t = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    token.set(t);
-    t
-}
-
-/// The pool entries the thread owns, handed back when it exits (its thread-local
-/// destructor), so that its ready objects serve the threads that go on.
-struct Exits(RefCell<Vec<(Weak<Locals>, *const Local)>>);
-
-impl Drop for Exits {
+impl Drop for Sides {
     fn drop(&mut self) {
-        let me = thread_token();
-        for (locals, local) in self.0.get_mut().drain(..) {
-            if let Some(locals) = locals.upgrade() {
-                // SAFETY: `local` is an entry of `locals`' `ThreadLocal`, which keeps its
-                // entries in place until it drops; the upgrade keeps it alive.
-                locals.hand_back(unsafe { &*local }, me);
+        // Nothing reaches the sides through the cache from now on.
+        let _ = LAST.try_with(|last| last.set((0, ptr::null())));
+        for side in self.0.get_mut().drain(..) {
+            if let Some(locals) = side.locals.upgrade() {
+                locals.hand_back(&side.local);
             }
         }
     }
 }
 
 thread_local! {
-    static EXITS: Exits = const { Exits(RefCell::new(Vec::new())) };
+    static LAST: Last = const { Cell::new((0, ptr::null())) };
+    static SIDES: Sides = const { Sides(RefCell::new(Vec::new())) };
 }
 
 /// `count += 1` for a tally only its own thread writes.
@@ -244,6 +307,8 @@ pub struct Pool<T: Send + 'static> {
     /// The depot, the workers and `create`, which they build with (and a miss inline).
     crew: Crew<PoolCell, dyn Fn() -> T + Send + Sync>,
     reset: Option<Reset<T>>,
+    /// `locals.key`, at hand for [`local`](Self::local)'s cache check.
+    key: u64,
     locals: Arc<Locals>,
     /// Cells taken from `memory` and not given back: at most `max`, except while overflow
     /// objects are out (`pull` beyond `max`); above `max`, returned cells are freed.
@@ -600,10 +665,11 @@ impl<T: Send + 'static> PoolBuilder<T> {
         let memory = ChunkAllocator::new();
         let class = memory.register_class(std::alloc::Layout::new::<Slot<T>>(), slab).map_err(PoolError::Alloc)?;
         let crew = Crew::start(name, config, (), create);
-        let locals = Arc::new(Locals { entries: ThreadLocal::new(), depot: Arc::clone(crew.depot()) });
+        let locals = Arc::new(Locals::new(Arc::clone(crew.depot())));
         let pool = Pool {
             crew,
             reset,
+            key: locals.key,
             locals,
             owned: AtomicUsize::new(0),
             high_water: AtomicUsize::new(0),
@@ -888,17 +954,21 @@ impl<T: Send + 'static> Pool<T> {
     /// # Ok::<(), respawn_pool::PoolError>(())
     /// ```
     pub fn stats(&self) -> PoolStats {
-        let (mut hits, mut misses, mut overflow, mut released, mut reused, mut local_ready) = (0, 0, 0, 0, 0, 0);
-        for local in self.locals.entries.iter() {
-            hits += local.hits.load(Ordering::Relaxed);
-            misses += local.misses.load(Ordering::Relaxed);
-            overflow += local.overflow.load(Ordering::Relaxed);
-            released += local.released.load(Ordering::Relaxed);
-            reused += local.reused.load(Ordering::Relaxed);
-            local_ready += local.ready.load(Ordering::Relaxed);
-        }
+        let (tallies, mut local_ready) = (Tallies::default(), 0);
+        let consumers = {
+            // Under the lock, as a thread's exit moves its counts to `exited`.
+            let all = self.locals.all.lock();
+            for local in all.iter() {
+                tallies.add(&local.tallies);
+                local_ready += local.ready.load(Ordering::Relaxed);
+            }
+            tallies.add(&self.locals.exited);
+            all.len()
+        };
+        let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let (hits, misses, overflow) = (count(&tallies.hits), count(&tallies.misses), count(&tallies.overflow));
+        let (released, reused) = (count(&tallies.released), count(&tallies.reused));
         let d = self.crew.depot().snapshot();
-        let consumers = self.locals.entries.iter().count();
         PoolStats {
             class: self.crew.name(),
             policy: self.crew.config().policy,
@@ -985,34 +1055,54 @@ impl<T: Send + 'static> Pool<T> {
         self.owned.load(Ordering::Relaxed)
     }
 
-    /// The calling thread's side of the pool, claimed for it on its first use (or when it
-    /// took over the entry of a thread that exited, with the objects that one left).
+    /// The calling thread's side of the pool: the one it used last, from a cache.
     #[inline]
     fn local(&self) -> Mine<'_> {
-        let local = self.locals.entries.get_or(Local::new);
-        let me = thread_token();
-        if !local.magazines.is_owned_by(me) {
-            self.claim(local, me);
+        let (key, local) = LAST.with(Cell::get);
+        if key == self.key {
+            // SAFETY: the cache holds this pool's side of this thread, which the thread's
+            // `Sides` keeps alive (and clears the cache when it drops).
+            return Mine { local: unsafe { &*local }, passing: None };
         }
-        Mine(local)
+        self.local_slow()
     }
 
-    /// Makes the calling thread (token `me`) the owner of `local`, and has its exit hand
-    /// the magazines back.
+    /// [`local`](Self::local) of a thread that used another pool last, or this one first:
+    /// its side from its `Sides` (a new one on its first use), cached.
     #[cold]
     #[inline(never)]
-    fn claim(&self, local: &Local, me: u64) {
-        // SAFETY: `ThreadLocal` gives this entry to this thread: a thread that had it before
-        // exited, past its last use of the pool (see `Owned`).
-        if unsafe { local.magazines.claim(me) } {
-            // The entry as a later lookup finds it (the reference an inserting `get_or`
-            // returns comes from the write that made the entry, which another thread's read
-            // of it may freeze, as Tree Borrows sees it).
-            let local = self.locals.entries.get().unwrap_or(local);
-            let entry = (Arc::downgrade(&self.locals), ptr::from_ref(local));
-            // A thread already past its thread-local destructors keeps what it returns
-            // until another takes its entry over.
-            let _ = EXITS.try_with(|exits| exits.0.borrow_mut().push(entry));
+    fn local_slow(&self) -> Mine<'_> {
+        let key = self.key;
+        let found = SIDES.try_with(|sides| {
+            let mut all = sides.0.borrow_mut();
+            let local = match all.iter().find(|side| side.key == key) {
+                Some(side) => Arc::as_ptr(&side.local),
+                None => {
+                    // The sides of pools that were dropped go as a new one comes.
+                    all.retain(|side| side.locals.strong_count() > 0);
+                    let local = self.locals.add();
+                    let at = Arc::as_ptr(&local);
+                    all.push(Side { key, local, locals: Arc::downgrade(&self.locals) });
+                    at
+                }
+            };
+            LAST.with(|last| last.set((key, local)));
+            local
+        });
+        match found {
+            // SAFETY: the thread's `Sides` keeps the side alive, and the pool's `all` does
+            // while the pool lives.
+            Ok(local) => Mine { local: unsafe { &*local }, passing: None },
+            // The thread is past its thread-locals' destructors: a side for this call
+            // alone, kept among the pool's (its counts, and what the depot could not take)
+            // and handed back when the call ends.
+            Err(_) => {
+                let local = self.locals.add();
+                // SAFETY: the pool's `all` keeps the side alive while the pool lives (a gone
+                // side leaves it only in `add`, and this one is not gone before the `Mine`
+                // hands it back as it drops).
+                Mine { local: unsafe { &*Arc::as_ptr(&local) }, passing: Some(&self.locals) }
+            }
         }
     }
 
@@ -1213,7 +1303,7 @@ impl<T: Send + 'static> Drop for Pool<T> {
         let mut drops = DropAll::new();
         // The threads' magazines first: a thread exiting from now on finds its entry
         // retired and hands nothing to the depot, which the shutdown empties next.
-        for local in self.locals.entries.iter() {
+        for local in self.locals.all.lock().iter() {
             // SAFETY: `&mut self`: no thread pulls or returns any more (every guard borrows
             // the pool or keeps it alive); a thread exiting now may still hand its magazines
             // back, which `retire` waits out. Every cell in them holds a `T` the pool alone

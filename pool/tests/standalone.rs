@@ -369,6 +369,62 @@ fn objects_returned_on_a_thread_that_exits_serve_the_others() {
     drops.assert_each_once();
 }
 
+/// One thread using two pools in turns: each pull comes from its own pool's objects (the
+/// thread's side of each pool is its own, whichever it used last).
+#[test]
+fn a_thread_using_two_pools_in_turns_keeps_their_objects_apart() {
+    let drops = Drops::default();
+    let (a, b) = (pool(&drops, 0, Policy::Reuse), pool(&drops, 0, Policy::Reuse));
+    for i in 0..10u64 {
+        let mut from_a = a.pull();
+        assert!(from_a.value == 0 || from_a.value == 1, "one of a's: {}", from_a.value);
+        from_a.value = 1;
+        let mut from_b = b.pull();
+        from_b.value = 2;
+        drop(from_a);
+        drop(from_b);
+        assert_eq!((a.stats().misses, b.stats().misses, i), (1, 1, i), "each built one, then reused it");
+    }
+    assert_eq!((a.stats().hits, b.stats().hits), (9, 9));
+    drop((a, b));
+    drops.assert_each_once();
+}
+
+/// An object a thread's last thread-local destructor returns (after the thread's side of
+/// the pool was handed back) is not lost: it reaches the depot, and the next pull on
+/// another thread takes it.
+#[test]
+fn an_object_returned_while_a_thread_exits_reaches_the_others() {
+    struct Holder(std::cell::RefCell<Option<OwnedPooled<Obj>>>);
+    thread_local! {
+        static HELD: Holder = const { Holder(std::cell::RefCell::new(None)) };
+    }
+    impl Drop for Holder {
+        fn drop(&mut self) {
+            drop(self.0.get_mut().take());
+        }
+    }
+    let drops = Drops::default();
+    let d = drops.clone();
+    let p = Arc::new(Pool::builder().workers(0).capacity(0).max(1).create(move || Obj::new(&d)).build().unwrap());
+    let q = Arc::clone(&p);
+    std::thread::spawn(move || {
+        // The holder first, so that (destructors running in reverse) it drops after the
+        // thread's side of the pool has been handed back.
+        HELD.with(|h| drop(h.0.borrow()));
+        let object = q.pull_owned();
+        HELD.with(|h| *h.0.borrow_mut() = Some(object));
+    })
+    .join()
+    .unwrap();
+    let again = p.try_pull_owned().expect("the object the exiting thread returned");
+    let s = p.stats();
+    assert_eq!((s.misses, s.hits, s.released), (1, 1, 1));
+    drop(again);
+    drop(p);
+    drops.assert_each_once();
+}
+
 /// The pool drops while threads that used it exit, each handing its objects back: every
 /// object is dropped once, by the hand-back's depot or by the pool's drop.
 #[test]
