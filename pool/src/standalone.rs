@@ -344,6 +344,9 @@ pub struct PoolBuilder<T: Send + 'static> {
     /// The low watermark was given ([`low_watermark`](PoolBuilder::low_watermark) or
     /// [`config`](PoolBuilder::config)): [`capacity`](PoolBuilder::capacity) leaves it be.
     watermark_given: bool,
+    /// The capacity was given ([`capacity`](PoolBuilder::capacity) or
+    /// [`config`](PoolBuilder::config)): [`workers`](PoolBuilder::workers)`(0)` leaves it be.
+    capacity_given: bool,
 }
 
 impl<T: Send + 'static> fmt::Debug for PoolBuilder<T> {
@@ -395,6 +398,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     pub fn config(mut self, config: PoolConfig) -> Self {
         self.config = config;
         self.watermark_given = true;
+        self.capacity_given = true;
         self
     }
 
@@ -417,6 +421,7 @@ impl<T: Send + 'static> PoolBuilder<T> {
     /// ```
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.config.capacity = capacity;
+        self.capacity_given = true;
         if !self.watermark_given && self.config.precreate {
             self.config.low_watermark = capacity / 4;
         }
@@ -501,15 +506,17 @@ impl<T: Send + 'static> PoolBuilder<T> {
 
     /// Precreation threads. `0` means no threads at all: objects are created inline on a
     /// miss, nothing is precreated, and there is no low watermark (`precreate` and
-    /// `low_watermark` are set to match; use [`prefill`](Pool::prefill) to warm such a pool).
+    /// `low_watermark` are set to match, and `capacity` to 0 unless one was given; use
+    /// [`prefill`](Pool::prefill) to warm such a pool).
     ///
     /// # Examples
     ///
     /// ```
     /// use respawn_pool::Pool;
     ///
-    /// let pool = Pool::builder().workers(0).create(|| vec![0u8; 1024]).build()?;
+    /// let pool = Pool::builder().workers(0).max(8).create(|| vec![0u8; 1024]).build()?;
     /// assert!(!pool.config().precreate && pool.config().low_watermark == 0);
+    /// assert_eq!(pool.config().capacity, 0, "nothing to build ahead: any `max` will do");
     /// assert_eq!(pool.owned(), 0, "nothing built ahead");
     /// let buf = pool.pull(); // built here, inline: a miss
     /// assert_eq!((pool.stats().misses, buf.len()), (1, 1024));
@@ -520,6 +527,9 @@ impl<T: Send + 'static> PoolBuilder<T> {
         self.config.precreate = workers > 0;
         if workers == 0 {
             self.config.low_watermark = 0;
+            if !self.capacity_given {
+                self.config.capacity = 0;
+            }
         }
         self
     }
@@ -728,6 +738,7 @@ impl<T: Send + 'static> Pool<T> {
             create: None,
             reset: None,
             watermark_given: false,
+            capacity_given: false,
         }
     }
 

@@ -476,6 +476,16 @@ fn bad_configurations_are_refused_with_the_fix() {
     assert!(e.to_string().contains("class u32, max"), "the error names the pool: {e}");
     let e = Pool::<u32>::builder().create(|| 1).workers(1000).build().unwrap_err();
     assert!(matches!(&e, PoolError::Config(ConfigError::Invalid { key: "workers", .. })), "{e}");
+    // Without workers nothing is built ahead: the default capacity goes, so a small `max`
+    // is fine whatever the order of the calls; a capacity given stays, and is checked.
+    for pool in [
+        Pool::<u32>::builder().create(|| 1).workers(0).max(2).build(),
+        Pool::<u32>::builder().create(|| 1).max(2).workers(0).build(),
+    ] {
+        assert_eq!(pool.expect("no capacity without workers").config().capacity, 0);
+    }
+    let e = Pool::<u32>::builder().create(|| 1).capacity(8).workers(0).max(2).build().unwrap_err();
+    assert!(e.to_string().contains("max (2) is below capacity (8)"), "{e}");
 }
 
 #[test]
