@@ -1,6 +1,6 @@
 //! The documentation speaks in plain words, not in the code's private vocabulary: no doc
-//! comment of the libraries (and no line of the crate guide) uses a word the pools and the
-//! arena once used among themselves for their steps. Words worth learning have a glossary
+//! comment of the libraries (and no line of the crate guide) uses a word private to the code
+//! of the pools and the arena for their steps. Words worth learning have a glossary
 //! entry instead (`src/guide.md`: magazine, depot, tick, stale…).
 
 use std::fs;

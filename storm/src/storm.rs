@@ -827,20 +827,25 @@ impl Measured {
         let series = &rec.series;
         let steady_from = series.frame_us.len() / 2;
         let per = |n: f64, d: usize| if d == 0 { 0.0 } else { n / d as f64 };
-        let mean = |values: &[f32]| {
-            let steady = &values[steady_from.min(values.len())..];
-            per(steady.iter().map(|&v| f64::from(v)).sum(), steady.len())
-        };
-        let steady = &series.allocations[steady_from..];
-        let steady_allocations_per_frame = per(steady.iter().map(|&a| f64::from(a)).sum(), steady.len());
-        let live: Vec<f32> = series.live.iter().map(|&n| n as f32).collect();
+        /// The mean of a per-frame series over the steady state (0 for none).
+        fn steady_mean<T: Copy + Into<f64>>(values: &[T], from: usize) -> f64 {
+            let steady = &values[from.min(values.len())..];
+            if steady.is_empty() {
+                0.0
+            } else {
+                steady.iter().map(|&v| v.into()).sum::<f64>() / steady.len() as f64
+            }
+        }
+        let mean = |values: &[f32]| steady_mean(values, steady_from);
+        let steady_allocations_per_frame = steady_mean(&series.allocations, steady_from);
+        let tick_us = mean(&series.tick_us);
         let phases = Phases {
             spawn_us: mean(&series.spawn_us),
-            tick_us: mean(&series.tick_us),
+            tick_us,
             retire_us: mean(&series.retire_us),
             collector_us: mean(&series.gc_us),
             upkeep_us: mean(&series.upkeep_us),
-            tick_ns_per_object: mean(&series.tick_us) * 1e3 / mean(&live).max(1.0),
+            tick_ns_per_object: tick_us * 1e3 / steady_mean(&series.live, steady_from).max(1.0),
         };
         let mut frame_us: Vec<f64> = series.frame_us[steady_from..].iter().map(|&x| f64::from(x)).collect();
         rec.series.spawn_cdf = cdf(&mut rec.spawn_ns);
